@@ -1,0 +1,331 @@
+"""Commands that run without the TUI: doctor, recall, show, reindex, sessions."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import sys
+import tempfile
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from datetime import datetime
+from typing import TYPE_CHECKING, Any
+
+from app.config import LoadedConfig
+
+if TYPE_CHECKING:
+    from app.__main__ import Zone
+    from memory.kernel import MemoryKernel
+    from memory.retrieval import SearchHit
+    from memory.turns import Turn
+
+EXIT_FAIL = 1
+
+
+def _error(message: str) -> int:
+    print(f"huichat: error: {message}", file=sys.stderr)
+    return EXIT_FAIL
+
+
+def run_tui(loaded: LoadedConfig, zone: Zone, provider: str | None, session_id: str | None) -> int:
+    """Open the chat app."""
+    from app.__main__ import build_kernel, build_llm
+    from app.tui import HuichatApp
+    from memory.turns import utc_now
+
+    app = HuichatApp(
+        loaded,
+        zone,
+        kernel_factory=lambda: build_kernel(loaded),
+        llm_factory=lambda: build_llm(loaded),
+        clock=utc_now,
+        start_provider=provider,
+        start_session=session_id,
+    )
+    app.run()
+    return app.return_code or 0
+
+
+def run_command(args: argparse.Namespace, loaded: LoadedConfig, zone: Zone) -> int:
+    """Dispatch a non-TUI command."""
+    from memory.errors import KernelError
+
+    handlers: dict[str, Callable[[argparse.Namespace, LoadedConfig, Zone], int]] = {
+        "doctor": doctor,
+        "recall": recall,
+        "show": show,
+        "reindex": reindex,
+        "sessions": sessions,
+    }
+    try:
+        return handlers[args.command](args, loaded, zone)
+    except KernelError as exc:
+        return _error(str(exc))
+    except KeyboardInterrupt:
+        return 130
+
+
+# -------------------------------------------------------------------- recall/show
+
+
+def _turn_json(turn: Turn, zone: Zone) -> dict[str, Any]:
+    return {
+        "id": turn.id,
+        "prev_id": turn.prev_id,
+        "next_id": turn.next_id,
+        "session_id": turn.session_id,
+        "session_file": turn.session_file,
+        "turn_index": turn.turn_index,
+        "timestamp": turn.timestamp.isoformat(),
+        "local_time": turn.timestamp.astimezone(zone.tz).isoformat(),
+        "topic": turn.topic,
+        "status": turn.status,
+        "messages": [{"role": m.role, "speaker": m.who, "text": m.text} for m in turn.messages],
+        "recalled_ids": list(turn.recalled_ids),
+        "access_count": turn.access_count,
+    }
+
+
+def _hit_json(hit: SearchHit, zone: Zone) -> dict[str, Any]:
+    data = _turn_json(hit.turn, zone)
+    data.update(similarity=round(hit.similarity, 4), _context_role=hit.role, rank=hit.rank)
+    if hit.hit_id:
+        data["neighbor_of"] = hit.hit_id
+    return data
+
+
+def _open(loaded: LoadedConfig) -> MemoryKernel:
+    from app.__main__ import build_kernel
+
+    return build_kernel(loaded)
+
+
+def recall(args: argparse.Namespace, loaded: LoadedConfig, zone: Zone) -> int:
+    """Search memory and print the seed's format (or JSON)."""
+    from memory.filters import FilterError
+    from memory.turns import utc_now
+
+    now = utc_now()
+    if args.now:
+        try:
+            now = datetime.fromisoformat(args.now)
+        except ValueError:
+            return _error(f"--now: not an ISO date-time: {args.now!r}")
+        if now.tzinfo is None:
+            now = now.replace(tzinfo=zone.tz)
+    kernel = _open(loaded)
+    try:
+        results = kernel.search(args.query, args.top_k, args.filter_expr, max(0, args.context), now=now)
+    except FilterError as exc:
+        return _error(f"--filter: {exc}")
+    finally:
+        kernel.close()
+    if args.json:
+        payload = {
+            "query": results.query,
+            "keywords": results.keywords,
+            "time_range": None
+            if results.time_range is None
+            else {
+                "start": results.time_range.start.isoformat(),
+                "end": results.time_range.end.isoformat(),
+                "granularity": results.time_range.granularity,
+                "fuzzy": results.time_range.fuzzy,
+                "phrase": results.time_range.phrase,
+            },
+            "scan_rounds": [{"week": r.label, "found": [h.turn.id for h in r.found]} for r in results.rounds],
+            "results": [_hit_json(h, zone) for h in results],
+        }
+        print(json.dumps(payload, ensure_ascii=False, indent=2))
+        return 0
+    if results.time_range is not None:
+        scan = f" (progressive scan: {len(results.rounds)} weeks)" if results.rounds else ""
+        print(f"# time: {results.time_range.phrase} → {results.time_range.describe()}{scan}\n")
+    if not results.results:
+        print("no matching memory")
+        return 0
+    print("\n---\n".join(kernel.retriever.format_search_result(r) for r in results))
+    return 0
+
+
+def show(args: argparse.Namespace, loaded: LoadedConfig, zone: Zone) -> int:
+    """Print one turn by id."""
+    kernel = _open(loaded)
+    try:
+        found = kernel.recall_by_id(args.turn_id)
+    finally:
+        kernel.close()
+    if found.turn is None:
+        return _error(found.error)
+    if args.json:
+        print(json.dumps(_turn_json(found.turn, zone), ensure_ascii=False, indent=2))
+    else:
+        print(kernel.format_turn(found.turn))
+    return 0
+
+
+def sessions(args: argparse.Namespace, loaded: LoadedConfig, zone: Zone) -> int:
+    """List stored sessions, most recent first."""
+    kernel = _open(loaded)
+    try:
+        infos = kernel.sessions()
+    finally:
+        kernel.close()
+    if args.json:
+        print(
+            json.dumps(
+                [
+                    {
+                        "session_id": s.session_id,
+                        "session_file": s.session_file,
+                        "started": s.started.isoformat(),
+                        "last": s.last.isoformat(),
+                        "turns": s.turns,
+                        "first_message": s.first_text[:200],
+                    }
+                    for s in infos
+                ],
+                ensure_ascii=False,
+                indent=2,
+            )
+        )
+        return 0
+    for info in infos:
+        first = info.first_text.splitlines()[0][:60] if info.first_text else ""
+        print(f"{info.session_id}  {info.last.astimezone(zone.tz):%Y-%m-%d %H:%M}  {info.turns:>4} turns  {first}")
+    return 0
+
+
+def reindex(args: argparse.Namespace, loaded: LoadedConfig, zone: Zone) -> int:
+    """Rebuild the index from the transcripts with a progress bar."""
+    from rich.progress import Progress
+
+    from app.__main__ import build_kernel
+
+    kernel = build_kernel(loaded, reconcile=False, for_rebuild=True)
+    with Progress(transient=True) as progress:
+        task = progress.add_task("re-embedding turns", total=None)
+
+        def advance(done: int, total: int) -> None:
+            progress.update(task, completed=done, total=total)
+
+        try:
+            report = kernel.reindex(advance)
+        finally:
+            kernel.close()
+    print(
+        f"reindexed {report.added + report.updated} turns from {report.files_checked} transcripts into {loaded.paths.db_uri}"
+    )
+    for name in report.unreadable:
+        print(f"  skipped unreadable transcript: {name}", file=sys.stderr)
+    return 0
+
+
+# ------------------------------------------------------------------------ doctor
+
+
+@dataclass
+class Check:
+    """One row of the doctor's table."""
+
+    name: str
+    ok: bool
+    detail: str
+
+
+def _check_config(loaded: LoadedConfig) -> Check:
+    files = ", ".join(str(f) for f in loaded.files) or f"defaults only (no {loaded.paths.config_file})"
+    return Check("config", True, f"valid · merged: {files}")
+
+
+def _check_data_dir(loaded: LoadedConfig) -> Check:
+    data_dir = loaded.paths.data_dir
+    try:
+        data_dir.mkdir(parents=True, exist_ok=True)
+        loaded.paths.sessions_dir.mkdir(parents=True, exist_ok=True)
+        with tempfile.NamedTemporaryFile(dir=data_dir, prefix=".doctor-", delete=True) as handle:
+            handle.write(b"ok")
+    except OSError as exc:
+        return Check("data dir", False, f"{data_dir}: not writable ({exc.strerror or exc})")
+    return Check("data dir", True, f"{data_dir} (writable) · transcripts in {loaded.paths.sessions_dir}")
+
+
+def doctor(args: argparse.Namespace, loaded: LoadedConfig, zone: Zone) -> int:
+    """Print a table of checks; exit non-zero when one fails."""
+    from rich.console import Console
+    from rich.table import Table
+
+    from app.__main__ import build_embedder, build_kernel
+    from memory.errors import KernelError
+
+    checks = [_check_config(loaded), Check("time zone", True, zone.name), _check_data_dir(loaded)]
+    embedder = None
+    started = time.perf_counter()
+    try:
+        embedder = build_embedder(loaded)
+        seconds = time.perf_counter() - started
+        checks.append(
+            Check(
+                "embedding model",
+                True,
+                f"{embedder.name} · {embedder.dim} dimensions · loaded in {seconds:.1f} s",
+            )
+        )
+    except KernelError as exc:
+        checks.append(Check("embedding model", False, str(exc)))
+    if embedder is not None:
+        try:
+            kernel = build_kernel(loaded, embedder)
+            count = kernel.count()
+            kernel.close()
+            checks.append(Check("memory index", True, f"{loaded.paths.db_uri} · {count} turns"))
+        except KernelError as exc:
+            checks.append(Check("memory index", False, str(exc)))
+    checks.extend(_provider_checks(loaded, args.ping))
+    table = Table(title=f"huichat doctor · {loaded.paths.config_file}", show_lines=False)
+    table.add_column("check")
+    table.add_column("status")
+    table.add_column("detail", overflow="fold")
+    for check in checks:
+        table.add_row(check.name, "[green]ok[/]" if check.ok else "[red]FAIL[/]", check.detail)
+    Console().print(table)
+    return 0 if all(c.ok for c in checks) else EXIT_FAIL
+
+
+def _provider_checks(loaded: LoadedConfig, ping: bool) -> list[Check]:
+    providers = loaded.config.providers
+    if not providers.named:
+        return [
+            Check(
+                "providers",
+                False,
+                f"none configured: add providers.named.<name>.model (and api_key_env) to {loaded.paths.config_file}",
+            )
+        ]
+    from providers.errors import ProviderError
+    from providers.llm import LLMClient, key_problem
+
+    client = LLMClient(providers) if ping else None
+    checks = []
+    default = providers.default_name()
+    import os
+
+    for name, provider in providers.named.items():
+        label = f"provider {name}" + (" (default)" if name == default else "")
+        problem = key_problem(name, provider, os.environ)
+        key = f"${provider.api_key_env} set" if provider.api_key_env and not problem else "no key needed"
+        detail = f"{provider.model}" + (f" @ {provider.api_base}" if provider.api_base else "")
+        if problem:
+            checks.append(Check(label, False, f"{detail} · {problem}"))
+            continue
+        if client is not None:
+            try:
+                answer = asyncio.run(client.ping(name, timeout=min(provider.timeout, 15.0)))
+                checks.append(Check(label, True, f"{detail} · {key} · ping: {answer!r}"))
+            except ProviderError as exc:
+                checks.append(Check(label, False, f"{detail} · ping failed: {exc}"))
+            continue
+        checks.append(Check(label, True, f"{detail} · {key}"))
+    return checks

@@ -1,0 +1,190 @@
+"""The whole configuration: defaults in code, the user's YAML merged over them.
+
+Bad configuration stops huichat before any UI starts, naming the file, the key path and
+the reason (``ConfigError``); the CLI turns that into exit status 2.
+"""
+
+from __future__ import annotations
+
+import difflib
+import os
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Literal
+
+import yaml
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from memory.config import ArchiveConfig, EmbeddingConfig, RetrieverConfig, StorageConfig
+from providers.config import ProvidersConfig
+
+
+class ChatConfig(BaseModel):
+    """How a reply is produced."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid", use_attribute_docstrings=True)
+
+    max_tool_rounds: int = Field(default=4, ge=0, le=20)
+    """Rounds of memory tool calls the model may make before it must answer."""
+    auto_recall: bool = False
+    """Search memory before every call and put the top hits in the prompt (for models without tools)."""
+    auto_recall_top_k: int = Field(default=3, ge=1, le=20)
+    """Hits injected by auto_recall."""
+    context_token_budget: int = Field(default=6000, ge=256)
+    """Approximate tokens of the current session's recent turns sent with each request."""
+    prompt_language: Literal["auto", "zh", "en"] = "auto"
+    """Language of the memory rules in the system prompt; auto follows the user's message."""
+
+
+class UIConfig(BaseModel):
+    """How the terminal app looks and behaves."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid", use_attribute_docstrings=True)
+
+    theme: str = "textual-dark"
+    """Textual theme name (switchable from the command palette)."""
+    memory_panel: Literal["auto", "open", "closed"] = "auto"
+    """auto opens the memory panel whenever a reply recalled something."""
+    snippet_chars: int = Field(default=160, ge=20, le=2000)
+    """Characters of a recalled turn shown in the memory panel list."""
+
+
+class AppConfig(BaseModel):
+    """Every section of huichat's configuration."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    embedding: EmbeddingConfig = EmbeddingConfig()
+    storage: StorageConfig = StorageConfig()
+    archive: ArchiveConfig = ArchiveConfig()
+    retriever: RetrieverConfig = RetrieverConfig()
+    providers: ProvidersConfig = ProvidersConfig()
+    chat: ChatConfig = ChatConfig()
+    ui: UIConfig = UIConfig()
+
+
+class ConfigError(Exception):
+    """A configuration problem; ``str()`` names the file, the key path and the reason."""
+
+
+@dataclass(frozen=True)
+class Paths:
+    """Where huichat keeps things, resolved from the config and the XDG directories."""
+
+    config_file: Path
+    data_dir: Path
+    sessions_dir: Path
+    db_uri: str
+    cache_dir: Path
+    models_dir: Path
+
+
+@dataclass(frozen=True)
+class LoadedConfig:
+    """A validated configuration and the files it was merged from (in order)."""
+
+    config: AppConfig
+    files: tuple[Path, ...]
+    paths: Paths
+
+
+def _xdg(var: str, fallback: str, env: dict[str, str]) -> Path:
+    value = env.get(var, "")
+    return Path(value) if value else Path(env.get("HOME", str(Path.home()))) / fallback
+
+
+def default_config_file(env: dict[str, str] | None = None) -> Path:
+    """The user's config file in the XDG config dir (it need not exist)."""
+    env = dict(os.environ) if env is None else env
+    return _xdg("XDG_CONFIG_HOME", ".config", env) / "huichat" / "config.yaml"
+
+
+def _deep_merge(base: dict[str, Any], over: dict[str, Any]) -> dict[str, Any]:
+    merged = dict(base)
+    for key, value in over.items():
+        if isinstance(value, dict) and isinstance(merged.get(key), dict) and key != "named":
+            merged[key] = _deep_merge(merged[key], value)
+        else:
+            merged[key] = value
+    return merged
+
+
+def _describe(error: Any, raw: dict[str, Any]) -> str:
+    loc = [str(part) for part in error["loc"]]
+    path = ".".join(loc) or "(top level)"
+    if error["type"] == "extra_forbidden":
+        parent: Any = AppConfig
+        for part in loc[:-1]:
+            field = parent.model_fields.get(part) if isinstance(parent, type) and issubclass(parent, BaseModel) else None
+            parent = field.annotation if field is not None else None
+        hint = ""
+        if isinstance(parent, type) and issubclass(parent, BaseModel):
+            close = difflib.get_close_matches(loc[-1], list(parent.model_fields), n=1)
+            hint = f" — did you mean '{close[0]}'?" if close else ""
+        return f"unknown key '{path}'{hint}"
+    message = str(error["msg"]).removeprefix("Value error, ")
+    return f"'{path}': {message}"
+
+
+def _read_yaml(path: Path) -> dict[str, Any]:
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise ConfigError(f"{path}: config file not found") from None
+    except (OSError, UnicodeDecodeError) as exc:
+        raise ConfigError(f"{path}: cannot read config file ({exc})") from None
+    try:
+        data = yaml.safe_load(text)
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        where = f" at line {mark.line + 1}, column {mark.column + 1}" if mark else ""
+        problem = getattr(exc, "problem", None) or "invalid YAML"
+        raise ConfigError(f"{path}: not valid YAML{where}: {problem}") from None
+    if data is None:
+        return {}
+    if not isinstance(data, dict):
+        raise ConfigError(f"{path}: the top level must be a mapping of sections, not {type(data).__name__}")
+    return data
+
+
+def resolve_paths(config: AppConfig, config_file: Path, env: dict[str, str]) -> Paths:
+    """Resolve the data, session, index, cache and model locations."""
+    storage = config.storage
+    data_dir = (
+        Path(storage.data_dir).expanduser()
+        if storage.data_dir
+        else _xdg("XDG_DATA_HOME", ".local/share", env) / "huichat"
+    )
+    cache_dir = (
+        Path(storage.cache_dir).expanduser() if storage.cache_dir else _xdg("XDG_CACHE_HOME", ".cache", env) / "huichat"
+    )
+    sessions = Path(config.archive.base_dir).expanduser() if config.archive.base_dir else data_dir / "sessions"
+    db_uri = storage.db_path or str(data_dir / "index.lancedb")
+    if "://" not in db_uri:
+        db_uri = str(Path(db_uri).expanduser())
+    return Paths(config_file, data_dir, sessions, db_uri, cache_dir, data_dir / "models")
+
+
+def load_config(path: Path | None = None, env: dict[str, str] | None = None) -> LoadedConfig:
+    """Merge the user's YAML over the defaults and validate it.
+
+    ``path`` is an explicit ``--config`` file (it must exist); otherwise ``$HUICHAT_CONFIG``
+    or the XDG config file is used when present.
+    """
+    env = dict(os.environ) if env is None else env
+    if path is None and env.get("HUICHAT_CONFIG"):
+        path = Path(env["HUICHAT_CONFIG"])
+    explicit = path is not None
+    config_file = path if path is not None else default_config_file(env)
+    files: list[Path] = []
+    raw: dict[str, Any] = {}
+    if explicit or config_file.exists():
+        raw = _read_yaml(config_file)
+        files.append(config_file)
+    defaults = AppConfig().model_dump()
+    try:
+        config = AppConfig.model_validate(_deep_merge(defaults, raw))
+    except ValidationError as exc:
+        reasons = "; ".join(_describe(err, raw) for err in exc.errors())
+        raise ConfigError(f"{config_file}: {reasons}") from None
+    return LoadedConfig(config, tuple(files), resolve_paths(config, config_file, env))

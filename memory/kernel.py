@@ -1,0 +1,449 @@
+"""The memory kernel: every turn written to its transcript, then indexed, then searchable.
+
+``MemoryKernel`` joins the transcript writer, the LanceDB store, the embedder and the
+retriever. It owns the write path (live chat, imports and benchmarks all use it), the
+reconciliation of the index with the transcripts, and access statistics.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import fcntl
+import json
+import os
+import threading
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass, field, replace
+from datetime import UTC, datetime, tzinfo
+from pathlib import Path
+from typing import IO
+
+from memory.config import RetrieverConfig
+from memory.embedding import Embedder
+from memory.errors import KernelError
+from memory.filters import time_range_filter
+from memory.retrieval import (
+    FusionWeights,
+    Mode,
+    OnRound,
+    Retriever,
+    SearchResults,
+    format_search_result,
+)
+from memory.store import SessionInfo, TurnStore
+from memory.timeparse import TimeRange, TimeResolver
+from memory.transcript import TranscriptWriter, TurnChunker
+from memory.turns import (
+    STATUS_OK,
+    Message,
+    Turn,
+    is_turn_id,
+    new_session_id,
+    new_turn_id,
+    session_relpath,
+)
+
+Progress = Callable[[int, int], None]
+_EMBED_BATCH = 64
+_ACCESS_FLUSH_AT = 64
+
+
+@dataclass
+class SessionHandle:
+    """Where the next turn of a session goes."""
+
+    session_id: str
+    session_file: str
+    last_turn_id: str | None = None
+    next_index: int = 0
+
+
+@dataclass(frozen=True)
+class TurnDraft:
+    """A turn to be written: what was said, when, by whom."""
+
+    messages: tuple[Message, ...]
+    timestamp: datetime
+    topic: str = ""
+    recalled_ids: tuple[str, ...] = ()
+    status: str = STATUS_OK
+    extra: tuple[tuple[str, str], ...] = ()
+
+
+@dataclass(frozen=True)
+class RecallResult:
+    """``recall_by_id``'s answer: the turn, or an error message for the caller to show."""
+
+    turn: Turn | None
+    error: str = ""
+
+    @property
+    def ok(self) -> bool:
+        return self.turn is not None
+
+
+@dataclass
+class ReconcileReport:
+    """What reconciling the index with the transcripts did."""
+
+    files_checked: int = 0
+    files_parsed: int = 0
+    added: int = 0
+    updated: int = 0
+    removed: int = 0
+    unreadable: list[str] = field(default_factory=list)
+
+
+class MemoryKernel:
+    """Stores, indexes and searches turns. Plain synchronous code; call it off the UI thread."""
+
+    def __init__(
+        self,
+        store: TurnStore,
+        embedder: Embedder,
+        sessions_dir: Path,
+        retriever_config: RetrieverConfig,
+        zone: tzinfo,
+        *,
+        manifest_path: Path | None = None,
+        weights: FusionWeights | None = None,
+    ) -> None:
+        self.store = store
+        self.embedder = embedder
+        self.sessions_dir = sessions_dir
+        self.zone = zone
+        self.config = retriever_config
+        self.transcripts = TranscriptWriter(sessions_dir, zone)
+        self.chunker = TurnChunker(sessions_dir)
+        self.resolver = TimeResolver(zone, retriever_config.week_start)
+        self.retriever = Retriever(store, embedder, retriever_config, self.resolver, zone, weights)
+        self.manifest_path = manifest_path
+        self._lock = threading.RLock()
+        self._known_ids: set[str] | None = None
+        self._pending_access: dict[str, int] = {}
+        self._writes_since_maintenance = 0
+        self._lock_file: IO[str] | None = None
+
+    # ------------------------------------------------------------- lifecycle
+
+    def acquire_process_lock(self, lock_path: Path) -> bool:
+        """Hold a shared lock for this process's lifetime; True when no other process holds one.
+
+        Only a process that is alone may delete files left by a killed writer.
+        """
+        lock_path.parent.mkdir(parents=True, exist_ok=True)
+        handle = lock_path.open("a+")
+        alone = True
+        try:
+            fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError:
+            alone = False
+        fcntl.flock(handle, fcntl.LOCK_SH)
+        self._lock_file = handle
+        return alone
+
+    def close(self) -> None:
+        """Flush access statistics and release the process lock."""
+        self.flush_access()
+        if self._lock_file is not None:
+            with contextlib.suppress(OSError):
+                self._lock_file.close()
+            self._lock_file = None
+
+    # ----------------------------------------------------------------- write
+
+    def _taken(self) -> set[str]:
+        if self._known_ids is None:
+            self._known_ids = self.store.all_ids()
+        return self._known_ids
+
+    def _fresh_id(self, reserved: set[str]) -> str:
+        taken = self._taken()
+        while True:
+            candidate = new_turn_id(taken | reserved)
+            if not self.store.get([candidate]):
+                return candidate
+            taken.add(candidate)
+
+    def new_session(self, now: datetime, session_id: str | None = None) -> SessionHandle:
+        """A handle for a new session started at ``now`` (nothing is written yet)."""
+        local = now.astimezone(self.zone)
+        sid = session_id or new_session_id(local)
+        return SessionHandle(sid, session_relpath(sid, local))
+
+    def resume_session(self, session_id: str) -> SessionHandle:
+        """A handle that continues an existing session's anchor chain."""
+        turns = self.session_turns(session_id)
+        if not turns:
+            raise KernelError(f"no session '{session_id}'")
+        last = turns[-1]
+        return SessionHandle(session_id, last.session_file, last.id, last.turn_index + 1)
+
+    def append_turn(self, session: SessionHandle, draft: TurnDraft) -> Turn:
+        """Write one turn: transcript (fsynced) first, then the index."""
+        return self.append_turns(session, [draft])[0]
+
+    def append_turns(
+        self, session: SessionHandle, drafts: Sequence[TurnDraft], progress: Progress | None = None
+    ) -> list[Turn]:
+        """Write several turns of one session (imports, benchmarks) through the same path.
+
+        Each turn reaches its transcript before anything is indexed; the index gets one
+        commit per batch of embedded turns.
+        """
+        with self._lock:
+            turns: list[Turn] = []
+            reserved: set[str] = set()
+            for draft in drafts:
+                turn_id = self._fresh_id(reserved)
+                reserved.add(turn_id)
+                turn = Turn(
+                    id=turn_id,
+                    session_id=session.session_id,
+                    session_file=session.session_file,
+                    turn_index=session.next_index,
+                    timestamp=draft.timestamp.astimezone(UTC),
+                    messages=draft.messages,
+                    topic=draft.topic,
+                    prev_id=session.last_turn_id,
+                    recalled_ids=draft.recalled_ids,
+                    status=draft.status,
+                    extra=draft.extra,
+                )
+                self.transcripts.append(turn)
+                session.last_turn_id = turn.id
+                session.next_index += 1
+                turns.append(turn)
+            self._index(turns, progress)
+            self._taken().update(t.id for t in turns)
+            self._writes_since_maintenance += 1
+            self._record_manifest({session.session_file})
+            return turns
+
+    def _index(self, turns: Sequence[Turn], progress: Progress | None = None, *, upsert: bool = False) -> None:
+        done = 0
+        for start in range(0, len(turns), _EMBED_BATCH * 4):
+            batch = list(turns[start : start + _EMBED_BATCH * 4])
+            vectors = self.embedder.embed_passages([t.text for t in batch])
+            if upsert:
+                self.store.upsert(batch, vectors)
+            else:
+                self.store.add(batch, vectors)
+            done += len(batch)
+            if progress is not None:
+                progress(done, len(turns))
+
+    # ------------------------------------------------------------------ read
+
+    def recall_by_id(self, turn_id: str) -> RecallResult:
+        """One turn with its anchors; a bad or unknown id gives an error value, not an exception."""
+        cleaned = (turn_id or "").strip().lower().removeprefix("id:").strip()
+        if not is_turn_id(cleaned):
+            return RecallResult(
+                None,
+                f"'{(turn_id or '')[:40]}' is not a turn id (6 lowercase letters or digits, e.g. a3f2c7)",
+            )
+        found = self.store.get([cleaned]).get(cleaned)
+        if found is None:
+            return RecallResult(None, f"no turn with id {cleaned}")
+        return RecallResult(found)
+
+    def format_turn(self, turn: Turn, similarity: float = 1.0) -> str:
+        """A stored turn in the seed's result format."""
+        from memory.retrieval import SearchHit
+
+        return format_search_result(SearchHit(turn, similarity), self.zone)
+
+    def search(
+        self,
+        query: str,
+        top_k: int | None = None,
+        filter_expr: str | None = None,
+        context_window: int = 0,
+        enable_progressive_scan: bool = True,
+        *,
+        now: datetime,
+        time_range: TimeRange | None = None,
+        resolve_time: bool = True,
+        mode: Mode = "hybrid",
+        on_round: OnRound | None = None,
+        record_access: bool = True,
+    ) -> SearchResults:
+        """Search memory (see ``Retriever.search``) and count the hits as accessed."""
+        results = self.retriever.search(
+            query,
+            top_k,
+            filter_expr,
+            context_window,
+            enable_progressive_scan,
+            now=now,
+            time_range=time_range,
+            resolve_time=resolve_time,
+            mode=mode,
+            on_round=on_round,
+        )
+        if record_access:
+            self.note_access([h.turn.id for h in results.hits], now)
+        return results
+
+    def note_access(self, ids: Iterable[str], now: datetime) -> None:
+        """Count turns as retrieved; flushed to the index in batches."""
+        with self._lock:
+            for turn_id in ids:
+                self._pending_access[turn_id] = self._pending_access.get(turn_id, 0) + 1
+            self._access_time = now
+            if sum(self._pending_access.values()) >= _ACCESS_FLUSH_AT:
+                self.flush_access()
+
+    def flush_access(self) -> None:
+        """Persist pending access statistics."""
+        with self._lock:
+            if not self._pending_access:
+                return
+            pending, self._pending_access = self._pending_access, {}
+            self.store.record_access(pending, self._access_time)
+
+    def session_turns(self, session_id: str) -> list[Turn]:
+        """All turns of a session, in order."""
+        from memory.filters import Compare
+
+        return sorted(self.store.where(Compare("session_id", "=", session_id)), key=lambda t: t.turn_index)
+
+    def sessions(self) -> list[SessionInfo]:
+        """Stored sessions, most recent first."""
+        return self.store.sessions()
+
+    def count(self) -> int:
+        """Number of stored turns."""
+        return self.store.count()
+
+    def turns_between(self, start: datetime, end: datetime) -> list[Turn]:
+        """Turns with ``start <= timestamp < end``, in time order."""
+        return self.store.where(time_range_filter(start, end))
+
+    # ------------------------------------------------------------ maintenance
+
+    def maintain(self, *, force: bool = False, cleanup_unverified: bool = False) -> list[str]:
+        """Create missing indexes and compact the table when enough writes piled up."""
+        with self._lock:
+            created = self.store.ensure_indexes(self.config.ann_min_rows)
+            if force or self._writes_since_maintenance >= 32 or self.store.fragments() > 64:
+                self.store.optimize(cleanup_unverified=cleanup_unverified)
+                self._writes_since_maintenance = 0
+            return created
+
+    def _transcript_files(self) -> list[Path]:
+        if not self.sessions_dir.exists():
+            return []
+        return sorted(self.sessions_dir.glob("*/*/chat_*.md"))
+
+    def _read_manifest(self) -> dict[str, list[int]]:
+        if self.manifest_path is None or not self.manifest_path.exists():
+            return {}
+        try:
+            data = json.loads(self.manifest_path.read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            return {}
+        return {str(k): list(v) for k, v in data.items()} if isinstance(data, dict) else {}
+
+    def _record_manifest(self, relpaths: Iterable[str]) -> None:
+        if self.manifest_path is None:
+            return
+        manifest = self._read_manifest()
+        for rel in relpaths:
+            path = self.sessions_dir / rel
+            try:
+                stat = path.stat()
+            except OSError:
+                manifest.pop(rel, None)
+                continue
+            manifest[rel] = [stat.st_size, stat.st_mtime_ns]
+        self._write_manifest(manifest)
+
+    def _write_manifest(self, manifest: dict[str, list[int]]) -> None:
+        if self.manifest_path is None:
+            return
+        self.manifest_path.parent.mkdir(parents=True, exist_ok=True)
+        temporary = self.manifest_path.with_suffix(f".{os.getpid()}.tmp")
+        temporary.write_text(json.dumps(manifest), encoding="utf-8")
+        temporary.replace(self.manifest_path)
+
+    def reconcile(self, progress: Progress | None = None, *, full: bool = False) -> ReconcileReport:
+        """Bring the index in line with the transcripts.
+
+        Turns missing from the index are added, turns whose text changed are re-embedded
+        (keeping their access statistics), turns removed from an edited transcript are
+        removed. Unchanged files (same size and mtime as last indexed) are skipped.
+        """
+        with self._lock:
+            report = ReconcileReport()
+            manifest = {} if full else self._read_manifest()
+            files = self._transcript_files()
+            report.files_checked = len(files)
+            changed: list[tuple[str, list[Turn]]] = []
+            for path in files:
+                rel = path.relative_to(self.sessions_dir).as_posix()
+                try:
+                    stat = path.stat()
+                except OSError:
+                    continue
+                if manifest.get(rel) == [stat.st_size, stat.st_mtime_ns]:
+                    continue
+                try:
+                    turns = self.chunker.chunk_file(path)
+                except KernelError:
+                    report.unreadable.append(rel)
+                    continue
+                changed.append((rel, [replace(t, session_file=rel) for t in turns]))
+            report.files_parsed = len(changed)
+            if not changed:
+                return report
+            indexed = self.store.hashes()
+            to_add: list[Turn] = []
+            to_update: list[Turn] = []
+            to_remove: list[str] = []
+            for rel, turns in changed:
+                present = {t.id for t in turns}
+                for turn in turns:
+                    known = indexed.get(turn.id)
+                    if known is None:
+                        to_add.append(turn)
+                    elif known[1] != turn.text_hash or known[0] != rel:
+                        to_update.append(replace(turn, access_count=known[2], last_accessed_at=known[3]))
+                to_remove.extend(i for i, meta in indexed.items() if meta[0] == rel and i not in present)
+            total = len(to_add) + len(to_update)
+
+            def step(offset: int) -> Progress | None:
+                if progress is None:
+                    return None
+                return lambda done, _n: progress(offset + done, total)
+
+            self._index(to_add, step(0))
+            self._index(to_update, step(len(to_add)), upsert=True)
+            self.store.delete(to_remove)
+            report.added, report.updated, report.removed = (
+                len(to_add),
+                len(to_update),
+                len(to_remove),
+            )
+            if self._known_ids is not None:
+                self._known_ids.update(t.id for t in to_add)
+            self._record_manifest(rel for rel, _ in changed)
+            return report
+
+    def reindex(self, progress: Progress | None = None) -> ReconcileReport:
+        """Rebuild the whole index from the transcripts (e.g. after changing the model).
+
+        Access statistics survive the rebuild.
+        """
+        with self._lock:
+            self.flush_access()
+            saved = {i: (meta[2], meta[3]) for i, meta in self.store.hashes().items() if meta[2]}
+            self.store.reset()
+            self._known_ids = None
+            if self.manifest_path is not None:
+                self.manifest_path.unlink(missing_ok=True)
+            report = self.reconcile(progress, full=True)
+            self.store.restore_access(saved)
+            self.maintain(force=True)
+            return report

@@ -1,0 +1,237 @@
+"""Session transcripts: human-readable Markdown files that are the source of truth.
+
+Each turn is appended and fsynced before it is indexed. Message bodies are stored
+verbatim between markers that carry their length, so any Markdown, code block or
+Chinese text round-trips exactly; a body edited by hand (length changed) is still found
+by its closing marker. Neighbour links come from the order of turns in the file; the
+visible anchor line is kept in step for readers (``next`` is patched in place when the
+following turn is written — it is padded to the width of an id).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+from dataclasses import dataclass
+from datetime import UTC, datetime, tzinfo
+from pathlib import Path
+from typing import Any
+
+from memory.errors import KernelError
+from memory.turns import STATUS_OK, Message, Turn
+
+_MARKER = re.compile(r"^<!-- huichat:(session|turn|msg) (\{.*\}) -->$", re.MULTILINE)
+_MSG_END = "\n<!-- /huichat:msg -->"
+_NEXT_NONE = "next: none  ]"
+_WEEKDAYS = ("Mon", "Tue", "Wed", "Thu", "Fri", "Sat", "Sun")
+
+
+def _json(data: dict[str, Any]) -> str:
+    # '>' is escaped so that no value can close the HTML comment early
+    return json.dumps(data, ensure_ascii=False).replace(">", "\\u003e")
+
+
+def format_local_time(moment: datetime, zone: tzinfo | None) -> str:
+    """``2026-03-05 Thu 10:00:07`` in the display zone (the seed's format)."""
+    local = moment.astimezone(zone) if zone else moment.astimezone()
+    return f"{local:%Y-%m-%d} {_WEEKDAYS[local.weekday()]} {local:%H:%M:%S}"
+
+
+def anchor_line(turn_id: str, prev_id: str | None, next_id: str | None) -> str:
+    """The visible ``[id:… | prev: … | next: …]`` line of a transcript."""
+    nxt = next_id if next_id else "none  "
+    return f"[id:{turn_id} | prev: {prev_id or 'none'} | next: {nxt}]"
+
+
+def render_turn(turn: Turn, zone: tzinfo | None) -> str:
+    """The Markdown block of one turn, as appended to its transcript."""
+    topic = f" · 话题: {turn.topic}" if turn.topic else ""
+    failed = " · ⚠ failed" if turn.status != STATUS_OK else ""
+    meta: dict[str, Any] = {
+        "id": turn.id,
+        "index": turn.turn_index,
+        "timestamp": turn.timestamp.isoformat(),
+        "topic": turn.topic,
+        "recalled": list(turn.recalled_ids),
+        "status": turn.status,
+    }
+    if turn.extra:
+        meta["extra"] = dict(turn.extra)
+    parts = [
+        f"\n## {format_local_time(turn.timestamp, zone)}{topic}{failed}\n\n",
+        anchor_line(turn.id, turn.prev_id, None),
+        "\n",
+        f"<!-- huichat:turn {_json(meta)} -->\n",
+    ]
+    for message in turn.messages:
+        label = f"**{message.who}**" if message.who == message.role else f"**{message.who}** ({message.role})"
+        header = {"role": message.role, "speaker": message.speaker, "chars": len(message.text)}
+        parts.append(f"\n{label}\n<!-- huichat:msg {_json(header)} -->\n{message.text}{_MSG_END}\n")
+    return "".join(parts)
+
+
+def _fsync_dir(path: Path) -> None:
+    try:
+        fd = os.open(path, os.O_RDONLY)
+    except OSError:
+        return
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+class TranscriptWriter:
+    """Appends turns to session files under ``root`` durably."""
+
+    def __init__(self, root: Path, zone: tzinfo | None = None) -> None:
+        self.root = root
+        self.zone = zone
+
+    def path_of(self, session_file: str) -> Path:
+        """Absolute path of a session file given relative to the root."""
+        return self.root / session_file
+
+    def append(self, turn: Turn) -> None:
+        """Write ``turn`` at the end of its session file and fsync it.
+
+        When the turn has a predecessor, that turn's visible ``next`` is patched to
+        point at this one (after the append, so a crash leaves at worst a stale label).
+        """
+        path = self.path_of(turn.session_file)
+        created = not path.exists()
+        try:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            with path.open("a", encoding="utf-8", newline="\n") as handle:
+                if created or handle.tell() == 0:
+                    head = {"session_id": turn.session_id, "created": turn.timestamp.isoformat()}
+                    handle.write(f"# huichat session {turn.session_id}\n<!-- huichat:session {_json(head)} -->\n")
+                handle.write(render_turn(turn, self.zone))
+                handle.flush()
+                os.fsync(handle.fileno())
+            if created:
+                _fsync_dir(path.parent)
+            if turn.prev_id:
+                self._patch_next(path, turn.prev_id, turn.id)
+        except OSError as exc:
+            raise KernelError(f"cannot write transcript {path}: {exc.strerror or exc}") from exc
+
+    @staticmethod
+    def _patch_next(path: Path, prev_id: str, next_id: str) -> None:
+        with path.open("r+b") as handle:
+            data = handle.read()
+            start = data.find(f"\n[id:{prev_id} | prev: ".encode())
+            if start < 0:
+                return
+            end = data.find(b"\n", start + 1)
+            where = data.find(_NEXT_NONE.encode(), start, end if end > 0 else len(data))
+            if where < 0:
+                return
+            handle.seek(where + len("next: "))
+            handle.write(next_id.encode("ascii"))
+            handle.flush()
+            os.fsync(handle.fileno())
+
+
+@dataclass(frozen=True)
+class ParsedSession:
+    """What a transcript holds: the session id and its turns in order."""
+
+    session_id: str
+    turns: list[Turn]
+
+
+class TurnChunker:
+    """Parses transcripts back into turns (the seed's ``TurnChunker``)."""
+
+    def __init__(self, root: Path | None = None) -> None:
+        self.root = root
+
+    def chunk_file(self, path: Path | str) -> list[Turn]:
+        """The turns of one transcript, linked prev/next in file order."""
+        path = Path(path)
+        try:
+            text = path.read_bytes().decode("utf-8")  # bytes: keep \r\n inside messages as written
+        except (OSError, UnicodeDecodeError) as exc:
+            raise KernelError(f"cannot read transcript {path}: {exc}") from exc
+        relative = self._relative(path)
+        return self.parse(text, relative, fallback_session=path.stem.removeprefix("chat_")).turns
+
+    def _relative(self, path: Path) -> str:
+        if self.root is not None:
+            try:
+                return path.resolve().relative_to(self.root.resolve()).as_posix()
+            except ValueError:
+                pass
+        return path.as_posix()
+
+    @staticmethod
+    def parse(text: str, session_file: str, fallback_session: str = "") -> ParsedSession:
+        """Parse transcript ``text``; a truncated last turn (a killed writer) is skipped."""
+        session_id = fallback_session
+        raw: list[tuple[dict[str, Any], list[Message]]] = []
+        pos = 0
+        while True:
+            match = _MARKER.search(text, pos)
+            if match is None:
+                break
+            kind, payload = match.group(1), match.group(2)
+            pos = match.end()
+            try:
+                meta = json.loads(payload)
+            except ValueError:
+                continue
+            if kind == "session":
+                session_id = str(meta.get("session_id") or session_id)
+            elif kind == "turn":
+                raw.append((meta, []))
+            elif raw:
+                body_start = pos + 1  # the newline after the marker
+                chars = meta.get("chars")
+                end = -1
+                if isinstance(chars, int) and text.startswith(_MSG_END, body_start + chars):
+                    end = body_start + chars
+                else:
+                    end = text.find(_MSG_END, body_start)
+                    next_turn = text.find("\n<!-- huichat:turn ", body_start)
+                    if 0 <= next_turn < end:
+                        end = -1
+                if end < 0:
+                    # a writer killed mid-turn: drop that turn, keep reading after it
+                    raw[-1][0]["_truncated"] = True
+                    continue
+                role = str(meta.get("role") or "user")
+                raw[-1][1].append(Message(role, text[body_start:end], str(meta.get("speaker") or "")))
+                pos = end + len(_MSG_END)
+        turns: list[Turn] = []
+        for meta, messages in raw:
+            if meta.get("_truncated") or not messages:
+                continue
+            try:
+                stamp = datetime.fromisoformat(str(meta["timestamp"])).astimezone(UTC)
+                extra = meta.get("extra") or {}
+                turns.append(
+                    Turn(
+                        id=str(meta["id"]),
+                        session_id=session_id,
+                        session_file=session_file,
+                        turn_index=int(meta.get("index", len(turns))),
+                        timestamp=stamp,
+                        messages=tuple(messages),
+                        topic=str(meta.get("topic") or ""),
+                        recalled_ids=tuple(str(x) for x in meta.get("recalled") or ()),
+                        status=str(meta.get("status") or STATUS_OK),
+                        extra=tuple(sorted((str(k), str(v)) for k, v in extra.items())),
+                    )
+                )
+            except (KeyError, ValueError, TypeError):
+                continue
+        linked = [
+            turn.with_links(
+                turns[i - 1].id if i > 0 else None,
+                turns[i + 1].id if i + 1 < len(turns) else None,
+            )
+            for i, turn in enumerate(turns)
+        ]
+        return ParsedSession(session_id, linked)

@@ -1,0 +1,117 @@
+"""The turn model: one round of conversation with its anchors in the linked list."""
+
+from __future__ import annotations
+
+import hashlib
+import re
+import secrets
+from collections.abc import Iterable
+from dataclasses import dataclass, field, replace
+from datetime import UTC, datetime, timedelta
+from pathlib import PurePosixPath
+
+TURN_ID_RE = re.compile(r"^[a-z0-9]{6}$")
+SESSION_ID_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,79}$")
+_ALPHABET = "abcdefghijklmnopqrstuvwxyz0123456789"
+
+STATUS_OK = "ok"
+STATUS_FAILED = "failed"
+
+
+@dataclass(frozen=True)
+class Message:
+    """One utterance inside a turn."""
+
+    role: str
+    """``user``, ``assistant`` or ``note`` (imported one-message turns)."""
+    text: str
+    speaker: str = ""
+    """Who said it; defaults to the role."""
+
+    @property
+    def who(self) -> str:
+        """The name shown for this message."""
+        return self.speaker or self.role
+
+
+@dataclass(frozen=True)
+class Turn:
+    """One stored round of conversation.
+
+    ``timestamp`` is timezone-aware UTC. ``prev_id``/``next_id`` link the turns of a
+    session both ways; ``recalled_ids`` is the tool trace (what memory was used).
+    """
+
+    id: str
+    session_id: str
+    session_file: str
+    turn_index: int
+    timestamp: datetime
+    messages: tuple[Message, ...]
+    topic: str = ""
+    prev_id: str | None = None
+    next_id: str | None = None
+    recalled_ids: tuple[str, ...] = ()
+    status: str = STATUS_OK
+    access_count: int = 0
+    last_accessed_at: datetime | None = None
+    extra: tuple[tuple[str, str], ...] = field(default=(), compare=False)
+
+    @property
+    def text(self) -> str:
+        """The turn as plain text, one ``speaker: message`` paragraph per message."""
+        return "\n".join(f"{m.who}: {m.text}" for m in self.messages)
+
+    @property
+    def text_hash(self) -> str:
+        """A digest of everything that is embedded, to notice edited transcripts."""
+        digest = hashlib.blake2b(digest_size=12)
+        digest.update(self.text.encode("utf-8"))
+        digest.update(self.topic.encode("utf-8"))
+        digest.update(self.timestamp.isoformat().encode("ascii"))
+        return digest.hexdigest()
+
+    def with_links(self, prev_id: str | None, next_id: str | None) -> Turn:
+        """A copy with other neighbours."""
+        return replace(self, prev_id=prev_id, next_id=next_id)
+
+
+def new_turn_id(taken: Iterable[str] = ()) -> str:
+    """A fresh 6-character id (lowercase letters and digits) not in ``taken``."""
+    taken_set = set(taken)
+    while True:
+        candidate = "".join(secrets.choice(_ALPHABET) for _ in range(6))
+        if candidate not in taken_set:
+            return candidate
+
+
+def is_turn_id(value: str) -> bool:
+    """True when ``value`` has the shape of a turn id."""
+    return bool(TURN_ID_RE.match(value))
+
+
+def as_utc(moment: datetime) -> datetime:
+    """``moment`` in UTC; a naive datetime is rejected (time must be explicit)."""
+    if moment.tzinfo is None:
+        raise ValueError("timestamps must be timezone-aware")
+    return moment.astimezone(UTC)
+
+
+def new_session_id(local_now: datetime) -> str:
+    """A readable, sortable session id: ``YYYYMMDD-HHMMSS-xxxx`` (local time given)."""
+    return local_now.strftime("%Y%m%d-%H%M%S-") + "".join(secrets.choice(_ALPHABET) for _ in range(4))
+
+
+def session_relpath(session_id: str, started: datetime) -> str:
+    """The seed's layout: ``<YYYY>-W<ww>/<YYYY-MM-DD>/chat_<session>.md`` (local date)."""
+    iso = started.isocalendar()
+    week = f"{iso.year}-W{iso.week:02d}"
+    return str(PurePosixPath(week) / started.strftime("%Y-%m-%d") / f"chat_{session_id}.md")
+
+
+def utc_now() -> datetime:
+    """The current time in UTC (only composition roots call this)."""
+    return datetime.now(UTC)
+
+
+ONE_WEEK = timedelta(days=7)

@@ -1,0 +1,55 @@
+"""Shared fixtures: a real LanceDB kernel in a temp dir, a fixed clock, the fake LLM server."""
+
+from __future__ import annotations
+
+import os
+
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
+os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
+os.environ.setdefault("LANCEDB_LOG", "error")
+os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+
+from collections.abc import Iterator
+from datetime import datetime
+from pathlib import Path
+from zoneinfo import ZoneInfo
+
+import pytest
+
+from memory.config import RetrieverConfig
+from memory.embedding import HashEmbedder
+from memory.kernel import MemoryKernel
+from memory.store import TurnStore
+from tests.fakellm import FakeLLM
+
+ZONE = ZoneInfo("Asia/Shanghai")
+NOW = datetime(2026, 11, 25, 15, 0, tzinfo=ZONE)  # a Wednesday afternoon
+
+
+def open_kernel(
+    root: Path, embedder: HashEmbedder | None = None, config: RetrieverConfig | None = None
+) -> MemoryKernel:
+    """A kernel over a LanceDB index and transcripts under ``root``."""
+    embedder = embedder or HashEmbedder(64)
+    store = TurnStore(str(root / "index.lancedb"), embedder.dim, embedder.name)
+    return MemoryKernel(
+        store,
+        embedder,
+        root / "sessions",
+        config or RetrieverConfig(),
+        ZONE,
+        manifest_path=root / "manifest.json",
+    )
+
+
+@pytest.fixture
+def kernel(tmp_path: Path) -> Iterator[MemoryKernel]:
+    k = open_kernel(tmp_path)
+    yield k
+    k.close()
+
+
+@pytest.fixture
+def fake_llm() -> Iterator[FakeLLM]:
+    with FakeLLM() as server:
+        yield server

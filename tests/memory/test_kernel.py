@@ -1,0 +1,278 @@
+"""The kernel against a real LanceDB in a temp dir: write, anchor, search, recall, reconcile."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from datetime import datetime, timedelta
+from pathlib import Path
+
+import pytest
+
+from memory.embedding import HashEmbedder
+from memory.errors import KernelError
+from memory.filters import FilterError
+from memory.kernel import MemoryKernel, TurnDraft
+from memory.turns import Message, is_turn_id
+from tests.conftest import NOW, ZONE, open_kernel
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def _say(
+    kernel: MemoryKernel,
+    session,
+    user: str,
+    assistant: str,
+    when: datetime,
+    topic: str = "",
+    speaker: str = "",
+):  # type: ignore[no-untyped-def]
+    messages = (Message("user", user, speaker), Message("assistant", assistant))
+    return kernel.append_turn(session, TurnDraft(messages, when, topic))
+
+
+@pytest.fixture
+def conversation(kernel: MemoryKernel):  # type: ignore[no-untyped-def]
+    last_wednesday = datetime(2026, 11, 18, 14, 30, tzinfo=ZONE)
+    first = kernel.new_session(last_wednesday)
+    turns = [
+        _say(
+            kernel,
+            first,
+            "我们讨论一下本地模型部署的问题",
+            "可以用 llama.cpp 部署量化模型。",
+            last_wednesday,
+            "本地模型部署",
+        ),
+        _say(
+            kernel,
+            first,
+            "显存只有 8G 够吗",
+            "7B 的 4-bit 模型够用。",
+            last_wednesday + timedelta(minutes=5),
+            "本地模型部署",
+        ),
+        _say(
+            kernel,
+            first,
+            "那推理速度呢",
+            "大约每秒二十个 token。",
+            last_wednesday + timedelta(minutes=9),
+            "本地模型部署",
+        ),
+    ]
+    second = kernel.new_session(NOW - timedelta(hours=2))
+    turns += [
+        _say(
+            kernel,
+            second,
+            "The VPN keeps dropping every evening",
+            "Check the WireGuard keepalive setting.",
+            NOW - timedelta(hours=2),
+        ),
+        _say(
+            kernel,
+            second,
+            "What about DNS leaks?",
+            "Use the tunnel's resolver.",
+            NOW - timedelta(hours=1),
+        ),
+    ]
+    kernel.maintain(force=True)
+    return turns
+
+
+def test_turns_get_ids_and_are_linked_both_ways(kernel: MemoryKernel, conversation) -> None:  # type: ignore[no-untyped-def]
+    ids = [t.id for t in conversation]
+    assert all(is_turn_id(i) for i in ids) and len(set(ids)) == len(ids)
+    first = [kernel.recall_by_id(i).turn for i in ids[:3]]
+    assert [t.prev_id for t in first if t] == [None, ids[0], ids[1]]
+    assert [t.next_id for t in first if t] == [ids[1], ids[2], None]
+    assert [t.turn_index for t in first if t] == [0, 1, 2]
+    assert first[0] is not None and first[0].session_file.startswith("2026-W47/2026-11-18/chat_20261118-143000-")
+    assert first[0].timestamp.utcoffset() == timedelta(0)
+
+
+def test_chinese_turns_are_found_by_full_text_and_by_vector(kernel: MemoryKernel, conversation) -> None:  # type: ignore[no-untyped-def]
+    by_text = kernel.search("部署", now=NOW, mode="text")
+    assert by_text.hits and by_text.hits[0].turn.id == conversation[0].id
+    by_vector = kernel.search("本地模型部署", now=NOW, mode="vector")
+    assert by_vector.hits[0].turn.id == conversation[0].id
+    english = kernel.search("WireGuard VPN", now=NOW)
+    assert english.hits[0].turn.id == conversation[3].id
+    assert all(0.0 <= h.similarity <= 1.0 for h in english)
+
+
+def test_time_words_filter_and_neighbours_are_marked(kernel: MemoryKernel, conversation) -> None:  # type: ignore[no-untyped-def]
+    results = kernel.search("上周三下午 显存", top_k=1, context_window=1, now=NOW)
+    assert results.time_range is not None and results.time_range.phrase == "上周三下午"
+    assert results.keywords == "显存"
+    assert [(r.turn.id, r._context_role) for r in results] == [
+        (conversation[0].id, "neighbor"),
+        (conversation[1].id, "hit"),
+        (conversation[2].id, "neighbor"),
+    ]
+    assert all(r.turn.session_id == conversation[0].session_id for r in results)
+
+
+def test_format_is_exactly_the_seeds(kernel: MemoryKernel, conversation) -> None:  # type: ignore[no-untyped-def]
+    hit = kernel.search("显存", top_k=1, now=NOW)[0]
+    text = kernel.retriever.format_search_result(hit)
+    t = conversation[1]
+    assert text == (
+        f"[id:{t.id} | prev: {conversation[0].id} | next: {conversation[2].id} | 相似度: {hit.similarity:.3f}]\n\n"
+        f"📁 {t.session_file} | 话题: 本地模型部署 | 2026-11-18 Wed 14:35:00\n\n"
+        "user: 显存只有 8G 够吗\nassistant: 7B 的 4-bit 模型够用。"
+    )
+    stored = kernel.recall_by_id(conversation[0].id).turn
+    assert stored is not None
+    first = kernel.format_turn(stored)
+    assert first.startswith(f"[id:{conversation[0].id} | prev: none | next: {conversation[1].id} | 相似度: 1.000]")
+
+
+def test_filter_expressions_from_the_llm(kernel: MemoryKernel, conversation) -> None:  # type: ignore[no-untyped-def]
+    results = kernel.search(
+        "",
+        filter_expr="timestamp >= '2026-11-16' AND timestamp <= '2026-11-22'",
+        top_k=10,
+        now=NOW,
+        resolve_time=False,
+    )
+    assert {r.turn.id for r in results} == {t.id for t in conversation[:3]}
+    with pytest.raises(FilterError):
+        kernel.search("x", filter_expr="1; DROP TABLE turns", now=NOW)
+    assert kernel.count() == 5
+
+
+def test_recall_by_id_errors_are_values(kernel: MemoryKernel, conversation) -> None:  # type: ignore[no-untyped-def]
+    assert kernel.recall_by_id(conversation[2].id).ok
+    assert kernel.recall_by_id(f"  id:{conversation[2].id.upper()} ").ok
+    unknown = kernel.recall_by_id("zzzzz9")
+    assert not unknown.ok and "no turn with id zzzzz9" in unknown.error
+    malformed = kernel.recall_by_id("'; DROP TABLE turns; --")
+    assert not malformed.ok and "not a turn id" in malformed.error
+
+
+def test_access_statistics_are_counted_and_persisted(tmp_path: Path) -> None:
+    kernel = open_kernel(tmp_path)
+    session = kernel.new_session(NOW)
+    turn = _say(kernel, session, "VPN notes", "WireGuard", NOW)
+    kernel.search("VPN", now=NOW)
+    kernel.search("VPN", now=NOW + timedelta(minutes=3))
+    kernel.close()
+    reopened = open_kernel(tmp_path)
+    stored = reopened.recall_by_id(turn.id).turn
+    assert stored is not None and stored.access_count == 2
+    assert stored.last_accessed_at == NOW + timedelta(minutes=3)
+    # editing the transcript re-embeds the turn and keeps its statistics
+    path = tmp_path / "sessions" / turn.session_file
+    path.write_text(
+        path.read_text(encoding="utf-8").replace("WireGuard", "WireGuard with keepalive 25"),
+        encoding="utf-8",
+    )
+    report = reopened.reconcile()
+    assert report.updated == 1 and report.added == 0
+    again = reopened.recall_by_id(turn.id).turn
+    assert again is not None and again.access_count == 2 and "keepalive 25" in again.text
+    assert reopened.count() == 1
+
+
+def test_reconcile_indexes_turns_missing_from_the_index_without_duplicates(tmp_path: Path) -> None:
+    kernel = open_kernel(tmp_path)
+    session = kernel.new_session(NOW)
+    written = [_say(kernel, session, f"message {i}", f"reply {i}", NOW + timedelta(minutes=i)) for i in range(3)]
+    kernel.close()
+    (tmp_path / "manifest.json").unlink()
+    kernel.store.delete([written[1].id])  # as if the index write had been lost
+    reopened = open_kernel(tmp_path)
+    report = reopened.reconcile()
+    assert (report.added, report.updated) == (1, 0)
+    assert reopened.count() == 3
+    assert reopened.reconcile().files_parsed == 0  # unchanged files are skipped
+    assert reopened.reconcile(full=True).added == 0
+    assert reopened.count() == 3
+
+
+def _run_writer(root: Path, count: int, tag: str, *extra: str) -> subprocess.Popen[bytes]:
+    return subprocess.Popen(
+        [sys.executable, "-m", "tests.memory.writer_process", str(root), str(count), tag, *extra],
+        cwd=ROOT,
+    )
+
+
+def test_two_processes_writing_at_once_lose_and_duplicate_nothing(tmp_path: Path) -> None:
+    open_kernel(tmp_path).close()  # create the table first
+    writers = [_run_writer(tmp_path, 15, tag) for tag in ("a", "b")]
+    assert [w.wait(timeout=180) for w in writers] == [0, 0]
+    kernel = open_kernel(tmp_path)
+    assert kernel.count() == 30
+    for tag in ("a", "b"):
+        turns = kernel.session_turns(f"proc-{tag}")
+        assert [t.turn_index for t in turns] == list(range(15))
+        assert [t.prev_id for t in turns[1:]] == [t.id for t in turns[:-1]]
+    assert kernel.reconcile(full=True).added == 0
+
+
+def test_a_process_killed_between_transcript_and_index_loses_no_turn(tmp_path: Path) -> None:
+    open_kernel(tmp_path).close()
+    writer = _run_writer(tmp_path, 1, "k", "--die-before-index")
+    assert writer.wait(timeout=120) == -9
+    kernel = open_kernel(tmp_path)
+    assert kernel.count() == 0
+    report = kernel.reconcile()
+    assert report.added == 1
+    turns = kernel.session_turns("proc-k")
+    assert len(turns) == 1 and turns[0].messages[0].text == "k message 0 记忆"
+
+
+def test_a_model_with_another_dimension_is_refused_until_reindex(tmp_path: Path) -> None:
+    kernel = open_kernel(tmp_path)
+    session = kernel.new_session(NOW)
+    turn = _say(kernel, session, "remember this", "ok", NOW)
+    kernel.search("remember", now=NOW)
+    kernel.close()
+    with pytest.raises(KernelError, match="huichat reindex"):
+        open_kernel(tmp_path, HashEmbedder(32))
+    from memory.store import TurnStore
+
+    bigger = HashEmbedder(32)
+    store = TurnStore(str(tmp_path / "index.lancedb"), bigger.dim, bigger.name, for_rebuild=True)
+    rebuilt = MemoryKernel(
+        store,
+        bigger,
+        tmp_path / "sessions",
+        kernel.config,
+        ZONE,
+        manifest_path=tmp_path / "manifest.json",
+    )
+    report = rebuilt.reindex()
+    assert report.added == 1
+    reopened = open_kernel(tmp_path, HashEmbedder(32))
+    found = reopened.recall_by_id(turn.id).turn
+    assert found is not None and found.access_count == 1
+
+
+def test_progressive_scan_walks_back_week_by_week(kernel: MemoryKernel) -> None:
+    session = kernel.new_session(NOW - timedelta(weeks=6))
+    for week in range(6, 0, -1):
+        topic = "Kubernetes ingress certificate renewal" if week == 3 else f"weekly chat about gardening {week}"
+        _say(kernel, session, topic, "noted", NOW - timedelta(weeks=week))
+    kernel.maintain(force=True)
+    seen: list[tuple[str, int]] = []
+    results = kernel.retriever.search_with_progress(
+        "前段时间 Kubernetes ingress certificate",
+        lambda week, found: seen.append((week, len(found))),
+        now=NOW,
+    )
+    assert results.time_range is not None and results.time_range.fuzzy
+    assert results.hits and "Kubernetes" in results.hits[0].turn.text
+    assert len(seen) == len(results.rounds) >= 2
+    assert seen[0][0] > seen[-1][0]  # most recent week first
+    via_search = kernel.search("前段时间 Kubernetes ingress certificate", now=NOW)
+    assert via_search.rounds and via_search.hits[0].turn.id == results.hits[0].turn.id
+
+
+def test_maintenance_builds_the_indexes(kernel: MemoryKernel, conversation) -> None:  # type: ignore[no-untyped-def]
+    kinds = {i.index_type for i in kernel.store._table.list_indices()}
+    assert "FTS" in kinds and "BTree" in kinds

@@ -1,0 +1,132 @@
+"""Configuration: defaults documented in configs/default.yaml, bad config stops with exit 2."""
+
+from __future__ import annotations
+
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import yaml
+
+from app.__main__ import main
+from app.config import AppConfig, ConfigError, load_config
+
+ROOT = Path(__file__).resolve().parents[1]
+DEFAULT_YAML = ROOT / "configs" / "default.yaml"
+
+
+def test_default_yaml_equals_the_code_defaults() -> None:
+    documented = yaml.safe_load(DEFAULT_YAML.read_text(encoding="utf-8"))
+    assert documented == AppConfig().model_dump(mode="json")
+
+
+def test_every_key_in_default_yaml_has_a_comment_above_it() -> None:
+    lines = DEFAULT_YAML.read_text(encoding="utf-8").splitlines()
+    for number, line in enumerate(lines):
+        match = re.match(r"^(\s+)([a-z_]+):", line)
+        if not match:
+            continue
+        above = lines[number - 1].strip()
+        assert above.startswith("#"), f"line {number + 1} ({match.group(2)}) has no comment above it"
+
+
+def test_seed_sections_and_keys_exist() -> None:
+    data = AppConfig().model_dump()
+    assert {"model_path", "dimension", "device", "batch_size"} <= set(data["embedding"])
+    assert {"db_path", "cache_dir", "cache_ttl_hours"} <= set(data["storage"])
+    assert {"base_dir", "compression", "level"} <= set(data["archive"])
+    assert {"default_top_k", "enable_progressive_scan", "max_scan_weeks"} <= set(data["retriever"])
+    assert {"providers", "ui"} <= set(data)
+
+
+def test_user_config_is_merged_over_defaults(tmp_path: Path) -> None:
+    user = tmp_path / "config.yaml"
+    user.write_text(
+        "retriever:\n  default_top_k: 9\nproviders:\n  named:\n    local: {model: openai/x, api_base: 'http://127.0.0.1:1/v1'}\n",
+        encoding="utf-8",
+    )
+    loaded = load_config(user, env={"HOME": str(tmp_path)})
+    assert loaded.config.retriever.default_top_k == 9
+    assert loaded.config.retriever.max_scan_weeks == 16  # untouched default
+    assert loaded.config.providers.default_name() == "local"
+    assert loaded.files == (user,)
+    assert loaded.paths.data_dir == tmp_path / ".local/share/huichat"
+
+
+def test_xdg_config_file_is_picked_up(tmp_path: Path) -> None:
+    config_dir = tmp_path / "xdg" / "huichat"
+    config_dir.mkdir(parents=True)
+    (config_dir / "config.yaml").write_text("ui:\n  theme: nord\n", encoding="utf-8")
+    loaded = load_config(None, env={"HOME": str(tmp_path), "XDG_CONFIG_HOME": str(tmp_path / "xdg")})
+    assert loaded.config.ui.theme == "nord"
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        (
+            "retriever:\n  default_topk: 3\n",
+            r"unknown key 'retriever\.default_topk' — did you mean 'default_top_k'\?",
+        ),
+        (
+            "retriever:\n  default_top_k: many\n",
+            r"'retriever\.default_top_k': Input should be a valid integer",
+        ),
+        ("embedding: [1, 2\n", r"not valid YAML at line \d+, column \d+"),
+        ("- just\n- a list\n", r"top level must be a mapping"),
+        ("colour: blue\n", r"unknown key 'colour'"),
+        ("providers:\n  default: nope\n", r"default provider 'nope' is not defined"),
+        (
+            "providers:\n  named:\n    a: {model: openai/x, fallbacks: [b]}\n",
+            r"provider 'a' falls back to unknown provider 'b'",
+        ),
+    ],
+)
+def test_bad_config_names_file_key_and_reason(tmp_path: Path, text: str, expected: str) -> None:
+    bad = tmp_path / "bad.yaml"
+    bad.write_text(text, encoding="utf-8")
+    with pytest.raises(ConfigError) as caught:
+        load_config(bad, env={"HOME": str(tmp_path)})
+    assert str(bad) in str(caught.value)
+    assert re.search(expected, str(caught.value)), str(caught.value)
+
+
+def test_missing_explicit_config_file_is_an_error(tmp_path: Path) -> None:
+    with pytest.raises(ConfigError, match="config file not found"):
+        load_config(tmp_path / "absent.yaml", env={"HOME": str(tmp_path)})
+
+
+def test_cli_exits_2_on_bad_config_without_traceback(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    bad = tmp_path / "bad.yaml"
+    bad.write_text("retriever:\n  max_scan_wekes: 3\n", encoding="utf-8")
+    assert main(["--config", str(bad), "doctor"]) == 2
+    err = capsys.readouterr().err
+    assert "max_scan_wekes" in err and str(bad) in err
+    assert "Traceback" not in err
+
+
+def test_installed_command_exits_2_before_any_ui(tmp_path: Path) -> None:
+    bad = tmp_path / "bad.yaml"
+    bad.write_text("ui:\n  thme: dark\n", encoding="utf-8")
+    done = subprocess.run(
+        [sys.executable, "-m", "app", "--config", str(bad)],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        env={"HOME": str(tmp_path), "PATH": "/usr/bin:/bin"},
+    )
+    assert done.returncode == 2
+    assert "unknown key 'ui.thme'" in done.stderr
+    assert "Traceback" not in done.stderr
+    assert done.stdout == ""
+
+
+def test_version_and_help() -> None:
+    done = subprocess.run([sys.executable, "-m", "app", "--version"], capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0 and done.stdout.startswith("huichat ")
+    done = subprocess.run([sys.executable, "-m", "app", "--help"], capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0
+    for command in ("doctor", "recall", "show", "reindex", "bench"):
+        assert command in done.stdout

@@ -1,0 +1,47 @@
+"""The import direction: memory and providers never load each other, textual or the wrong vendor."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+import pytest
+
+
+def _loaded_after(statement: str) -> set[str]:
+    code = f"import sys, json\n{statement}\nprint(json.dumps(sorted(m.split('.')[0] for m in sys.modules)))"
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120, check=True)
+    return set(json.loads(done.stdout.strip().splitlines()[-1]))
+
+
+@pytest.mark.parametrize(
+    "statement",
+    [
+        "import memory",
+        "import memory.kernel, memory.store, memory.retrieval, memory.embedding, memory.timeparse",
+    ],
+)
+def test_memory_loads_neither_textual_nor_litellm(statement: str) -> None:
+    loaded = _loaded_after(statement)
+    assert "textual" not in loaded
+    assert "litellm" not in loaded
+    assert "providers" not in loaded and "app" not in loaded
+
+
+@pytest.mark.parametrize("statement", ["import providers", "import providers.llm, providers.toolcalls"])
+def test_providers_load_neither_textual_nor_lancedb(statement: str) -> None:
+    loaded = _loaded_after(statement)
+    assert "textual" not in loaded
+    assert "lancedb" not in loaded
+    assert "memory" not in loaded and "app" not in loaded
+
+
+def test_session_module_does_not_import_textual() -> None:
+    assert "textual" not in _loaded_after("import app.session")
+
+
+def test_cli_entry_does_not_load_heavy_libraries() -> None:
+    loaded = _loaded_after("import app.__main__, app.config")
+    for heavy in ("torch", "lancedb", "litellm", "sentence_transformers", "textual"):
+        assert heavy not in loaded, heavy

@@ -304,8 +304,9 @@ def _provider_checks(loaded: LoadedConfig, ping: bool) -> list[Check]:
                 f"none configured: add providers.named.<name>.model (and api_key_env) to {loaded.paths.config_file}",
             )
         ]
+    from providers.config import key_problem
     from providers.errors import ProviderError
-    from providers.llm import LLMClient, key_problem
+    from providers.llm import LLMClient
 
     client = LLMClient(providers) if ping else None
     checks = []

@@ -115,7 +115,9 @@ def _describe(error: Any, raw: dict[str, Any]) -> str:
     if error["type"] == "extra_forbidden":
         parent: Any = AppConfig
         for part in loc[:-1]:
-            field = parent.model_fields.get(part) if isinstance(parent, type) and issubclass(parent, BaseModel) else None
+            field = (
+                parent.model_fields.get(part) if isinstance(parent, type) and issubclass(parent, BaseModel) else None
+            )
             parent = field.annotation if field is not None else None
         hint = ""
         if isinstance(parent, type) and issubclass(parent, BaseModel):

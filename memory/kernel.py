@@ -107,6 +107,7 @@ class MemoryKernel:
         *,
         manifest_path: Path | None = None,
         weights: FusionWeights | None = None,
+        id_source: Callable[[], str] | None = None,
     ) -> None:
         self.store = store
         self.embedder = embedder
@@ -123,6 +124,7 @@ class MemoryKernel:
         self._pending_access: dict[str, int] = {}
         self._writes_since_maintenance = 0
         self._lock_file: IO[str] | None = None
+        self._id_source = id_source
 
     # ------------------------------------------------------------- lifecycle
 
@@ -160,7 +162,9 @@ class MemoryKernel:
     def _fresh_id(self, reserved: set[str]) -> str:
         taken = self._taken()
         while True:
-            candidate = new_turn_id(taken | reserved)
+            candidate = self._id_source() if self._id_source else new_turn_id(taken | reserved)
+            if candidate in taken or candidate in reserved:
+                continue
             if not self.store.get([candidate]):
                 return candidate
             taken.add(candidate)
@@ -168,7 +172,9 @@ class MemoryKernel:
     def new_session(self, now: datetime, session_id: str | None = None) -> SessionHandle:
         """A handle for a new session started at ``now`` (nothing is written yet)."""
         local = now.astimezone(self.zone)
-        sid = session_id or new_session_id(local)
+        sid = session_id or (
+            local.strftime("%Y%m%d-%H%M%S-") + self._id_source()[:4] if self._id_source else new_session_id(local)
+        )
         return SessionHandle(sid, session_relpath(sid, local))
 
     def resume_session(self, session_id: str) -> SessionHandle:

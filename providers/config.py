@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Self
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
@@ -60,3 +61,10 @@ class ProvidersConfig(BaseModel):
         if self.default:
             return self.default
         return next(iter(self.named), None)
+
+
+def key_problem(name: str, provider: ProviderConfig, env: Mapping[str, str]) -> str:
+    """Why this provider cannot be used as configured (an unset key variable), or ''."""
+    if provider.api_key_env and not env.get(provider.api_key_env):
+        return f"provider '{name}' needs its API key in ${provider.api_key_env}, which is not set"
+    return ""

@@ -19,7 +19,7 @@ from typing import Any
 
 import litellm
 
-from providers.config import ProviderConfig, ProvidersConfig
+from providers.config import ProviderConfig, ProvidersConfig, key_problem
 from providers.errors import ProviderError
 from providers.events import ProviderEvent, ReplyDone, TextDelta, ToolCallRequest
 from providers.toolcalls import ToolCallAssembler
@@ -33,13 +33,6 @@ for _name in ("LiteLLM", "LiteLLM Router", "LiteLLM Proxy", "litellm", "httpx"):
     logging.getLogger(_name).setLevel(logging.CRITICAL)
 
 _PLACEHOLDER_KEY = "sk-no-key-needed"
-
-
-def key_problem(name: str, provider: ProviderConfig, env: Mapping[str, str]) -> str:
-    """Why this provider cannot be used as configured (an unset key variable), or ''."""
-    if provider.api_key_env and not env.get(provider.api_key_env):
-        return f"provider '{name}' needs its API key in ${provider.api_key_env}, which is not set"
-    return ""
 
 
 def _params(provider: ProviderConfig, env: Mapping[str, str]) -> dict[str, Any]:

@@ -1,0 +1,79 @@
+"""Shared pieces of the benchmarks: a throw-away kernel, timing, tables, JSON output."""
+
+from __future__ import annotations
+
+import json
+import platform
+import statistics
+import tempfile
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from datetime import tzinfo
+from pathlib import Path
+from typing import Any
+
+from app.config import LoadedConfig
+from memory.config import EmbeddingConfig
+from memory.embedding import Embedder, load_embedder
+from memory.kernel import MemoryKernel
+from memory.store import TurnStore
+
+
+def machine() -> dict[str, Any]:
+    """Cores and CPU model, for the record."""
+    import os
+
+    cpu = platform.processor() or platform.machine()
+    try:
+        for line in Path("/proc/cpuinfo").read_text(encoding="utf-8").splitlines():
+            if line.startswith("model name"):
+                cpu = line.split(":", 1)[1].strip()
+                break
+    except OSError:
+        pass
+    return {"cores": os.cpu_count(), "cpu": cpu, "python": platform.python_version()}
+
+
+def bench_embedder(loaded: LoadedConfig, choice: str | None) -> Embedder:
+    """The configured embedder, or the hash embedder when ``choice`` is 'hash'."""
+    config = loaded.config.embedding
+    if choice:
+        config = EmbeddingConfig(**{**config.model_dump(), "model_path": choice})
+    return load_embedder(config, loaded.paths.models_dir, loaded.paths.cache_dir)
+
+
+@contextmanager
+def scratch_kernel(
+    loaded: LoadedConfig, embedder: Embedder, zone: tzinfo, root: Path | None = None
+) -> Iterator[MemoryKernel]:
+    """A fresh kernel (index + transcripts) in a temporary folder."""
+    with tempfile.TemporaryDirectory(prefix="huichat-bench-") as scratch:
+        base = root or Path(scratch)
+        store = TurnStore(str(base / "index.lancedb"), embedder.dim, embedder.name)
+        kernel = MemoryKernel(store, embedder, base / "sessions", loaded.config.retriever, zone)
+        try:
+            yield kernel
+        finally:
+            kernel.close()
+
+
+def percentile(values: Sequence[float], fraction: float) -> float:
+    """The ``fraction`` quantile (nearest rank) of ``values``."""
+    if not values:
+        return 0.0
+    ordered = sorted(values)
+    index = min(len(ordered) - 1, max(0, round(fraction * (len(ordered) - 1))))
+    return ordered[index]
+
+
+def median(values: Sequence[float]) -> float:
+    """The median, 0 for nothing."""
+    return statistics.median(values) if values else 0.0
+
+
+def write_json(path: Path | None, payload: dict[str, Any]) -> None:
+    """Write ``payload`` as JSON when a path was given."""
+    if path is None:
+        return
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(payload, ensure_ascii=False, indent=2), encoding="utf-8")

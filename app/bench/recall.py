@@ -1,0 +1,197 @@
+"""``huichat bench recall``: how often search finds the gold turns of real long conversations.
+
+The data format is ``shared/bench/FORMAT.md``. Every utterance goes through the kernel's
+normal write path as a one-message turn (speaker, session and time kept); every question
+goes through the normal search, as a user's query, with its "now". The fused search runs
+beside two baselines — full text only and vector only — on the same store.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import time
+from collections import defaultdict
+from dataclasses import dataclass, field
+from datetime import datetime, timedelta, tzinfo
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from rich.console import Console
+from rich.progress import Progress
+from rich.table import Table
+
+from app.bench.common import bench_embedder, machine, percentile, scratch_kernel, write_json
+from app.config import LoadedConfig
+from memory.kernel import MemoryKernel, TurnDraft
+from memory.retrieval import Mode
+from memory.turns import Message
+
+if TYPE_CHECKING:
+    from app.__main__ import Zone
+
+
+@dataclass
+class Score:
+    """Running sums of the recall metrics for one mode and one group of questions."""
+
+    questions: int = 0
+    recall: dict[int, float] = field(default_factory=lambda: defaultdict(float))
+    any_hit: dict[int, int] = field(default_factory=lambda: defaultdict(int))
+    all_hit: dict[int, int] = field(default_factory=lambda: defaultdict(int))
+    reciprocal: float = 0.0
+
+    def add(self, ranked: list[str], gold: set[str], cutoffs: list[int]) -> None:
+        self.questions += 1
+        for k in cutoffs:
+            found = gold & set(ranked[:k])
+            self.recall[k] += len(found) / len(gold)
+            self.any_hit[k] += bool(found)
+            self.all_hit[k] += found == gold
+        first = next((i for i, turn in enumerate(ranked) if turn in gold), None)
+        self.reciprocal += 0.0 if first is None else 1.0 / (first + 1)
+
+    def summary(self, cutoffs: list[int]) -> dict[str, float]:
+        n = max(self.questions, 1)
+        out: dict[str, float] = {"questions": self.questions, "mrr": round(self.reciprocal / n, 4)}
+        for k in cutoffs:
+            out[f"recall@{k}"] = round(self.recall[k] / n, 4)
+            out[f"any@{k}"] = round(self.any_hit[k] / n, 4)
+            out[f"all@{k}"] = round(self.all_hit[k] / n, 4)
+        return out
+
+
+def _read_jsonl(path: Path) -> list[dict[str, Any]]:
+    with path.open(encoding="utf-8") as handle:
+        return [json.loads(line) for line in handle if line.strip()]
+
+
+def _moment(text: str, zone: tzinfo) -> datetime:
+    moment = datetime.fromisoformat(text)
+    return moment if moment.tzinfo else moment.replace(tzinfo=zone)
+
+
+def ingest(kernel: MemoryKernel, utterances: list[dict[str, Any]], zone: tzinfo) -> dict[str, str]:
+    """Write one conversation through the normal path; returns our turn id → dataset turn id."""
+    by_session: dict[str, list[dict[str, Any]]] = defaultdict(list)
+    for row in utterances:
+        by_session[row["session_id"]].append(row)
+    sessions = sorted(by_session.values(), key=lambda rows: _moment(rows[0]["session_datetime"], zone))
+    mapping: dict[str, str] = {}
+    for rows in sessions:
+        rows.sort(key=lambda r: r["turn_index"])
+        started = _moment(rows[0]["session_datetime"], zone)
+        handle = kernel.new_session(started, session_id=f"{rows[0]['conversation_id']}-{rows[0]['session_id']}")
+        drafts = [
+            TurnDraft(
+                (Message("user", row["text"], row["speaker"]),),
+                _moment(row["turn_datetime"], zone)
+                if row.get("turn_datetime")
+                else started + timedelta(seconds=row["turn_index"]),
+            )
+            for row in rows
+        ]
+        for turn, row in zip(kernel.append_turns(handle, drafts), rows, strict=True):
+            mapping[turn.id] = row["turn_id"]
+    kernel.maintain(force=True)
+    return mapping
+
+
+def run_recall_bench(args: argparse.Namespace, loaded: LoadedConfig, zone: Zone) -> int:
+    """Ingest, ask, score; print tables and optionally write JSON."""
+    console = Console()
+    data: Path = args.data
+    conversations = _read_jsonl(data / "conversations.jsonl")
+    questions = [q for q in _read_jsonl(data / "questions.jsonl") if q.get("evidence_turn_ids")]
+    by_conversation: dict[str, list[dict[str, Any]]] = defaultdict(list)
+    for row in conversations:
+        by_conversation[row["conversation_id"]].append(row)
+    conversation_ids = sorted(by_conversation)[: args.limit] if args.limit else sorted(by_conversation)
+    modes: list[Mode] = [m for m in args.modes.split(",") if m in ("hybrid", "text", "vector")]  # type: ignore[misc]
+    cutoffs = sorted(set(args.top_k))
+    depth = max(cutoffs)
+    embedder = bench_embedder(loaded, args.embedder)
+    scores: dict[str, dict[str, Score]] = {m: defaultdict(Score) for m in modes}
+    latencies: dict[str, list[float]] = {m: [] for m in modes}
+    ingest_seconds = 0.0
+    ingested = 0
+    with Progress(console=console, transient=True) as progress:
+        task = progress.add_task("ingesting", total=sum(len(by_conversation[c]) for c in conversation_ids))
+        for conversation_id in conversation_ids:
+            rows = by_conversation[conversation_id]
+            with scratch_kernel(loaded, embedder, zone.tz) as kernel:
+                started = time.perf_counter()
+                mapping = ingest(kernel, rows, zone.tz)
+                ingest_seconds += time.perf_counter() - started
+                ingested += len(rows)
+                progress.update(task, advance=len(rows))
+                latest = max(_moment(r["session_datetime"], zone.tz) for r in rows)
+                asked = [q for q in questions if q["conversation_id"] == conversation_id]
+                ask = progress.add_task(f"asking {conversation_id}", total=len(asked) * len(modes))
+                for question in asked:
+                    now = (
+                        _moment(question["question_datetime"], zone.tz) if question.get("question_datetime") else latest
+                    )
+                    gold = set(question["evidence_turn_ids"])
+                    for mode in modes:
+                        began = time.perf_counter()
+                        results = kernel.search(question["question"], depth, now=now, mode=mode, record_access=False)
+                        latencies[mode].append(time.perf_counter() - began)
+                        ranked = [mapping.get(h.turn.id, "") for h in results.hits]
+                        scores[mode]["overall"].add(ranked, gold, cutoffs)
+                        scores[mode][question["category"]].add(ranked, gold, cutoffs)
+                        progress.advance(ask)
+                progress.remove_task(ask)
+    report = {
+        "data": str(data),
+        "embedder": embedder.name,
+        "conversations": len(conversation_ids),
+        "turns": ingested,
+        "questions": scores[modes[0]]["overall"].questions if modes else 0,
+        "ingest_turns_per_s": round(ingested / ingest_seconds, 1) if ingest_seconds else 0.0,
+        "search_ms": {
+            m: {
+                "p50": round(percentile(latencies[m], 0.5) * 1000, 1),
+                "p95": round(percentile(latencies[m], 0.95) * 1000, 1),
+            }
+            for m in modes
+        },
+        "results": {m: {group: s.summary(cutoffs) for group, s in sorted(scores[m].items())} for m in modes},
+        "machine": machine(),
+    }
+    _print(console, report, modes, cutoffs)
+    write_json(args.json, report)
+    return 0
+
+
+def _print(console: Console, report: dict[str, Any], modes: list[str], cutoffs: list[int]) -> None:
+    table = Table(
+        title=f"recall · {report['data']} · {report['embedder']} · {report['turns']} turns, {report['questions']} questions"
+    )
+    table.add_column("group")
+    table.add_column("n", justify="right")
+    table.add_column("mode")
+    for k in cutoffs:
+        table.add_column(f"recall@{k}", justify="right")
+    table.add_column(f"any@{cutoffs[-1]}", justify="right")
+    table.add_column(f"all@{cutoffs[-1]}", justify="right")
+    table.add_column("mrr", justify="right")
+    groups = ["overall"] + sorted(g for g in report["results"][modes[0]] if g != "overall")
+    for group in groups:
+        for i, mode in enumerate(modes):
+            row = report["results"][mode].get(group)
+            if row is None:
+                continue
+            table.add_row(
+                group if i == 0 else "",
+                str(int(row["questions"])) if i == 0 else "",
+                mode,
+                *[f"{row[f'recall@{k}']:.3f}" for k in cutoffs],
+                f"{row[f'any@{cutoffs[-1]}']:.3f}",
+                f"{row[f'all@{cutoffs[-1]}']:.3f}",
+                f"{row['mrr']:.3f}",
+            )
+        table.add_section()
+    console.print(table)
+    latency = ", ".join(f"{m} p50 {v['p50']} ms / p95 {v['p95']} ms" for m, v in report["search_ms"].items())
+    console.print(f"ingest {report['ingest_turns_per_s']} turns/s · search {latency}")

@@ -1,0 +1,90 @@
+"""One turn in full, with its anchors; walk the linked list with single keys."""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+from datetime import tzinfo
+
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import Vertical, VerticalScroll
+from textual.reactive import reactive
+from textual.screen import ModalScreen
+from textual.widgets import Footer, Label, Markdown
+
+from memory.turns import Turn
+
+Fetch = Callable[[str], Awaitable[Turn | None]]
+
+
+def turn_markdown(turn: Turn) -> str:
+    """The turn's messages as Markdown, speakers in bold."""
+    parts = []
+    for message in turn.messages:
+        parts.append(f"**{message.who}**\n\n{message.text}")
+    return "\n\n---\n\n".join(parts)
+
+
+class TurnDetailScreen(ModalScreen[None]):
+    """Full text of a turn; ``p``/``n`` (or ←/→) walk prev/next, ``h`` returns to the hit."""
+
+    BINDINGS = [
+        Binding("p,left", "walk('prev')", "Prev turn"),
+        Binding("n,right", "walk('next')", "Next turn"),
+        Binding("h,home", "back_to_hit", "Back to hit"),
+        Binding("escape,q", "dismiss", "Close"),
+    ]
+
+    turn: reactive[Turn | None] = reactive(None)
+
+    def __init__(self, turn: Turn, hit_id: str, fetch: Fetch, zone: tzinfo) -> None:
+        super().__init__()
+        self._first = turn
+        self.hit_id = hit_id
+        self.fetch = fetch
+        self.zone = zone
+
+    def compose(self) -> ComposeResult:
+        with Vertical(id="detail"):
+            yield Label("", id="anchors")
+            yield Label("", id="where")
+            with VerticalScroll(id="detail-body"):
+                yield Markdown("", id="detail-text")
+            yield Footer()
+
+    def on_mount(self) -> None:
+        self.turn = self._first
+
+    def watch_turn(self, turn: Turn | None) -> None:
+        if turn is None or not self.is_mounted:
+            return
+        marker = "  (hit)" if turn.id == self.hit_id else ""
+        self.query_one("#anchors", Label).update(
+            f"[id:{turn.id} | prev: {turn.prev_id or 'none'} | next: {turn.next_id or 'none'}]{marker}"
+        )
+        local = turn.timestamp.astimezone(self.zone)
+        topic = f" | 话题: {turn.topic}" if turn.topic else ""
+        self.query_one("#where", Label).update(f"📁 {turn.session_file}{topic} | {local:%Y-%m-%d %a %H:%M:%S}")
+        self.query_one("#detail-text", Markdown).update(turn_markdown(turn))
+        self.set_class(turn.id == self.hit_id, "-hit")
+
+    async def action_walk(self, direction: str) -> None:
+        """Move to the previous or next turn of the session."""
+        current = self.turn
+        if current is None:
+            return
+        target = current.prev_id if direction == "prev" else current.next_id
+        if not target:
+            self.notify(f"This is the {'first' if direction == 'prev' else 'last'} turn of its session.", timeout=2)
+            return
+        found = await self.fetch(target)
+        if found is None:
+            self.notify(f"Turn {target} is not in memory.", severity="error")
+            return
+        self.turn = found
+
+    async def action_back_to_hit(self) -> None:
+        """Return to the turn that was recalled."""
+        found = await self.fetch(self.hit_id)
+        if found is not None:
+            self.turn = found

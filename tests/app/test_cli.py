@@ -1,0 +1,125 @@
+"""The commands without the TUI: recall, show, sessions, doctor, reindex — as real processes."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from datetime import timedelta
+from pathlib import Path
+
+import pytest
+
+from app.__main__ import build_kernel
+from app.config import load_config
+from memory.kernel import TurnDraft
+from memory.turns import Message
+from tests.conftest import NOW
+from tests.fakellm import FakeLLM
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def _config(tmp_path: Path, extra: str = "") -> Path:
+    path = tmp_path / "config.yaml"
+    path.write_text(
+        f"embedding:\n  model_path: hash\nstorage:\n  data_dir: {tmp_path / 'data'}\nretriever:\n  timezone: Asia/Shanghai\n{extra}",
+        encoding="utf-8",
+    )
+    return path
+
+
+def _huichat(config: Path, *args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "app", "--config", str(config), *args],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        cwd=ROOT,
+        env={"HOME": str(config.parent), "PATH": "/usr/bin:/bin", "HF_HUB_OFFLINE": "1", **(env or {})},
+    )
+
+
+@pytest.fixture
+def store(tmp_path: Path) -> tuple[Path, list[str]]:
+    config = _config(tmp_path)
+    kernel = build_kernel(load_config(config))
+    session = kernel.new_session(NOW - timedelta(days=7))
+    ids = [
+        kernel.append_turn(
+            session,
+            TurnDraft((Message("user", u), Message("assistant", a)), NOW - timedelta(days=7, minutes=-i), "部署"),
+        ).id
+        for i, (u, a) in enumerate(
+            [
+                ("本地模型部署用什么工具", "用 llama.cpp 部署"),
+                ("VPN keeps dropping at night", "Set WireGuard keepalive to 25"),
+            ]
+        )
+    ]
+    kernel.close()
+    return config, ids
+
+
+def test_recall_in_chinese_prints_the_seed_format(store: tuple[Path, list[str]]) -> None:
+    config, ids = store
+    done = _huichat(config, "recall", "上周三下午 模型部署", "--now", NOW.isoformat())
+    assert done.returncode == 0, done.stderr
+    assert "# time: 上周三下午 → 2026-11-18 Wed 12:00–18:00" in done.stdout
+    assert f"[id:{ids[0]} | prev: none | next: {ids[1]} | 相似度: " in done.stdout
+    assert "| 话题: 部署 | 2026-11-18 Wed 15:00:00" in done.stdout
+    assert "user: 本地模型部署用什么工具" in done.stdout
+
+
+def test_recall_in_english_as_json_with_neighbours(store: tuple[Path, list[str]]) -> None:
+    config, ids = store
+    done = _huichat(config, "recall", "WireGuard VPN", "--json", "--context", "1", "--top-k", "1")
+    assert done.returncode == 0, done.stderr
+    payload = json.loads(done.stdout)
+    assert [(r["id"], r["_context_role"]) for r in payload["results"]] == [(ids[0], "neighbor"), (ids[1], "hit")]
+    assert payload["results"][1]["messages"][0]["text"] == "VPN keeps dropping at night"
+
+
+def test_recall_with_a_broken_filter_is_one_line(store: tuple[Path, list[str]]) -> None:
+    config, _ = store
+    done = _huichat(config, "recall", "x", "--filter", "timestamp >= 'soon' OR 1=1")
+    assert done.returncode == 1
+    assert done.stderr.strip().startswith("huichat: error: --filter: not a date or time")
+    assert len(done.stderr.strip().splitlines()) == 1
+
+
+def test_show_and_sessions(store: tuple[Path, list[str]]) -> None:
+    config, ids = store
+    done = _huichat(config, "show", ids[1])
+    assert done.returncode == 0 and done.stdout.startswith(f"[id:{ids[1]} | prev: {ids[0]} | next: none")
+    missing = _huichat(config, "show", "zzzzzz")
+    assert missing.returncode == 1 and "no turn with id zzzzzz" in missing.stderr
+    listed = json.loads(_huichat(config, "sessions", "--json").stdout)
+    assert listed[0]["turns"] == 2 and listed[0]["first_message"] == "本地模型部署用什么工具"
+
+
+def test_reindex_rebuilds_from_transcripts(store: tuple[Path, list[str]]) -> None:
+    config, ids = store
+    done = _huichat(config, "reindex")
+    assert done.returncode == 0, done.stderr
+    assert "reindexed 2 turns from 1 transcripts" in done.stdout
+    assert _huichat(config, "show", ids[0]).returncode == 0
+
+
+def test_doctor_prints_its_table(tmp_path: Path) -> None:
+    with FakeLLM() as server:
+        config = _config(
+            tmp_path,
+            f"providers:\n  named:\n    local: {{model: openai/fake, api_base: '{server.base_url}'}}\n"
+            "    ds: {model: deepseek/deepseek-chat, api_key_env: HUICHAT_DOCTOR_KEY}\n",
+        )
+        done = _huichat(config, "doctor", "--ping")
+    assert "huichat doctor" in done.stdout
+    for row in ("config", "data dir", "embedding model", "memory index", "provider local (default)", "provider ds"):
+        assert row in done.stdout, row
+    assert "hash-64" in done.stdout and "0 turns" in done.stdout
+    assert "ping: 'ok'" in done.stdout
+    assert "HUICHAT_DOCTOR_KEY" in done.stdout
+    assert done.returncode == 1  # the unset key is a failed check
+    ok = _huichat(config, "doctor", env={"HUICHAT_DOCTOR_KEY": "x"})
+    assert ok.returncode == 0, ok.stdout

@@ -1,0 +1,204 @@
+"""The real app driven by Pilot: chat, memory panel, walking turns, search, sessions, palette."""
+
+from __future__ import annotations
+
+import threading
+from pathlib import Path
+
+from app.screens.search import SearchScreen
+from app.screens.turn_detail import TurnDetailScreen
+from app.widgets.chat_message import ChatMessage
+from app.widgets.memory_panel import MemoryPanel
+from tests.app.tui_helpers import (
+    build_app,
+    deterministic_kernel,
+    fake_providers,
+    loaded_config,
+    memory_model,
+    ready,
+    seed_memory,
+    wait_until,
+)
+from tests.fakellm import FakeLLM, Reply
+
+
+def _idle(app) -> bool:  # type: ignore[no-untyped-def]
+    return not app.chat_screen._replying
+
+
+async def test_a_reply_streams_its_recall_fills_the_panel_and_turns_can_be_walked(
+    tmp_path: Path, fake_llm: FakeLLM
+) -> None:
+    kernel = deterministic_kernel(tmp_path)
+    ids = seed_memory(kernel)
+    fake_llm.responder = memory_model
+    app = build_app(tmp_path, loaded_config(fake_providers(fake_llm)), kernel=kernel)
+    async with app.run_test(size=(140, 40)) as pilot:
+        await ready(pilot)
+        await pilot.press(*"上周三我们用什么部署的？")
+        await pilot.press("enter")
+        await wait_until(pilot, lambda: _idle(app) and len(app.chat_screen.query(ChatMessage)) == 2)
+        answer = app.chat_screen.query(ChatMessage).last()
+        assert (
+            answer.text == f"上周三我们聊过：用 **llama.cpp** 部署（见 {ids[0]}）。"
+        )  # the first block shown: a neighbour
+        assert len(answer.chunks) > 5  # it arrived in pieces
+        assert "recall_memory" in str(answer.query_one(".note").render())
+        panel = app.chat_screen.query_one(MemoryPanel)
+        assert panel.display and app.chat_screen.panel_open
+        assert [(h.turn.id, h.role) for h in panel.hits] == [
+            (ids[0], "neighbor"),
+            (ids[1], "hit"),
+            (ids[2], "neighbor"),
+        ]
+        # keyboard: focus the list, pick the hit, walk the linked list
+        await pilot.press("f2", "f2")  # hide, then show and focus the list
+        await pilot.press("down", "enter")
+        await wait_until(pilot, lambda: isinstance(app.screen, TurnDetailScreen))
+        detail = app.screen
+        assert detail.turn is not None and detail.turn.id == ids[1]
+        await pilot.press("p")
+        await wait_until(pilot, lambda: detail.turn is not None and detail.turn.id == ids[0])
+        assert "我们讨论一下本地模型部署的问题" in detail.turn.text
+        await pilot.press("p")  # the first turn: stays, says so
+        await pilot.pause()
+        assert detail.turn.id == ids[0]
+        await pilot.press("n", "n")
+        await wait_until(pilot, lambda: detail.turn is not None and detail.turn.id == ids[2])
+        await pilot.press("h")
+        await wait_until(pilot, lambda: detail.turn is not None and detail.turn.id == ids[1])
+        await pilot.press("escape")
+        await wait_until(pilot, lambda: not isinstance(app.screen, TurnDetailScreen))
+    stored = kernel.session_turns(kernel.sessions()[0].session_id)
+    assert stored[-1].recalled_ids == (ids[1],)
+
+
+async def test_switching_provider_in_the_palette_changes_the_next_requests_model(
+    tmp_path: Path, fake_llm: FakeLLM
+) -> None:
+    with FakeLLM() as backup:
+        app = build_app(tmp_path, loaded_config(fake_providers(fake_llm, backup)))
+        async with app.run_test(size=(120, 36)) as pilot:
+            await ready(pilot)
+            await pilot.press(*"hello")
+            await pilot.press("enter")
+            await wait_until(pilot, lambda: _idle(app) and len(app.chat_screen.query(ChatMessage)) == 2)
+            await pilot.press("ctrl+p")
+            await pilot.pause(0.3)
+            await pilot.press(*"use backup")
+            await pilot.pause(0.5)
+            await pilot.press("enter")
+            await wait_until(pilot, lambda: app.provider_name == "backup")
+            assert "backup" in app.sub_title
+            await pilot.press(*"again")
+            await pilot.press("enter")
+            await wait_until(pilot, lambda: _idle(app) and len(app.chat_screen.query(ChatMessage)) == 4)
+        assert fake_llm.requests[0]["model"] == "model-local"
+        assert backup.requests[0]["model"] == "model-backup"
+        assert len(fake_llm.requests) == 1
+
+
+async def test_search_screen_understands_a_time_phrase(tmp_path: Path) -> None:
+    kernel = deterministic_kernel(tmp_path)
+    ids = seed_memory(kernel)
+    app = build_app(tmp_path, loaded_config(), kernel=kernel)  # no provider: search still works
+    async with app.run_test(size=(140, 40)) as pilot:
+        await ready(pilot)
+        await pilot.press("ctrl+f")
+        await wait_until(pilot, lambda: isinstance(app.screen, SearchScreen))
+        await pilot.press(*"上周三下午 显存")
+        await pilot.press("enter")
+        panel = app.screen.query_one(MemoryPanel)
+        await wait_until(pilot, lambda: bool(panel.hits))
+        scope = str(panel.query_one(".scope").render())
+        assert "上周三下午 → 2026-11-18 Wed 12:00–18:00" in scope
+        assert panel.hits[0].turn.id == ids[1] and panel.hits[0].role == "hit"
+        assert {h.turn.id for h in panel.hits} <= set(ids)  # nothing from outside the time range
+        await pilot.press("enter")  # the highlighted first row opens
+        await wait_until(pilot, lambda: isinstance(app.screen, TurnDetailScreen))
+        assert app.screen.turn.id == ids[1]
+        await pilot.press("n")
+        await wait_until(pilot, lambda: app.screen.turn is not None and app.screen.turn.id == ids[2])
+
+
+async def test_without_a_provider_the_chat_explains_what_to_set(tmp_path: Path) -> None:
+    app = build_app(tmp_path, loaded_config())
+    async with app.run_test(size=(120, 36)) as pilot:
+        await ready(pilot)
+        notice = app.chat_screen.query(ChatMessage).first()
+        assert "No LLM provider is configured" in notice.text
+        assert "/home/you/.config/huichat/config.yaml" in notice.text
+        await pilot.press(*"hello")
+        await pilot.press("enter")
+        await pilot.pause()
+        assert app.chat_screen.query_one("#prompt").text == "hello"  # nothing typed is lost
+
+
+async def test_a_missing_key_is_named(tmp_path: Path) -> None:
+    providers = {"ds": {"model": "deepseek/deepseek-chat", "api_key_env": "HUICHAT_TUI_TEST_KEY"}}
+    app = build_app(tmp_path, loaded_config(providers))
+    async with app.run_test(size=(120, 36)) as pilot:
+        await ready(pilot)
+        assert "$HUICHAT_TUI_TEST_KEY" in app.chat_screen.query(ChatMessage).first().text
+
+
+async def test_a_message_sent_before_memory_is_ready_waits_and_is_answered(tmp_path: Path, fake_llm: FakeLLM) -> None:
+    gate = threading.Event()
+    kernel = deterministic_kernel(tmp_path)
+
+    def slow_kernel():  # type: ignore[no-untyped-def]
+        gate.wait(10)
+        return kernel
+
+    fake_llm.push(Reply(text="终于好了"))
+    app = build_app(tmp_path, loaded_config(fake_providers(fake_llm)), kernel_factory=slow_kernel)
+    async with app.run_test(size=(120, 36)) as pilot:
+        await pilot.press(*"先发一条")
+        await pilot.press("enter")
+        await pilot.pause(0.2)
+        first = app.chat_screen.query(ChatMessage).first()
+        assert first.text == "先发一条" and first.has_class("-waiting")
+        gate.set()
+        await wait_until(pilot, lambda: _idle(app) and len(app.chat_screen.query(ChatMessage)) == 2)
+        assert app.chat_screen.query(ChatMessage).last().text == "终于好了"
+    assert kernel.count() == 1
+
+
+async def test_a_provider_error_is_notified_and_the_turn_can_be_retried(tmp_path: Path, fake_llm: FakeLLM) -> None:
+    fake_llm.push(Reply(status=401, error_message="bad key"), Reply(text="second try works"))
+    kernel = deterministic_kernel(tmp_path)
+    app = build_app(tmp_path, loaded_config(fake_providers(fake_llm)), kernel=kernel)
+    async with app.run_test(size=(120, 36)) as pilot:
+        await ready(pilot)
+        await pilot.press(*"记住我")
+        await pilot.press("enter")
+        await wait_until(pilot, lambda: _idle(app) and len(app.chat_screen.query(ChatMessage)) == 2)
+        failed = app.chat_screen.query(ChatMessage).last()
+        assert failed.has_class("-failed")
+        assert any("authentication failed" in str(n.message) for n in app._notifications)
+        await pilot.press("ctrl+r")
+        await wait_until(pilot, lambda: _idle(app) and len(app.chat_screen.query(ChatMessage)) == 4)
+        assert app.chat_screen.query(ChatMessage).last().text == "second try works"
+    turns = kernel.session_turns(kernel.sessions()[0].session_id)
+    assert [t.status for t in turns] == ["failed", "ok"]
+
+
+async def test_new_session_and_reopening_a_past_one(tmp_path: Path, fake_llm: FakeLLM) -> None:
+    kernel = deterministic_kernel(tmp_path)
+    ids = seed_memory(kernel)
+    fake_llm.push(Reply(text="继续聊"))
+    app = build_app(tmp_path, loaded_config(fake_providers(fake_llm)), kernel=kernel)
+    async with app.run_test(size=(120, 36)) as pilot:
+        await ready(pilot)
+        await pilot.press("ctrl+o")
+        await pilot.pause(0.5)
+        await pilot.press("enter")  # the most recent session: last Wednesday's
+        await wait_until(pilot, lambda: len(app.chat_screen.query(ChatMessage)) == 6)
+        assert app.chat_screen.query(ChatMessage).first().text == "我们讨论一下本地模型部署的问题"
+        await pilot.press(*"还有别的吗")
+        await pilot.press("enter")
+        await wait_until(pilot, lambda: _idle(app) and len(app.chat_screen.query(ChatMessage)) == 8)
+        await pilot.press("ctrl+n")
+        await wait_until(pilot, lambda: len(app.chat_screen.query(ChatMessage)) == 0)
+    turns = kernel.session_turns(kernel.recall_by_id(ids[0]).turn.session_id)  # type: ignore[union-attr]
+    assert len(turns) == 4 and turns[-1].prev_id == ids[2]

@@ -1,0 +1,143 @@
+"""Building the real app for Pilot and snapshot tests: hash-embedder kernel, fake LLM, fixed clock."""
+
+from __future__ import annotations
+
+import itertools
+import re
+from collections.abc import Callable
+from datetime import datetime, timedelta
+from pathlib import Path
+from typing import Any
+
+from app.__main__ import Zone
+from app.config import AppConfig, LoadedConfig, resolve_paths
+from app.tui import HuichatApp
+from memory.config import RetrieverConfig
+from memory.embedding import HashEmbedder
+from memory.kernel import MemoryKernel, TurnDraft
+from memory.store import TurnStore
+from memory.turns import Message
+from providers.llm import LLMClient
+from tests.conftest import NOW, ZONE
+from tests.fakellm import FakeLLM, Reply, ToolCall
+
+CONFIG_FILE = Path("/home/you/.config/huichat/config.yaml")
+
+
+def counter_ids() -> Callable[[], str]:
+    """Deterministic 6-character ids: aaa001, aaa002, …"""
+    numbers = itertools.count(1)
+    return lambda: f"t{next(numbers):05d}"
+
+
+def deterministic_kernel(root: Path) -> MemoryKernel:
+    embedder = HashEmbedder(64)
+    store = TurnStore(str(root / "index.lancedb"), embedder.dim, embedder.name)
+    return MemoryKernel(
+        store, embedder, root / "sessions", RetrieverConfig(timezone="Asia/Shanghai"), ZONE,
+        manifest_path=root / "manifest.json", id_source=counter_ids(),
+    )  # fmt: skip
+
+
+def seed_memory(kernel: MemoryKernel) -> list[str]:
+    """Last Wednesday's session about local model deployment, and an older one about a VPN."""
+    wednesday = datetime(2026, 11, 18, 14, 30, tzinfo=ZONE)
+    older = kernel.new_session(wednesday - timedelta(days=20))
+    kernel.append_turn(
+        older,
+        TurnDraft(
+            (Message("user", "VPN 晚上总是断"), Message("assistant", "把 WireGuard keepalive 设成 25 秒。")),
+            wednesday - timedelta(days=20),
+            "VPN",
+        ),
+    )
+    session = kernel.new_session(wednesday)
+    ids = []
+    for i, (user, assistant) in enumerate(
+        [
+            ("我们讨论一下本地模型部署的问题", "可以用 llama.cpp 部署 4-bit 量化模型。"),
+            ("显存只有 8G 够吗", "7B 模型量化后大约要 5G 显存，够用。"),
+            ("那推理速度呢", "在你的显卡上大约每秒二十个 token。"),
+        ]
+    ):
+        ids.append(
+            kernel.append_turn(
+                session,
+                TurnDraft(
+                    (Message("user", user), Message("assistant", assistant)),
+                    wednesday + timedelta(minutes=5 * i),
+                    "本地模型部署",
+                ),
+            ).id
+        )
+    kernel.maintain(force=True)
+    return ids
+
+
+def loaded_config(providers: dict[str, dict[str, Any]] | None = None, **sections: Any) -> LoadedConfig:
+    data: dict[str, Any] = {"retriever": {"timezone": "Asia/Shanghai"}, "ui": {"theme": "textual-dark"}}
+    if providers is not None:
+        data["providers"] = {"named": providers}
+    data.update(sections)
+    config = AppConfig.model_validate(data)
+    return LoadedConfig(config, (CONFIG_FILE,), resolve_paths(config, CONFIG_FILE, {"HOME": "/home/you"}))
+
+
+def build_app(
+    root: Path,
+    loaded: LoadedConfig,
+    *,
+    kernel: MemoryKernel | None = None,
+    kernel_factory: Callable[[], MemoryKernel] | None = None,
+) -> HuichatApp:
+    made = kernel or deterministic_kernel(root)
+    clock_state = {"now": NOW}
+
+    def clock() -> datetime:
+        clock_state["now"] += timedelta(seconds=30)
+        return clock_state["now"]
+
+    return HuichatApp(
+        loaded,
+        Zone(ZONE, "Asia/Shanghai"),
+        kernel_factory=kernel_factory or (lambda: made),
+        llm_factory=lambda: LLMClient(loaded.config.providers, env={}),
+        clock=clock,
+    )
+
+
+def fake_providers(*servers: FakeLLM) -> dict[str, dict[str, Any]]:
+    names = ["local", "backup"]
+    return {names[i]: {"model": f"openai/model-{names[i]}", "api_base": s.base_url} for i, s in enumerate(servers)}
+
+
+def memory_model(body: dict[str, Any]) -> Reply:
+    """A tool-using fake model: it recalls first, then answers quoting the first hit's id."""
+    last = body["messages"][-1]
+    if last["role"] == "tool":
+        found = re.findall(r"\[id:([a-z0-9]{6})", last["content"])
+        return Reply(text=f"上周三我们聊过：用 **llama.cpp** 部署（见 {found[0] if found else '—'}）。", chunk_chars=2)
+    return Reply(tool_calls=[ToolCall("recall_memory", {"query": "上周三下午 显存", "top_k": 1})])
+
+
+async def wait_until(pilot: Any, condition: Callable[[], bool], seconds: float = 30.0) -> None:
+    """Let the app run until ``condition`` holds (a worker finished, a widget appeared)."""
+    for _ in range(int(seconds / 0.05)):
+        if condition():
+            await pilot.pause()
+            return
+        await pilot.pause(0.05)
+    raise AssertionError("the app never reached the expected state")
+
+
+async def ready(pilot: Any) -> None:
+    """Wait for memory and the LLM client to load and the status line to settle."""
+    app = pilot.app
+    await wait_until(pilot, lambda: app.services.kernel_done.is_set() and app.services.llm_done.is_set())
+    await wait_until(
+        pilot,
+        lambda: (
+            "turns" in app.chat_screen.query_one("#status").memory
+            or "unavailable" in app.chat_screen.query_one("#status").memory
+        ),
+    )

@@ -7,7 +7,7 @@ from collections.abc import Callable, Iterator
 from datetime import datetime
 from functools import partial
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from textual import work
 from textual.app import App, SystemCommand
@@ -115,7 +115,7 @@ class HuichatApp(App[int]):
                 return screen
         raise LookupError("the chat screen is not open")
 
-    def get_default_screen(self) -> Screen[object]:
+    def get_default_screen(self) -> Screen[Any]:
         from app.screens.chat import ChatScreen
 
         return ChatScreen()

@@ -23,7 +23,7 @@ from memory.embedding import Embedder
 from memory.errors import KernelError
 from memory.filters import time_range_filter
 from memory.retrieval import (
-    FusionWeights,
+    Fusion,
     Mode,
     OnRound,
     Retriever,
@@ -37,9 +37,11 @@ from memory.turns import (
     STATUS_OK,
     Message,
     Turn,
+    index_digest,
     is_turn_id,
     new_session_id,
     new_turn_id,
+    search_text,
     session_relpath,
 )
 
@@ -56,6 +58,8 @@ class SessionHandle:
     session_file: str
     last_turn_id: str | None = None
     next_index: int = 0
+    last_turn: Turn | None = None
+    """The previous turn, whose tail is indexed as context of the next one."""
 
 
 @dataclass(frozen=True)
@@ -106,7 +110,7 @@ class MemoryKernel:
         zone: tzinfo,
         *,
         manifest_path: Path | None = None,
-        weights: FusionWeights | None = None,
+        fusion: Fusion | None = None,
         id_source: Callable[[], str] | None = None,
     ) -> None:
         self.store = store
@@ -117,7 +121,7 @@ class MemoryKernel:
         self.transcripts = TranscriptWriter(sessions_dir, zone)
         self.chunker = TurnChunker(sessions_dir)
         self.resolver = TimeResolver(zone, retriever_config.week_start)
-        self.retriever = Retriever(store, embedder, retriever_config, self.resolver, zone, weights)
+        self.retriever = Retriever(store, embedder, retriever_config, self.resolver, zone, fusion)
         self.manifest_path = manifest_path
         self._lock = threading.RLock()
         self._known_ids: set[str] | None = None
@@ -183,7 +187,7 @@ class MemoryKernel:
         if not turns:
             raise KernelError(f"no session '{session_id}'")
         last = turns[-1]
-        return SessionHandle(session_id, last.session_file, last.id, last.turn_index + 1)
+        return SessionHandle(session_id, last.session_file, last.id, last.turn_index + 1, last)
 
     def append_turn(self, session: SessionHandle, draft: TurnDraft) -> Turn:
         """Write one turn: transcript (fsynced) first, then the index."""
@@ -203,38 +207,45 @@ class MemoryKernel:
             for draft in drafts:
                 turn_id = self._fresh_id(reserved)
                 reserved.add(turn_id)
-                turn = Turn(
-                    id=turn_id,
-                    session_id=session.session_id,
-                    session_file=session.session_file,
-                    turn_index=session.next_index,
-                    timestamp=draft.timestamp.astimezone(UTC),
-                    messages=draft.messages,
-                    topic=draft.topic,
-                    prev_id=session.last_turn_id,
-                    recalled_ids=draft.recalled_ids,
-                    status=draft.status,
-                    extra=draft.extra,
+                turns.append(
+                    Turn(
+                        id=turn_id,
+                        session_id=session.session_id,
+                        session_file=session.session_file,
+                        turn_index=session.next_index + len(turns),
+                        timestamp=draft.timestamp.astimezone(UTC),
+                        messages=draft.messages,
+                        topic=draft.topic,
+                        prev_id=turns[-1].id if turns else session.last_turn_id,
+                        recalled_ids=draft.recalled_ids,
+                        status=draft.status,
+                        extra=draft.extra,
+                    )
                 )
-                self.transcripts.append(turn)
-                session.last_turn_id = turn.id
-                session.next_index += 1
-                turns.append(turn)
-            self._index(turns, progress)
+            self.transcripts.append(turns)
+            previous = session.last_turn
+            if turns:
+                session.last_turn_id = turns[-1].id
+                session.next_index += len(turns)
+                session.last_turn = turns[-1]
+            self._index(turns, _search_texts(turns, previous), progress)
             self._taken().update(t.id for t in turns)
             self._writes_since_maintenance += 1
             self._record_manifest({session.session_file})
             return turns
 
-    def _index(self, turns: Sequence[Turn], progress: Progress | None = None, *, upsert: bool = False) -> None:
+    def _index(
+        self, turns: Sequence[Turn], texts: Sequence[str], progress: Progress | None = None, *, upsert: bool = False
+    ) -> None:
         done = 0
         for start in range(0, len(turns), _EMBED_BATCH * 4):
             batch = list(turns[start : start + _EMBED_BATCH * 4])
-            vectors = self.embedder.embed_passages([t.text for t in batch])
+            batch_texts = list(texts[start : start + _EMBED_BATCH * 4])
+            vectors = self.embedder.embed_passages(batch_texts)
             if upsert:
-                self.store.upsert(batch, vectors)
+                self.store.upsert(batch, batch_texts, vectors)
             else:
-                self.store.add(batch, vectors)
+                self.store.add(batch, batch_texts, vectors)
             done += len(batch)
             if progress is not None:
                 progress(done, len(turns))
@@ -406,16 +417,20 @@ class MemoryKernel:
                 return report
             indexed = self.store.hashes()
             to_add: list[Turn] = []
+            add_texts: list[str] = []
             to_update: list[Turn] = []
+            update_texts: list[str] = []
             to_remove: list[str] = []
             for rel, turns in changed:
                 present = {t.id for t in turns}
-                for turn in turns:
+                for turn, text in zip(turns, _search_texts(turns, None), strict=True):
                     known = indexed.get(turn.id)
                     if known is None:
                         to_add.append(turn)
-                    elif known[1] != turn.text_hash or known[0] != rel:
+                        add_texts.append(text)
+                    elif known[1] != index_digest(text, turn) or known[0] != rel:
                         to_update.append(replace(turn, access_count=known[2], last_accessed_at=known[3]))
+                        update_texts.append(text)
                 to_remove.extend(i for i, meta in indexed.items() if meta[0] == rel and i not in present)
             total = len(to_add) + len(to_update)
 
@@ -424,8 +439,8 @@ class MemoryKernel:
                     return None
                 return lambda done, _n: progress(offset + done, total)
 
-            self._index(to_add, step(0))
-            self._index(to_update, step(len(to_add)), upsert=True)
+            self._index(to_add, add_texts, step(0))
+            self._index(to_update, update_texts, step(len(to_add)), upsert=True)
             self.store.delete(to_remove)
             report.added, report.updated, report.removed = (
                 len(to_add),
@@ -453,3 +468,12 @@ class MemoryKernel:
             self.store.restore_access(saved)
             self.maintain(force=True)
             return report
+
+
+def _search_texts(turns: Sequence[Turn], previous: Turn | None) -> list[str]:
+    """Search texts of consecutive turns of one session (each with its predecessor's tail)."""
+    texts = []
+    for turn in turns:
+        texts.append(search_text(turn, previous))
+        previous = turn
+    return texts

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Iterator, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from datetime import datetime, timedelta, tzinfo
 from typing import Literal
 
@@ -81,52 +81,111 @@ class SearchResults:
 OnRound = Callable[[str, list[SearchHit]], None]
 
 
-@dataclass
-class FusionWeights:
-    """How vector and full-text candidates become one score (measured in BENCHMARKS.md)."""
+@dataclass(frozen=True)
+class Fusion:
+    """How vector and full-text candidates become one ranking (measured in BENCHMARKS.md).
 
-    vector: float = 0.7
-    text: float = 0.3
-    candidates: int = 60
-    rrf_k: float = 60.0
-    method: Literal["weighted", "rrf"] = "weighted"
-    extra: dict[str, float] = field(default_factory=dict)
+    Each list's scores are standardised (z-scores over its candidate pool; a turn missing
+    from a list gets that list's lowest score) and mixed by weight. Then every turn also
+    receives part of the strength of its strongest neighbours in the conversation
+    (``context``, by distance): in dialogue the answer often sits next to the turn whose
+    words match the question.
+    """
+
+    vector_weight: float = 0.4
+    text_weight: float = 0.6
+    pool: int = 60
+    """Candidates fetched from each index."""
+    context: tuple[float, ...] = (0.3, 0.3)
+    """Share of a neighbour's strength (above the floor) passed on, at distance 1, 2, …"""
+    context_count: int = 2
+    """How many of the strongest neighbours pass strength on."""
+    expand: int = 20
+    """Top candidates whose neighbours join the pool even when neither index returned them."""
+
+
+@dataclass(frozen=True)
+class Standard:
+    """Mean and spread of one list's raw scores; ``floor`` is its lowest z-score."""
+
+    mean: float
+    spread: float
+    floor: float
+
+    @classmethod
+    def of(cls, scores: Sequence[float], baseline: float | None = None) -> Standard | None:
+        """The standardisation of ``scores`` (None for an empty list).
+
+        ``baseline`` is the score of a non-match (0 for BM25): counted once, it keeps a
+        list of one or two strong matches from standardising to nothing.
+        """
+        if not scores:
+            return None
+        values = [*scores, baseline] if baseline is not None else list(scores)
+        mean = sum(values) / len(values)
+        spread = math.sqrt(sum((x - mean) ** 2 for x in values) / len(values)) or 1e-6
+        return cls(mean, spread, (min(values) - mean) / spread)
+
+    def z(self, score: float) -> float:
+        """``score`` in standard deviations from the mean."""
+        return (score - self.mean) / self.spread
+
+
+@dataclass(frozen=True)
+class Scale:
+    """The normalisation of both lists; a progressive scan fixes it for the whole span."""
+
+    vector: Standard | None
+    text: Standard | None
+
+
+def squash(score: float) -> float:
+    """A fused score as a similarity in (0, 1), order kept."""
+    return 1.0 / (1.0 + math.exp(-max(-30.0, min(30.0, score))))
 
 
 def _normalise_bm25(scores: Sequence[float]) -> list[float]:
-    if not scores:
-        return []
-    top = max(scores)
+    top = max(scores, default=0.0)
     return [s / top if top > 0 else 0.0 for s in scores]
 
 
-def fuse(vector: Sequence[Scored], text: Sequence[Scored], weights: FusionWeights) -> list[tuple[Turn, float]]:
-    """Merge two candidate lists into one ranking with a score in [0, 1]."""
+def fuse(
+    vector: Sequence[Scored], text: Sequence[Scored], fusion: Fusion, scale: Scale
+) -> tuple[dict[str, float], dict[str, Turn], float]:
+    """Mixed z-scores per turn id, the turns, and the floor (the score of a turn in neither list)."""
     turns: dict[str, Turn] = {}
-    vec_score: dict[str, float] = {}
-    txt_score: dict[str, float] = {}
-    vec_rank: dict[str, int] = {}
-    txt_rank: dict[str, int] = {}
-    for rank, item in enumerate(vector):
-        turns.setdefault(item.turn.id, item.turn)
-        vec_score[item.turn.id] = max(0.0, min(1.0, item.score))
-        vec_rank[item.turn.id] = rank
-    for rank, (item, norm) in enumerate(zip(text, _normalise_bm25([t.score for t in text]), strict=True)):
-        turns.setdefault(item.turn.id, item.turn)
-        txt_score[item.turn.id] = norm
-        txt_rank[item.turn.id] = rank
-    fused: list[tuple[Turn, float]] = []
+    parts: list[tuple[float, Standard, dict[str, float]]] = []
+    for weight, items, standard in (
+        (fusion.vector_weight, vector, scale.vector),
+        (fusion.text_weight, text, scale.text),
+    ):
+        if standard is None:
+            continue  # this index had nothing at all for the query: the other decides alone
+        parts.append((weight, standard, {s.turn.id: standard.z(s.score) for s in items}))
+        for item in items:
+            turns.setdefault(item.turn.id, item.turn)
+    total = sum(weight for weight, _, _ in parts) or 1.0
+    floor = sum(weight * standard.floor for weight, standard, _ in parts) / total
+    scores = {
+        turn_id: sum(weight * z.get(turn_id, standard.floor) for weight, standard, z in parts) / total
+        for turn_id in turns
+    }
+    return scores, turns, floor
+
+
+def spread_context(scores: dict[str, float], turns: dict[str, Turn], floor: float, fusion: Fusion) -> dict[str, float]:
+    """Each turn's score plus the shares of its strongest neighbours' strength."""
+    position = {(t.session_id, t.turn_index): turn_id for turn_id, t in turns.items()}
+    final: dict[str, float] = {}
     for turn_id, turn in turns.items():
-        if weights.method == "rrf":
-            raw = sum(
-                1.0 / (weights.rrf_k + r + 1) for r in (vec_rank.get(turn_id), txt_rank.get(turn_id)) if r is not None
-            )
-            score = raw * (weights.rrf_k + 1) / 2
-        else:
-            score = weights.vector * vec_score.get(turn_id, 0.0) + weights.text * txt_score.get(turn_id, 0.0)
-        fused.append((turn, score))
-    fused.sort(key=lambda pair: (-pair[1], -pair[0].timestamp.timestamp()))
-    return fused
+        shares = []
+        for distance, share in enumerate(fusion.context, start=1):
+            for sign in (-1, 1):
+                other = position.get((turn.session_id, turn.turn_index + sign * distance))
+                if other is not None:
+                    shares.append(share * max(0.0, scores.get(other, floor) - floor))
+        final[turn_id] = scores.get(turn_id, floor) + sum(sorted(shares, reverse=True)[: fusion.context_count])
+    return final
 
 
 class Retriever:
@@ -139,14 +198,14 @@ class Retriever:
         config: RetrieverConfig,
         resolver: TimeResolver,
         zone: tzinfo,
-        weights: FusionWeights | None = None,
+        fusion: Fusion | None = None,
     ) -> None:
         self.store = store
         self.embedder = embedder
         self.config = config
         self.resolver = resolver
         self.zone = zone
-        self.weights = weights or FusionWeights()
+        self.fusion = fusion or Fusion()
 
     def format_search_result(self, result: SearchHit) -> str:
         """The seed's format for one result, times shown in this retriever's zone."""
@@ -154,27 +213,51 @@ class Retriever:
 
     # ------------------------------------------------------------- candidates
 
-    def _candidates(self, keywords: str, where: Filter | None, limit: int, mode: Mode) -> list[tuple[Turn, float]]:
-        pool = max(limit, self.weights.candidates)
+    def _lists(self, keywords: str, where: Filter | None, limit: int, mode: Mode) -> tuple[list[Scored], list[Scored]]:
+        pool = max(limit, self.fusion.pool)
         vector: list[Scored] = []
         text: list[Scored] = []
         if mode in ("hybrid", "vector"):
             vector = self.store.vector_search(self.embedder.embed_query(keywords or " "), pool, where)
         if mode in ("hybrid", "text") and keywords.strip():
             text = self.store.text_search(keywords, pool, where)
+        return vector, text
+
+    def scale_for(self, keywords: str, where: Filter | None) -> Scale:
+        """The normalisation of a search over ``where`` (fixed for all weeks of a scan)."""
+        vector, text = self._lists(keywords, where, 0, "hybrid")
+        return Scale(Standard.of([s.score for s in vector]), Standard.of([s.score for s in text], 0.0))
+
+    def _candidates(
+        self, keywords: str, where: Filter | None, limit: int, mode: Mode, scale: Scale | None = None
+    ) -> list[tuple[Turn, float]]:
+        vector, text = self._lists(keywords, where, limit, mode)
         if mode == "vector":
             return [(s.turn, max(0.0, min(1.0, s.score))) for s in vector]
         if mode == "text":
             return list(zip([s.turn for s in text], _normalise_bm25([s.score for s in text]), strict=True))
-        return fuse(vector, text, self.weights)
+        scale = scale or Scale(Standard.of([s.score for s in vector]), Standard.of([s.score for s in text], 0.0))
+        scores, turns, floor = fuse(vector, text, self.fusion, scale)
+        if self.fusion.context and scores:
+            strongest = sorted(scores, key=lambda i: -scores[i])[: self.fusion.expand]
+            around = self.store.neighbours([turns[i] for i in strongest], len(self.fusion.context), where)
+            for turn in around:
+                turns.setdefault(turn.id, turn)
+            scores = spread_context(scores, turns, floor, self.fusion)
+        ranked = sorted(turns.values(), key=lambda t: (-scores.get(t.id, floor), -t.timestamp.timestamp()))
+        return [(t, squash(scores.get(t.id, floor))) for t in ranked]
 
     def _recent(self, where: Filter | None, limit: int) -> list[tuple[Turn, float]]:
         """With no keywords (``query=""`` + a time filter): the most recent turns in range."""
         turns = self.store.where(where, limit=None)
         return [(t, 1.0) for t in sorted(turns, key=lambda t: t.timestamp, reverse=True)[:limit]]
 
-    def _ranked(self, keywords: str, where: Filter | None, limit: int, mode: Mode) -> list[SearchHit]:
-        pairs = self._candidates(keywords, where, limit, mode) if keywords.strip() else self._recent(where, limit)
+    def _ranked(
+        self, keywords: str, where: Filter | None, limit: int, mode: Mode, scale: Scale | None = None
+    ) -> list[SearchHit]:
+        pairs = (
+            self._candidates(keywords, where, limit, mode, scale) if keywords.strip() else self._recent(where, limit)
+        )
         floor = self.config.min_similarity
         hits = [SearchHit(turn, round(score, 6), "hit") for turn, score in pairs if score > 0 and score >= floor]
         return hits[:limit]
@@ -266,23 +349,28 @@ class Retriever:
         end = min(span.end, now.astimezone(self.zone) + timedelta(minutes=1))
         floor = max(span.start, end - timedelta(weeks=weeks))
         whole = combine(extra, time_range_filter(floor, end))
-        best_overall = self._ranked(keywords, whole, 1, mode) if keywords.strip() else []
-        target = best_overall[0].similarity * 0.97 if best_overall else math.inf
+        scale = self.scale_for(keywords, whole) if keywords.strip() and mode == "hybrid" else None
+        best_overall = self._ranked(keywords, whole, 1, mode, scale) if keywords.strip() else []
+        # the scan ends one week after the week holding the best match of the whole span
+        # (one more week: context spills strength onto the turn after a match)
+        target = best_overall[0].similarity - 0.01 if best_overall else math.inf
+        reached = False
         per_week = self.config.per_week_candidates
         found: dict[str, SearchHit] = {}
         week_end = end
         while week_end > floor and len(rounds) < weeks:
             week_start = max(floor, week_end - timedelta(weeks=1))
             where = combine(extra, time_range_filter(week_start, week_end))
-            week_hits = self._ranked(keywords, where, per_week, mode)
+            week_hits = self._ranked(keywords, where, per_week, mode, scale)
             label = f"{week_start.astimezone(self.zone):%Y-%m-%d} – {(week_end - timedelta(seconds=1)).astimezone(self.zone):%Y-%m-%d}"
             rounds.append(ScanRound(label, week_start, week_end, tuple(week_hits)))
             if on_round is not None:
                 on_round(label, week_hits)
             for hit in week_hits:
                 found.setdefault(hit.turn.id, hit)
-            if any(h.similarity >= target for h in week_hits):
+            if reached:
                 break
+            reached = any(h.similarity >= target for h in week_hits)
             if not keywords.strip() and len(found) >= top_k:
                 break
             week_end = week_start

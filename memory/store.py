@@ -26,7 +26,7 @@ from lancedb.query import MatchQuery
 
 from memory.errors import KernelError
 from memory.filters import All, Any_, Compare, Filter, Not
-from memory.turns import Message, Turn, is_turn_id
+from memory.turns import Message, Turn, index_digest, is_turn_id
 
 TABLE = "turns"
 SCHEMA_VERSION = "1"
@@ -209,13 +209,13 @@ class TurnStore:
 
     # ----------------------------------------------------------------- writing
 
-    def _rows(self, turns: Sequence[Turn], vectors: npt.NDArray[np.float32]) -> pa.Table:
-        if len(turns) != len(vectors):
-            raise ValueError("one vector per turn")
+    def _rows(self, turns: Sequence[Turn], texts: Sequence[str], vectors: npt.NDArray[np.float32]) -> pa.Table:
+        if not len(turns) == len(texts) == len(vectors):
+            raise ValueError("one search text and one vector per turn")
         if len(turns) and vectors.shape[1] != self.dim:
             raise KernelError(f"vector size {vectors.shape[1]} does not match the index ({self.dim})")
         columns: dict[str, list[Any]] = {name: [] for name in _schema(self.dim, "").names if name != "vector"}
-        for turn in turns:
+        for turn, text in zip(turns, texts, strict=True):
             columns["id"].append(turn.id)
             columns["session_id"].append(turn.session_id)
             columns["session_file"].append(turn.session_file)
@@ -231,7 +231,7 @@ class TurnStore:
             columns["prev_id"].append(turn.prev_id)
             columns["access_count"].append(turn.access_count)
             columns["last_accessed_at"].append(turn.last_accessed_at)
-            columns["text_hash"].append(turn.text_hash)
+            columns["text_hash"].append(index_digest(text, turn))
             columns["extra"].append(json.dumps(dict(turn.extra), ensure_ascii=False) if turn.extra else "")
         schema = _schema(self.dim, self.embedder_name)
         arrays = [pa.array(columns[f.name], type=f.type) for f in schema if f.name != "vector"]
@@ -239,16 +239,21 @@ class TurnStore:
         arrays.append(pa.FixedSizeListArray.from_arrays(flat, self.dim))
         return pa.Table.from_arrays(arrays, schema=schema)
 
-    def add(self, turns: Sequence[Turn], vectors: npt.NDArray[np.float32]) -> None:
-        """Append turns in one commit (one LanceDB version)."""
+    def add(self, turns: Sequence[Turn], texts: Sequence[str], vectors: npt.NDArray[np.float32]) -> None:
+        """Append turns in one commit (one LanceDB version).
+
+        ``texts`` are what was embedded (the turn with its conversational context); the
+        full-text index holds the turn's own words only, so that a turn outranks its
+        successor on the words it actually contains.
+        """
         if not turns:
             return
         try:
-            self._table.add(self._rows(turns, vectors))
+            self._table.add(self._rows(turns, texts, vectors))
         except (OSError, ValueError, RuntimeError) as exc:
             raise KernelError(f"cannot write to the memory index: {exc}") from exc
 
-    def upsert(self, turns: Sequence[Turn], vectors: npt.NDArray[np.float32]) -> None:
+    def upsert(self, turns: Sequence[Turn], texts: Sequence[str], vectors: npt.NDArray[np.float32]) -> None:
         """Insert or replace turns by id (used when a transcript was edited)."""
         if not turns:
             return
@@ -257,7 +262,7 @@ class TurnStore:
                 self._table.merge_insert("id")
                 .when_matched_update_all()
                 .when_not_matched_insert_all()
-                .execute(self._rows(turns, vectors))
+                .execute(self._rows(turns, texts, vectors))
             )
         except (OSError, ValueError, RuntimeError) as exc:
             raise KernelError(f"cannot update the memory index: {exc}") from exc
@@ -347,8 +352,8 @@ class TurnStore:
         table = self._table.search().where(f"id IN {id_list}").select(_LIGHT_COLUMNS).limit(None).to_arrow()
         return {t.id: t for t in self._turns_from(table)}
 
-    def neighbours(self, hits: Sequence[Turn], window: int) -> list[Turn]:
-        """The turns within ±``window`` positions of each hit in its session."""
+    def neighbours(self, hits: Sequence[Turn], window: int, where: Filter | None = None) -> list[Turn]:
+        """The turns within ±``window`` positions of each hit in its session (matching ``where``)."""
         if window <= 0 or not hits:
             return []
         clauses = [
@@ -356,7 +361,10 @@ class TurnStore:
             f"AND turn_index <= {h.turn_index + window})"
             for h in hits
         ]
-        table = self._table.search().where(" OR ".join(clauses)).select(_LIGHT_COLUMNS).limit(None).to_arrow()
+        condition = "(" + " OR ".join(clauses) + ")"
+        if where is not None:
+            condition += f" AND {compile_filter(where)}"
+        table = self._table.search().where(condition).select(_LIGHT_COLUMNS).limit(None).to_arrow()
         return self._turns_from(table, with_next=False)
 
     def vector_search(self, vector: npt.NDArray[np.float32], limit: int, where: Filter | None = None) -> list[Scored]:

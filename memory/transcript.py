@@ -13,6 +13,7 @@ from __future__ import annotations
 import json
 import os
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime, tzinfo
 from pathlib import Path
@@ -44,7 +45,7 @@ def anchor_line(turn_id: str, prev_id: str | None, next_id: str | None) -> str:
     return f"[id:{turn_id} | prev: {prev_id or 'none'} | next: {nxt}]"
 
 
-def render_turn(turn: Turn, zone: tzinfo | None) -> str:
+def render_turn(turn: Turn, zone: tzinfo | None, next_id: str | None = None) -> str:
     """The Markdown block of one turn, as appended to its transcript."""
     topic = f" · 话题: {turn.topic}" if turn.topic else ""
     failed = " · ⚠ failed" if turn.status != STATUS_OK else ""
@@ -60,7 +61,7 @@ def render_turn(turn: Turn, zone: tzinfo | None) -> str:
         meta["extra"] = dict(turn.extra)
     parts = [
         f"\n## {format_local_time(turn.timestamp, zone)}{topic}{failed}\n\n",
-        anchor_line(turn.id, turn.prev_id, None),
+        anchor_line(turn.id, turn.prev_id, next_id),
         "\n",
         f"<!-- huichat:turn {_json(meta)} -->\n",
     ]
@@ -93,42 +94,54 @@ class TranscriptWriter:
         """Absolute path of a session file given relative to the root."""
         return self.root / session_file
 
-    def append(self, turn: Turn) -> None:
-        """Write ``turn`` at the end of its session file and fsync it.
+    def append(self, turns: Sequence[Turn]) -> None:
+        """Write consecutive turns of one session at the end of its file, then fsync once.
 
-        When the turn has a predecessor, that turn's visible ``next`` is patched to
-        point at this one (after the append, so a crash leaves at worst a stale label).
+        Links inside the batch are written directly; the turn before the batch gets its
+        visible ``next`` patched afterwards (a crash leaves at worst a stale label).
         """
-        path = self.path_of(turn.session_file)
+        if not turns:
+            return
+        first = turns[0]
+        path = self.path_of(first.session_file)
         created = not path.exists()
+        following = [t.id for t in turns[1:]] + [None]
         try:
             path.parent.mkdir(parents=True, exist_ok=True)
             with path.open("a", encoding="utf-8", newline="\n") as handle:
                 if created or handle.tell() == 0:
-                    head = {"session_id": turn.session_id, "created": turn.timestamp.isoformat()}
-                    handle.write(f"# huichat session {turn.session_id}\n<!-- huichat:session {_json(head)} -->\n")
-                handle.write(render_turn(turn, self.zone))
+                    head = {"session_id": first.session_id, "created": first.timestamp.isoformat()}
+                    handle.write(f"# huichat session {first.session_id}\n<!-- huichat:session {_json(head)} -->\n")
+                handle.write("".join(render_turn(t, self.zone, n) for t, n in zip(turns, following, strict=True)))
                 handle.flush()
                 os.fsync(handle.fileno())
             if created:
                 _fsync_dir(path.parent)
-            if turn.prev_id:
-                self._patch_next(path, turn.prev_id, turn.id)
+            if first.prev_id:
+                self._patch_next(path, first.prev_id, first.id)
         except OSError as exc:
             raise KernelError(f"cannot write transcript {path}: {exc.strerror or exc}") from exc
 
     @staticmethod
     def _patch_next(path: Path, prev_id: str, next_id: str) -> None:
+        needle = f"\n[id:{prev_id} | prev: ".encode()
         with path.open("r+b") as handle:
-            data = handle.read()
-            start = data.find(f"\n[id:{prev_id} | prev: ".encode())
+            size = handle.seek(0, os.SEEK_END)
+            # the predecessor is normally the last turn: look at the tail before reading it all
+            for window in (65536, size):
+                offset = max(0, size - window)
+                handle.seek(offset)
+                data = handle.read()
+                start = data.find(needle)
+                if start >= 0 or offset == 0:
+                    break
             if start < 0:
                 return
             end = data.find(b"\n", start + 1)
             where = data.find(_NEXT_NONE.encode(), start, end if end > 0 else len(data))
             if where < 0:
                 return
-            handle.seek(where + len("next: "))
+            handle.seek(offset + where + len("next: "))
             handle.write(next_id.encode("ascii"))
             handle.flush()
             os.fsync(handle.fileno())

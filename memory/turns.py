@@ -62,18 +62,33 @@ class Turn:
         """The turn as plain text, one ``speaker: message`` paragraph per message."""
         return "\n".join(f"{m.who}: {m.text}" for m in self.messages)
 
-    @property
-    def text_hash(self) -> str:
-        """A digest of everything that is embedded, to notice edited transcripts."""
-        digest = hashlib.blake2b(digest_size=12)
-        digest.update(self.text.encode("utf-8"))
-        digest.update(self.topic.encode("utf-8"))
-        digest.update(self.timestamp.isoformat().encode("ascii"))
-        return digest.hexdigest()
-
     def with_links(self, prev_id: str | None, next_id: str | None) -> Turn:
         """A copy with other neighbours."""
         return replace(self, prev_id=prev_id, next_id=next_id)
+
+
+CONTEXT_CHARS = 300
+"""How much of the previous turn is indexed with a turn (its conversational context)."""
+
+
+def search_text(turn: Turn, previous: Turn | None) -> str:
+    """What is embedded for ``turn``: its text after the tail of the turn before.
+
+    A reply like "yes, twice a week" means little alone; with the question before it, it
+    is findable. Measured in BENCHMARKS.md.
+    """
+    if previous is None or previous.session_id != turn.session_id:
+        return turn.text
+    return f"{previous.text[-CONTEXT_CHARS:]}\n{turn.text}"
+
+
+def index_digest(text: str, turn: Turn) -> str:
+    """A digest of what is indexed for a turn, to notice edited transcripts."""
+    digest = hashlib.blake2b(digest_size=12)
+    for part in (text, turn.topic, turn.timestamp.isoformat(), turn.status):
+        digest.update(part.encode("utf-8"))
+        digest.update(b"\x00")
+    return digest.hexdigest()
 
 
 def new_turn_id(taken: Iterable[str] = ()) -> str:

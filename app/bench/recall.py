@@ -12,10 +12,11 @@ import argparse
 import json
 import time
 from collections import defaultdict
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta, tzinfo
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 from rich.console import Console
 from rich.progress import Progress
@@ -107,7 +108,7 @@ def run_recall_bench(args: argparse.Namespace, loaded: LoadedConfig, zone: Zone)
     for row in conversations:
         by_conversation[row["conversation_id"]].append(row)
     conversation_ids = sorted(by_conversation)[: args.limit] if args.limit else sorted(by_conversation)
-    modes: list[Mode] = [m for m in args.modes.split(",") if m in ("hybrid", "text", "vector")]  # type: ignore[misc]
+    modes: list[Mode] = [cast(Mode, m) for m in args.modes.split(",") if m in ("hybrid", "text", "vector")]
     cutoffs = sorted(set(args.top_k))
     depth = max(cutoffs)
     embedder = bench_embedder(loaded, args.embedder)
@@ -164,7 +165,7 @@ def run_recall_bench(args: argparse.Namespace, loaded: LoadedConfig, zone: Zone)
     return 0
 
 
-def _print(console: Console, report: dict[str, Any], modes: list[str], cutoffs: list[int]) -> None:
+def _print(console: Console, report: dict[str, Any], modes: Sequence[str], cutoffs: list[int]) -> None:
     table = Table(
         title=f"recall · {report['data']} · {report['embedder']} · {report['turns']} turns, {report['questions']} questions"
     )
@@ -176,7 +177,7 @@ def _print(console: Console, report: dict[str, Any], modes: list[str], cutoffs: 
     table.add_column(f"any@{cutoffs[-1]}", justify="right")
     table.add_column(f"all@{cutoffs[-1]}", justify="right")
     table.add_column("mrr", justify="right")
-    groups = ["overall"] + sorted(g for g in report["results"][modes[0]] if g != "overall")
+    groups = ["overall", *sorted(g for g in report["results"][modes[0]] if g != "overall")]
     for group in groups:
         for i, mode in enumerate(modes):
             row = report["results"][mode].get(group)

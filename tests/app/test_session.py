@@ -98,7 +98,7 @@ async def test_a_whole_conversation_is_stored_with_anchors_and_tool_trace(
     assert [t.id for t in parsed] == [t.id for t in turns]
     assert parsed[0].recalled_ids == (remembered,)
     # the second request carried the first turn as context, and the system prompt's memory rules
-    second_request = [r for r in fake_llm.requests if r["messages"][-1]["content"] == "本地模型部署要多少显存？"][0]
+    second_request = next(r for r in fake_llm.requests if r["messages"][-1]["content"] == "本地模型部署要多少显存？")
     assert second_request["messages"][0]["role"] == "system"
     assert "recall_memory" in second_request["messages"][0]["content"]
     assert any(m["content"] == "本地模型部署用什么？" for m in second_request["messages"][1:-1])
@@ -123,7 +123,7 @@ async def test_a_tool_call_printed_as_json_text_is_executed(
     kernel: MemoryKernel, fake_llm: FakeLLM, remembered: str
 ) -> None:
     fake_llm.push(
-        Reply(text='```json\n{"name": "recall_by_id", "arguments": {"turn_id": "%s"}}\n```' % remembered),
+        Reply(text=f'```json\n{{"name": "recall_by_id", "arguments": {{"turn_id": "{remembered}"}}}}\n```'),
         Reply(text="找到了。"),
     )
     events = await _reply(_session(kernel, fake_llm), "看看那一轮")

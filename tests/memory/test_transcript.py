@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
@@ -53,7 +54,7 @@ def test_write_then_parse_round_trips_exactly(tmp_path: Path) -> None:
     writer = TranscriptWriter(tmp_path, ZONE)
     written = _turns(relpath)
     for turn in written:
-        writer.append(turn)
+        writer.append([turn])
     parsed = TurnChunker(tmp_path).chunk_file(tmp_path / relpath)
     assert len(parsed) == len(written)
     for original, back in zip(written, parsed, strict=True):
@@ -66,11 +67,22 @@ def test_write_then_parse_round_trips_exactly(tmp_path: Path) -> None:
     assert [t.next_id for t in parsed] == [t.id for t in written[1:]] + [None]
 
 
+def test_a_batch_is_linked_and_joins_the_previous_turn(tmp_path: Path) -> None:
+    writer = TranscriptWriter(tmp_path, ZONE)
+    turns = _turns("w/d/chat_s1.md")
+    writer.append(turns[:2])
+    writer.append(turns[2:])
+    text = (tmp_path / "w/d/chat_s1.md").read_text(encoding="utf-8")
+    for before, after in itertools.pairwise(turns):
+        assert f"[id:{before.id} | prev: {before.prev_id or 'none'} | next: {after.id}]" in text
+    assert [t.id for t in TurnChunker(tmp_path).chunk_file(tmp_path / "w/d/chat_s1.md")] == [t.id for t in turns]
+
+
 def test_visible_anchor_lines_are_kept_in_step(tmp_path: Path) -> None:
     writer = TranscriptWriter(tmp_path, ZONE)
     turns = _turns("w/d/chat_s1.md")[:3]
     for turn in turns:
-        writer.append(turn)
+        writer.append([turn])
     text = (tmp_path / "w/d/chat_s1.md").read_text(encoding="utf-8")
     assert f"[id:{turns[0].id} | prev: none | next: {turns[1].id}]" in text
     assert f"[id:{turns[1].id} | prev: {turns[0].id} | next: {turns[2].id}]" in text
@@ -81,13 +93,13 @@ def test_visible_anchor_lines_are_kept_in_step(tmp_path: Path) -> None:
 def test_a_turn_cut_off_by_a_killed_writer_is_skipped_and_writing_continues(tmp_path: Path) -> None:
     writer = TranscriptWriter(tmp_path, ZONE)
     turns = _turns("w/d/chat_s1.md")
-    writer.append(turns[0])
+    writer.append([turns[0]])
     path = tmp_path / "w/d/chat_s1.md"
     whole = len(path.read_bytes())
-    writer.append(turns[1])
+    writer.append([turns[1]])
     data = path.read_bytes()
     path.write_bytes(data[: whole + (len(data) - whole) // 2])  # the second turn half-written
-    writer.append(turns[2])
+    writer.append([turns[2]])
     parsed = TurnChunker(tmp_path).chunk_file(path)
     assert [t.id for t in parsed] == [turns[0].id, turns[2].id]
     assert parsed[1].messages == turns[2].messages
@@ -96,7 +108,7 @@ def test_a_turn_cut_off_by_a_killed_writer_is_skipped_and_writing_continues(tmp_
 def test_a_hand_edited_message_is_still_read(tmp_path: Path) -> None:
     writer = TranscriptWriter(tmp_path, ZONE)
     for turn in _turns("w/d/chat_s1.md")[:2]:
-        writer.append(turn)
+        writer.append([turn])
     path = tmp_path / "w/d/chat_s1.md"
     path.write_text(
         path.read_text(encoding="utf-8").replace("普通的中文消息", "改过的、更长的中文消息"),

@@ -73,5 +73,5 @@ class RetrieverConfig(_Section):
     """IANA zone used to read and show times; empty means the system's local zone."""
     week_start: Literal["monday", "sunday"] = "monday"
     """First day of a week for phrases like 'last week' / 上周."""
-    ann_min_rows: int = Field(default=100_000, ge=1000)
+    ann_min_rows: int = Field(default=50_000, ge=1000)
     """Row count from which an ANN vector index is built (below it a flat scan is exact and fast)."""

@@ -164,14 +164,12 @@ class MemoryKernel:
         return self._known_ids
 
     def _fresh_id(self, reserved: set[str]) -> str:
+        # checked against every id in the index (read once) and every id written since
         taken = self._taken()
         while True:
             candidate = self._id_source() if self._id_source else new_turn_id(taken | reserved)
-            if candidate in taken or candidate in reserved:
-                continue
-            if not self.store.get([candidate]):
+            if candidate not in taken and candidate not in reserved:
                 return candidate
-            taken.add(candidate)
 
     def new_session(self, now: datetime, session_id: str | None = None) -> SessionHandle:
         """A handle for a new session started at ``now`` (nothing is written yet)."""

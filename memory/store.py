@@ -356,10 +356,13 @@ class TurnStore:
         """The turns within ±``window`` positions of each hit in its session (matching ``where``)."""
         if window <= 0 or not hits:
             return []
+        positions: dict[str, set[int]] = {}
+        for hit in hits:
+            wanted = positions.setdefault(hit.session_id, set())
+            wanted.update(range(max(0, hit.turn_index - window), hit.turn_index + window + 1))
         clauses = [
-            f"(session_id = {_quote(h.session_id)} AND turn_index >= {h.turn_index - window} "
-            f"AND turn_index <= {h.turn_index + window})"
-            for h in hits
+            f"(session_id = {_quote(session)} AND turn_index IN ({', '.join(str(i) for i in sorted(indexes))}))"
+            for session, indexes in positions.items()
         ]
         condition = "(" + " OR ".join(clauses) + ")"
         if where is not None:
@@ -465,7 +468,7 @@ class TurnStore:
 
     # ------------------------------------------------------------- maintenance
 
-    def ensure_indexes(self, ann_min_rows: int = 100_000) -> list[str]:
+    def ensure_indexes(self, ann_min_rows: int = 50_000) -> list[str]:
         """Create missing indexes; return what was created (for reports)."""
         created: list[str] = []
         existing = {i.name: i for i in self._table.list_indices()}

@@ -53,11 +53,14 @@ class TurnDetailScreen(ModalScreen[None]):
             yield Footer()
 
     def on_mount(self) -> None:
-        self.turn = self._first
+        self.set_reactive(TurnDetailScreen.turn, self._first)
+        self._show(self._first)
 
     def watch_turn(self, turn: Turn | None) -> None:
-        if turn is None or not self.is_mounted:
-            return
+        if turn is not None:
+            self._show(turn)
+
+    def _show(self, turn: Turn) -> None:
         marker = "  (hit)" if turn.id == self.hit_id else ""
         self.query_one("#anchors", Label).update(
             f"[id:{turn.id} | prev: {turn.prev_id or 'none'} | next: {turn.next_id or 'none'}]{marker}"

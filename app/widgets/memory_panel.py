@@ -9,7 +9,7 @@ from rich.text import Text
 from textual.app import ComposeResult
 from textual.containers import Vertical
 from textual.message import Message
-from textual.widgets import Label, OptionList
+from textual.widgets import Label, OptionList, Static
 from textual.widgets.option_list import Option
 
 from memory.retrieval import SearchHit
@@ -52,7 +52,7 @@ class MemoryPanel(Vertical):
 
     def compose(self) -> ComposeResult:
         yield Label("Memory", classes="title")
-        yield Label("Nothing recalled yet.", classes="scope")
+        yield Static("Nothing recalled yet.", classes="scope")
         yield OptionList(classes="hits")
 
     @property
@@ -64,7 +64,7 @@ class MemoryPanel(Vertical):
         """Empty the list (a new reply or search starts)."""
         self._hits = []
         self.query_one(OptionList).clear_options()
-        self.query_one(".scope", Label).update(scope)
+        self.query_one(".scope", Static).update(scope)
 
     def show(self, hits: list[SearchHit], scope: str, *, append: bool = False) -> None:
         """Show ``hits`` under a ``scope`` line (time range, scan rounds, query)."""
@@ -81,7 +81,7 @@ class MemoryPanel(Vertical):
                 for i, h in enumerate(fresh)
             ]
         )
-        self.query_one(".scope", Label).update(scope)
+        self.query_one(".scope", Static).update(scope)
         if options.highlighted is None and self._hits:
             options.highlighted = 0
 

@@ -12,7 +12,7 @@ import os
 import sys
 from collections.abc import Sequence
 from dataclasses import dataclass
-from datetime import UTC, tzinfo
+from datetime import UTC, date, tzinfo
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -92,6 +92,14 @@ def build_kernel(
         manifest_path=paths.data_dir / (f"index-manifest-{digest}.json" if remote else "index-manifest.json"),
     )
     alone = kernel.acquire_process_lock(paths.data_dir / ".huichat.lock")
+    months = loaded.config.archive.pack_after_months
+    if months and alone and not for_rebuild:
+        from memory.archive import pack_months
+        from memory.turns import utc_now
+
+        today = utc_now().astimezone(kernel.zone).date()
+        index = today.year * 12 + today.month - 1 - months
+        pack_months(paths.sessions_dir, date(index // 12, index % 12 + 1, 1), loaded.config.archive.level)
     if reconcile and not for_rebuild:
         kernel.reconcile()
         kernel.maintain(cleanup_unverified=alone and not remote)

@@ -18,6 +18,7 @@ from datetime import UTC, datetime, tzinfo
 from pathlib import Path
 from typing import IO
 
+from memory.archive import ARCHIVE_DIR, read_archive
 from memory.config import RetrieverConfig
 from memory.embedding import Embedder
 from memory.errors import KernelError
@@ -342,7 +343,7 @@ class MemoryKernel:
         """Create missing indexes and compact the table when enough writes piled up."""
         with self._lock:
             created = self.store.ensure_indexes(self.config.ann_min_rows)
-            if force or self._writes_since_maintenance >= 32 or self.store.fragments() > 64:
+            if force or cleanup_unverified or self._writes_since_maintenance >= 32 or self.store.fragments() > 64:
                 self.store.optimize(cleanup_unverified=cleanup_unverified)
                 self._writes_since_maintenance = 0
             return created
@@ -395,21 +396,24 @@ class MemoryKernel:
             manifest = {} if full else self._read_manifest()
             files = self._transcript_files()
             report.files_checked = len(files)
-            changed: list[tuple[str, list[Turn]]] = []
+            parts: dict[str, list[str]] = {}
+            seen: dict[str, list[int]] = {}
             for path in files:
                 rel = path.relative_to(self.sessions_dir).as_posix()
                 try:
                     stat = path.stat()
-                except OSError:
-                    continue
-                if manifest.get(rel) == [stat.st_size, stat.st_mtime_ns]:
-                    continue
-                try:
-                    turns = self.chunker.chunk_file(path)
-                except KernelError:
+                    if manifest.get(rel) == [stat.st_size, stat.st_mtime_ns]:
+                        continue
+                    parts[rel] = [path.read_bytes().decode("utf-8")]
+                    seen[rel] = [stat.st_size, stat.st_mtime_ns]
+                except (OSError, UnicodeDecodeError):
                     report.unreadable.append(rel)
-                    continue
-                changed.append((rel, [replace(t, session_file=rel) for t in turns]))
+            self._add_archived(parts, seen, manifest, report)
+            changed: list[tuple[str, list[Turn]]] = []
+            for rel, texts in parts.items():
+                stem = rel.rsplit("/", 1)[-1].removesuffix(".md").removeprefix("chat_")
+                # an archived part of a session comes first, then what was written after packing
+                changed.append((rel, TurnChunker.parse("\n".join(texts), rel, stem).turns))
             report.files_parsed = len(changed)
             if not changed:
                 return report
@@ -447,8 +451,41 @@ class MemoryKernel:
             )
             if self._known_ids is not None:
                 self._known_ids.update(t.id for t in to_add)
-            self._record_manifest(rel for rel, _ in changed)
+            manifest = self._read_manifest()
+            manifest.update(seen)
+            self._write_manifest(manifest)
             return report
+
+    def _add_archived(
+        self,
+        parts: dict[str, list[str]],
+        seen: dict[str, list[int]],
+        manifest: dict[str, list[int]],
+        report: ReconcileReport,
+    ) -> None:
+        """Archived transcripts that are new to the index, and archived halves of changed live files."""
+        archive_dir = self.sessions_dir / ARCHIVE_DIR
+        if not archive_dir.is_dir():
+            return
+        for archive in sorted(archive_dir.glob("*.tar.zst")):
+            key = f"{ARCHIVE_DIR}/{archive.name}"
+            stat = archive.stat()
+            fresh = manifest.get(key) != [stat.st_size, stat.st_mtime_ns]
+            month = archive.name.removesuffix(".tar.zst")
+            needed = fresh or any(rel.split("/")[1].startswith(month) for rel in parts if rel.count("/") == 2)
+            if not needed:
+                continue
+            try:
+                members = read_archive(archive)
+            except KernelError:
+                report.unreadable.append(key)
+                continue
+            for rel, text in members.items():
+                if rel in parts:
+                    parts[rel].insert(0, text)
+                elif fresh:
+                    parts[rel] = [text]
+            seen[key] = [stat.st_size, stat.st_mtime_ns]
 
     def reindex(self, progress: Progress | None = None) -> ReconcileReport:
         """Rebuild the whole index from the transcripts (e.g. after changing the model).

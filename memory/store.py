@@ -510,9 +510,7 @@ class TurnStore:
         ``cleanup_unverified`` also deletes files left by a writer that was killed
         mid-commit; only safe when no other process is writing.
         """
-        self._table.optimize(cleanup_older_than=timedelta(hours=1))
-        if cleanup_unverified:
-            self._table.cleanup_old_versions(timedelta(hours=1), delete_unverified=True)
+        self._table.optimize(cleanup_older_than=timedelta(hours=1), delete_unverified=cleanup_unverified)
 
     def fragments(self) -> int:
         """Number of data fragments (a flood of tiny writes makes many)."""

@@ -772,6 +772,39 @@ def _en_year_part(cal: _Calendar, m: re.Match[str]) -> TimeRange | None:
     return cal.year(year, part)
 
 
+# ---- other absolute formats: dateparser as a fallback (numeric and foreign month names)
+
+
+def _dateparser_day(text: str, order: str | None) -> date | None:
+    try:
+        import dateparser
+    except ImportError:  # pragma: no cover - dateparser is a dependency
+        return None
+    settings: dict[str, object] = {"STRICT_PARSING": True, "RETURN_AS_TIMEZONE_AWARE": False}
+    if order:
+        settings["DATE_ORDER"] = order
+    try:
+        parsed = dateparser.parse(text, settings=settings)
+    except (ValueError, OverflowError, TypeError):
+        return None
+    return parsed.date() if parsed else None
+
+
+@_rule(r"(?<![\d/.-])(?P<a>\d{1,2})(?P<sep>[/.])(?P<b>\d{1,2})(?P=sep)(?P<y>\d{4})(?![\d/.-])")
+def _numeric_date(cal: _Calendar, m: re.Match[str]) -> TimeRange | None:
+    # 05/03/2026 is read month-first (as in the US); 5.3.2026 day-first (as in Europe)
+    day = _dateparser_day(m.group(0), "MDY" if m["sep"] == "/" else "DMY")
+    return cal.days(day, 1) if day else None
+
+
+@_rule(r"(?<![\w])(?P<d>\d{1,2})\.?\s+(?P<mon>[^\W\d_]{3,12})\.?,?\s+(?P<y>\d{4})(?![\w])")
+def _foreign_date(cal: _Calendar, m: re.Match[str]) -> TimeRange | None:
+    if m["mon"].lower().rstrip(".") in _EN_MONTHS:
+        return None  # English month names have their own rule
+    day = _dateparser_day(m.group(0), "DMY")
+    return cal.days(day, 1) if day else None
+
+
 # ------------------------------------------------------------------------ resolver
 
 _LEAD_EN = re.compile(r"(?:\b(?:on|in|at|from|during|since|over|about|around|of)\s+)$", re.IGNORECASE)

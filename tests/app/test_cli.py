@@ -123,3 +123,16 @@ def test_doctor_prints_its_table(tmp_path: Path) -> None:
     assert done.returncode == 1  # the unset key is a failed check
     ok = _huichat(config, "doctor", env={"HUICHAT_DOCTOR_KEY": "x"})
     assert ok.returncode == 0, ok.stdout
+
+
+def test_files_left_by_a_killed_index_writer_are_removed_at_open(store: tuple[Path, list[str]]) -> None:
+    config, ids = store
+    data = config.parent / "data" / "index.lancedb" / "turns.lance" / "data"
+    leftover = data / "0000000000000000000000000000000000000000000000dead.lance"
+    leftover.write_bytes(next(data.glob("*.lance")).read_bytes())
+    kernel = build_kernel(load_config(config))  # alone: it may clean up
+    try:
+        assert not leftover.exists()
+        assert kernel.count() == 2 and kernel.recall_by_id(ids[0]).ok
+    finally:
+        kernel.close()

@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
+import os
 import sys
 import tempfile
 import time
@@ -311,8 +312,6 @@ def _provider_checks(loaded: LoadedConfig, ping: bool) -> list[Check]:
     client = LLMClient(providers) if ping else None
     checks = []
     default = providers.default_name()
-    import os
-
     for name, provider in providers.named.items():
         label = f"provider {name}" + (" (default)" if name == default else "")
         problem = key_problem(name, provider, os.environ)

@@ -47,6 +47,8 @@ class UIConfig(BaseModel):
     """auto opens the memory panel whenever a reply recalled something."""
     snippet_chars: int = Field(default=160, ge=20, le=2000)
     """Characters of a recalled turn shown in the memory panel list."""
+    cursor_blink: bool = True
+    """Whether the text cursor in the prompt and the search box blinks."""
 
 
 class AppConfig(BaseModel):

@@ -22,12 +22,13 @@ from memory.archive import ARCHIVE_DIR, read_archive
 from memory.config import RetrieverConfig
 from memory.embedding import Embedder
 from memory.errors import KernelError
-from memory.filters import time_range_filter
+from memory.filters import Compare, time_range_filter
 from memory.retrieval import (
     Fusion,
     Mode,
     OnRound,
     Retriever,
+    SearchHit,
     SearchResults,
     format_search_result,
 )
@@ -49,6 +50,7 @@ from memory.turns import (
 Progress = Callable[[int, int], None]
 _EMBED_BATCH = 64
 _ACCESS_FLUSH_AT = 64
+_MAINTAIN_AFTER_WRITES = 32
 
 
 @dataclass
@@ -127,9 +129,12 @@ class MemoryKernel:
         self._lock = threading.RLock()
         self._known_ids: set[str] | None = None
         self._pending_access: dict[str, int] = {}
+        self._access_time: datetime | None = None
         self._writes_since_maintenance = 0
         self._lock_file: IO[str] | None = None
         self._id_source = id_source
+        self._manifest: dict[str, list[int]] | None = None
+        self._manifest_dirty = False
 
     # ------------------------------------------------------------- lifecycle
 
@@ -150,8 +155,9 @@ class MemoryKernel:
         return alone
 
     def close(self) -> None:
-        """Flush access statistics and release the process lock."""
+        """Flush access statistics and the manifest, release the process lock."""
         self.flush_access()
+        self.flush_manifest()
         if self._lock_file is not None:
             with contextlib.suppress(OSError):
                 self._lock_file.close()
@@ -168,7 +174,7 @@ class MemoryKernel:
         # checked against every id in the index (read once) and every id written since
         taken = self._taken()
         while True:
-            candidate = self._id_source() if self._id_source else new_turn_id(taken | reserved)
+            candidate = self._id_source() if self._id_source else new_turn_id()
             if candidate not in taken and candidate not in reserved:
                 return candidate
 
@@ -266,8 +272,6 @@ class MemoryKernel:
 
     def format_turn(self, turn: Turn, similarity: float = 1.0) -> str:
         """A stored turn in the seed's result format."""
-        from memory.retrieval import SearchHit
-
         return format_search_result(SearchHit(turn, similarity), self.zone)
 
     def search(
@@ -317,12 +321,11 @@ class MemoryKernel:
             if not self._pending_access:
                 return
             pending, self._pending_access = self._pending_access, {}
-            self.store.record_access(pending, self._access_time)
+            if self._access_time is not None:
+                self.store.record_access(pending, self._access_time)
 
     def session_turns(self, session_id: str) -> list[Turn]:
         """All turns of a session, in order."""
-        from memory.filters import Compare
-
         return sorted(self.store.where(Compare("session_id", "=", session_id)), key=lambda t: t.turn_index)
 
     def sessions(self) -> list[SessionInfo]:
@@ -339,11 +342,16 @@ class MemoryKernel:
 
     # ------------------------------------------------------------ maintenance
 
+    def needs_maintenance(self) -> bool:
+        """True when enough writes piled up that compaction and an index refresh pay off."""
+        return self._writes_since_maintenance >= _MAINTAIN_AFTER_WRITES
+
     def maintain(self, *, force: bool = False, cleanup_unverified: bool = False) -> list[str]:
         """Create missing indexes and compact the table when enough writes piled up."""
         with self._lock:
+            self.flush_manifest()
             created = self.store.ensure_indexes(self.config.ann_min_rows)
-            if force or cleanup_unverified or self._writes_since_maintenance >= 32 or self.store.fragments() > 64:
+            if force or cleanup_unverified or self.needs_maintenance() or self.store.fragments() > 64:
                 self.store.optimize(cleanup_unverified=cleanup_unverified)
                 self._writes_since_maintenance = 0
             return created
@@ -354,35 +362,39 @@ class MemoryKernel:
         return sorted(self.sessions_dir.glob("*/*/chat_*.md"))
 
     def _read_manifest(self) -> dict[str, list[int]]:
-        if self.manifest_path is None or not self.manifest_path.exists():
-            return {}
-        try:
-            data = json.loads(self.manifest_path.read_text(encoding="utf-8"))
-        except (OSError, ValueError):
-            return {}
-        return {str(k): list(v) for k, v in data.items()} if isinstance(data, dict) else {}
+        """Which transcript states are fully indexed (read once, then kept in memory)."""
+        if self._manifest is None:
+            self._manifest = {}
+            if self.manifest_path is not None and self.manifest_path.exists():
+                try:
+                    data = json.loads(self.manifest_path.read_text(encoding="utf-8"))
+                except (OSError, ValueError):
+                    data = {}
+                if isinstance(data, dict):
+                    self._manifest = {str(k): list(v) for k, v in data.items()}
+        return self._manifest
 
     def _record_manifest(self, relpaths: Iterable[str]) -> None:
-        if self.manifest_path is None:
-            return
+        # written to disk lazily: a stale manifest only makes the next open re-read a file
         manifest = self._read_manifest()
         for rel in relpaths:
-            path = self.sessions_dir / rel
             try:
-                stat = path.stat()
+                stat = (self.sessions_dir / rel).stat()
             except OSError:
                 manifest.pop(rel, None)
                 continue
             manifest[rel] = [stat.st_size, stat.st_mtime_ns]
-        self._write_manifest(manifest)
+        self._manifest_dirty = True
 
-    def _write_manifest(self, manifest: dict[str, list[int]]) -> None:
-        if self.manifest_path is None:
+    def flush_manifest(self) -> None:
+        """Write the manifest of indexed transcript states, if it changed."""
+        if self.manifest_path is None or not self._manifest_dirty or self._manifest is None:
             return
         self.manifest_path.parent.mkdir(parents=True, exist_ok=True)
         temporary = self.manifest_path.with_suffix(f".{os.getpid()}.tmp")
-        temporary.write_text(json.dumps(manifest), encoding="utf-8")
+        temporary.write_text(json.dumps(self._manifest), encoding="utf-8")
         temporary.replace(self.manifest_path)
+        self._manifest_dirty = False
 
     def reconcile(self, progress: Progress | None = None, *, full: bool = False) -> ReconcileReport:
         """Bring the index in line with the transcripts.
@@ -393,7 +405,7 @@ class MemoryKernel:
         """
         with self._lock:
             report = ReconcileReport()
-            manifest = {} if full else self._read_manifest()
+            manifest = {} if full else dict(self._read_manifest())
             files = self._transcript_files()
             report.files_checked = len(files)
             parts: dict[str, list[str]] = {}
@@ -451,9 +463,9 @@ class MemoryKernel:
             )
             if self._known_ids is not None:
                 self._known_ids.update(t.id for t in to_add)
-            manifest = self._read_manifest()
-            manifest.update(seen)
-            self._write_manifest(manifest)
+            self._read_manifest().update(seen)
+            self._manifest_dirty = True
+            self.flush_manifest()
             return report
 
     def _add_archived(
@@ -497,8 +509,7 @@ class MemoryKernel:
             saved = {i: (meta[2], meta[3]) for i, meta in self.store.hashes().items() if meta[2]}
             self.store.reset()
             self._known_ids = None
-            if self.manifest_path is not None:
-                self.manifest_path.unlink(missing_ok=True)
+            self._manifest, self._manifest_dirty = {}, True
             report = self.reconcile(progress, full=True)
             self.store.restore_access(saved)
             self.maintain(force=True)

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Iterator, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from datetime import datetime, timedelta, tzinfo
 from typing import Literal
@@ -206,6 +207,7 @@ class Retriever:
         self.resolver = resolver
         self.zone = zone
         self.fusion = fusion or Fusion()
+        self._pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="huichat-fts")
 
     def format_search_result(self, result: SearchHit) -> str:
         """The seed's format for one result, times shown in this retriever's zone."""
@@ -217,10 +219,14 @@ class Retriever:
         pool = max(limit, self.fusion.pool)
         vector: list[Scored] = []
         text: list[Scored] = []
+        pending = None
+        if mode in ("hybrid", "text") and keywords.strip():
+            # LanceDB leaves the GIL while it searches: full text runs beside the vector search
+            pending = self._pool.submit(self.store.text_search, keywords, pool, where)
         if mode in ("hybrid", "vector"):
             vector = self.store.vector_search(self.embedder.embed_query(keywords or " "), pool, where)
-        if mode in ("hybrid", "text") and keywords.strip():
-            text = self.store.text_search(keywords, pool, where)
+        if pending is not None:
+            text = pending.result()
         return vector, text
 
     def scale_for(self, keywords: str, where: Filter | None) -> Scale:

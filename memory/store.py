@@ -21,7 +21,7 @@ import lancedb
 import numpy as np
 import numpy.typing as npt
 import pyarrow as pa
-from lancedb.index import FTS
+from lancedb.index import FTS, IvfHnswSq
 from lancedb.query import MatchQuery
 
 from memory.errors import KernelError
@@ -29,7 +29,7 @@ from memory.filters import All, Any_, Compare, Filter, Not
 from memory.turns import Message, Turn, index_digest, is_turn_id
 
 TABLE = "turns"
-SCHEMA_VERSION = "1"
+SCHEMA_VERSION = "2"
 _META_DIM = b"huichat.dim"
 _META_MODEL = b"huichat.embedder"
 _META_SCHEMA = b"huichat.schema"
@@ -58,6 +58,7 @@ def _schema(dim: int, embedder: str) -> pa.Schema:
             pa.field("session_id", pa.string(), nullable=False),
             pa.field("session_file", pa.string(), nullable=False),
             pa.field("turn_index", pa.int32(), nullable=False),
+            pa.field("position", pa.string(), nullable=False),
             pa.field("timestamp", _UTC_TS, nullable=False),
             pa.field("topic", pa.string()),
             pa.field("text", pa.string()),
@@ -112,6 +113,11 @@ def compile_filter(node: Filter) -> str:
     if isinstance(node, Not):
         return f"(NOT {compile_filter(node.part)})"
     raise TypeError(f"not a filter: {node!r}")
+
+
+def position_key(session_id: str, turn_index: int) -> str:
+    """The indexed key of a place in a session: neighbours are found with one lookup."""
+    return f"{session_id}#{turn_index}"
 
 
 def _id_list(ids: Iterable[str]) -> str:
@@ -220,6 +226,7 @@ class TurnStore:
             columns["session_id"].append(turn.session_id)
             columns["session_file"].append(turn.session_file)
             columns["turn_index"].append(turn.turn_index)
+            columns["position"].append(position_key(turn.session_id, turn.turn_index))
             columns["timestamp"].append(turn.timestamp)
             columns["topic"].append(turn.topic)
             columns["text"].append(turn.text)
@@ -356,15 +363,14 @@ class TurnStore:
         """The turns within ±``window`` positions of each hit in its session (matching ``where``)."""
         if window <= 0 or not hits:
             return []
-        positions: dict[str, set[int]] = {}
-        for hit in hits:
-            wanted = positions.setdefault(hit.session_id, set())
-            wanted.update(range(max(0, hit.turn_index - window), hit.turn_index + window + 1))
-        clauses = [
-            f"(session_id = {_quote(session)} AND turn_index IN ({', '.join(str(i) for i in sorted(indexes))}))"
-            for session, indexes in positions.items()
-        ]
-        condition = "(" + " OR ".join(clauses) + ")"
+        keys = sorted(
+            {
+                position_key(hit.session_id, index)
+                for hit in hits
+                for index in range(max(0, hit.turn_index - window), hit.turn_index + window + 1)
+            }
+        )
+        condition = "position IN (" + ", ".join(_quote(k) for k in keys) + ")"
         if where is not None:
             condition += f" AND {compile_filter(where)}"
         table = self._table.search().where(condition).select(_LIGHT_COLUMNS).limit(None).to_arrow()
@@ -484,17 +490,14 @@ class TurnStore:
             )
             created.append("fts(text, icu)")
         columns = {tuple(i.columns) for i in existing.values()}
-        for column in ("timestamp", "id", "prev_id", "session_id"):
+        for column in ("timestamp", "id", "prev_id", "session_id", "position"):
             if (column,) not in columns:
                 self._table.create_scalar_index(column, index_type="BTREE", replace=True)
                 created.append(f"btree({column})")
-        if rows >= ann_min_rows and not any(i.index_type.startswith("IVF") for i in existing.values()):
+        if rows >= ann_min_rows and not self.has_ann_index():
             partitions = max(16, int(rows**0.5))
             self._table.create_index(
-                metric="cosine",
-                vector_column_name="vector",
-                index_type="IVF_HNSW_SQ",
-                num_partitions=partitions,
+                "vector", config=IvfHnswSq(distance_type="cosine", num_partitions=partitions), replace=True
             )
             created.append(f"ann(IVF_HNSW_SQ, {partitions} partitions at {rows} rows)")
         self._fts_ready = True
@@ -502,7 +505,7 @@ class TurnStore:
 
     def has_ann_index(self) -> bool:
         """True once an ANN vector index exists."""
-        return any(i.index_type.startswith("IVF") for i in self._table.list_indices())
+        return any(list(i.columns) == ["vector"] for i in self._table.list_indices())
 
     def optimize(self, *, cleanup_unverified: bool = False) -> None:
         """Compact small fragments, bring indexes up to date, drop old versions.

@@ -5,7 +5,6 @@ from __future__ import annotations
 import hashlib
 import re
 import secrets
-from collections.abc import Iterable
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime, timedelta
 from pathlib import PurePosixPath
@@ -91,13 +90,9 @@ def index_digest(text: str, turn: Turn) -> str:
     return digest.hexdigest()
 
 
-def new_turn_id(taken: Iterable[str] = ()) -> str:
-    """A fresh 6-character id (lowercase letters and digits) not in ``taken``."""
-    taken_set = set(taken)
-    while True:
-        candidate = "".join(secrets.choice(_ALPHABET) for _ in range(6))
-        if candidate not in taken_set:
-            return candidate
+def new_turn_id() -> str:
+    """A random 6-character id (lowercase letters and digits); callers check it is unused."""
+    return "".join(secrets.choice(_ALPHABET) for _ in range(6))
 
 
 def is_turn_id(value: str) -> bool:

@@ -72,7 +72,7 @@ class ChatScreen(Screen[None]):
         with Horizontal(id="main"):
             yield VerticalScroll(id="transcript")
             yield MemoryPanel(app.zone.tz, app.loaded.config.ui.snippet_chars, id="panel")
-        yield PromptInput(id="prompt")
+        yield PromptInput(id="prompt", cursor_blink=app.loaded.config.ui.cursor_blink)
         yield StatusLine(id="status")
         yield Footer()
 
@@ -152,6 +152,22 @@ class ChatScreen(Screen[None]):
         status.busy = False
         if app.start_session:
             await self.open_session(app.start_session)
+
+    @work(group="maintenance", exclusive=True)
+    async def maintain_memory(self) -> None:
+        """Fold new turns into the indexes now and then (compaction, index refresh), off the UI thread."""
+        kernel = self.huichat.services.kernel
+        if kernel is None or not kernel.needs_maintenance():
+            return
+        status = self.query_one("#status", StatusLine)
+        memory = status.memory
+        status.memory = f"{memory} · indexing…"
+        status.busy = True
+        try:
+            await asyncio.to_thread(kernel.maintain)
+        finally:
+            status.memory = memory
+            status.busy = False
 
     async def update_memory_status(self) -> None:
         """Turn count and embedding model."""
@@ -244,6 +260,7 @@ class ChatScreen(Screen[None]):
             self.failed_text = None
             self.refresh_session_label()
             await self.update_memory_status()
+            self.maintain_memory()
         elif isinstance(event, ReplyFailed):
             await answer.finish("failed")
             hint = "press ctrl+r to retry" if event.turn is not None else "your message is back in the prompt"
@@ -323,7 +340,13 @@ class ChatScreen(Screen[None]):
         """Open the search screen."""
         app = self.huichat
         self.app.push_screen(
-            SearchScreen(self.search_memory, self.fetch_turn, app.zone.tz, app.loaded.config.ui.snippet_chars)
+            SearchScreen(
+                self.search_memory,
+                self.fetch_turn,
+                app.zone.tz,
+                app.loaded.config.ui.snippet_chars,
+                app.loaded.config.ui.cursor_blink,
+            )
         )
 
     def action_help(self) -> None:

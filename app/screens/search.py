@@ -37,8 +37,11 @@ class SearchScreen(Screen[None]):
 
     BINDINGS = [Binding("escape", "app.pop_screen", "Back to chat")]
 
-    def __init__(self, search: Search, fetch: Fetch, zone: tzinfo, snippet_chars: int) -> None:
+    def __init__(
+        self, search: Search, fetch: Fetch, zone: tzinfo, snippet_chars: int, cursor_blink: bool = True
+    ) -> None:
         super().__init__()
+        self.cursor_blink = cursor_blink
         self.search = search
         self.fetch = fetch
         self.zone = zone
@@ -47,7 +50,9 @@ class SearchScreen(Screen[None]):
     def compose(self) -> ComposeResult:
         yield Header()
         with Vertical(id="search"):
-            yield Input(placeholder="Search memory — e.g. 上周三下午 部署, VPN last week", id="query")
+            query = Input(placeholder="Search memory — e.g. 上周三下午 部署, VPN last week", id="query")
+            query.cursor_blink = self.cursor_blink
+            yield query
             yield MemoryPanel(self.zone, self.snippet_chars, id="results")
         yield Footer()
 

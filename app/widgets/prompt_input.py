@@ -22,8 +22,9 @@ class PromptInput(TextArea):
         prompt: PromptInput
         text: str
 
-    def __init__(self, *, id: str | None = None) -> None:
+    def __init__(self, *, id: str | None = None, cursor_blink: bool = True) -> None:
         super().__init__(id=id, soft_wrap=True, show_line_numbers=False, tab_behavior="focus", compact=True)
+        self.set_reactive(TextArea.cursor_blink, cursor_blink)
         self.placeholder = "Message huichat · Enter to send · ctrl+j for a new line"
 
     async def _on_key(self, event: events.Key) -> None:

@@ -26,6 +26,11 @@ from tests.fakellm import FakeLLM, Reply
 SIZE = (120, 34)
 
 
+async def steady(pilot: Any) -> None:
+    """Let the last frame settle (the apps here are built with ``ui.cursor_blink: false``)."""
+    await pilot.pause(0.2)
+
+
 @pytest.fixture
 def server() -> Any:
     with FakeLLM() as fake:
@@ -43,9 +48,14 @@ async def _reply_done(pilot: Any, text: str, messages: int) -> None:
     await pilot.pause(0.3)
 
 
+async def _ready(pilot: Any) -> None:
+    await ready(pilot)
+    await steady(pilot)
+
+
 def test_empty_chat(snap_compare: Any, tmp_path: Path, server: FakeLLM) -> None:
     app = build_app(tmp_path, loaded_config(fake_providers(server)))
-    assert snap_compare(app, terminal_size=SIZE, run_before=ready)
+    assert snap_compare(app, terminal_size=SIZE, run_before=_ready)
 
 
 def test_streamed_reply(snap_compare: Any, tmp_path: Path, server: FakeLLM) -> None:
@@ -86,7 +96,7 @@ def test_turn_detail_view(snap_compare: Any, tmp_path: Path, server: FakeLLM) ->
         await _reply_done(pilot, "上周三我们用什么部署的？", 2)
         await pilot.press("f2", "f2", "down", "enter")
         await wait_until(pilot, lambda: isinstance(pilot.app.screen, TurnDetailScreen))
-        await pilot.pause(0.3)
+        await steady(pilot)
 
     assert snap_compare(app, terminal_size=SIZE, run_before=run_before)
 
@@ -103,14 +113,14 @@ def test_search_screen(snap_compare: Any, tmp_path: Path) -> None:
         await pilot.press(*"上周三下午 显存")
         await pilot.press("enter")
         await wait_until(pilot, lambda: bool(pilot.app.screen.query_one(MemoryPanel).hits))
-        await pilot.pause(0.3)
+        await steady(pilot)
 
     assert snap_compare(app, terminal_size=SIZE, run_before=run_before)
 
 
 def test_no_provider_state(snap_compare: Any, tmp_path: Path) -> None:
     app = build_app(tmp_path, loaded_config())
-    assert snap_compare(app, terminal_size=SIZE, run_before=ready)
+    assert snap_compare(app, terminal_size=SIZE, run_before=_ready)
 
 
 def test_error_notification(snap_compare: Any, tmp_path: Path, server: FakeLLM) -> None:

@@ -75,7 +75,11 @@ def seed_memory(kernel: MemoryKernel) -> list[str]:
 
 
 def loaded_config(providers: dict[str, dict[str, Any]] | None = None, **sections: Any) -> LoadedConfig:
-    data: dict[str, Any] = {"retriever": {"timezone": "Asia/Shanghai"}, "ui": {"theme": "textual-dark"}}
+    # a steady cursor: a frame must not depend on the moment it is taken
+    data: dict[str, Any] = {
+        "retriever": {"timezone": "Asia/Shanghai"},
+        "ui": {"theme": "textual-dark", "cursor_blink": False},
+    }
     if providers is not None:
         data["providers"] = {"named": providers}
     data.update(sections)

@@ -23,6 +23,8 @@ if TYPE_CHECKING:
     from providers.llm import LLMClient
 
 STYLES = Path(__file__).resolve().parent.parent / "styles"
+_LOAD_DELAY = 0.2
+"""Seconds between the first frame and the start of the heavy imports."""
 
 
 class Services:
@@ -121,6 +123,10 @@ class HuichatApp(App[int]):
         return ChatScreen()
 
     def on_mount(self) -> None:
+        # heavy imports hold the GIL: start them only once the first frame is on screen
+        self.call_after_refresh(self.set_timer, _LOAD_DELAY, self._start_loading)
+
+    def _start_loading(self) -> None:
         self.load_kernel()
         self.load_llm()
 

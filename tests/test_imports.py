@@ -41,7 +41,14 @@ def test_session_module_does_not_import_textual() -> None:
     assert "textual" not in _loaded_after("import app.session")
 
 
-def test_cli_entry_does_not_load_heavy_libraries() -> None:
-    loaded = _loaded_after("import app.__main__, app.config")
-    for heavy in ("torch", "lancedb", "litellm", "sentence_transformers", "textual"):
+@pytest.mark.parametrize(
+    ("statement", "heavy_libraries"),
+    [
+        ("import app.__main__, app.config", ("torch", "lancedb", "litellm", "sentence_transformers", "textual")),
+        ("import app.tui, app.screens.chat", ("torch", "lancedb", "litellm", "sentence_transformers")),
+    ],
+)
+def test_the_ui_paints_before_heavy_libraries_load(statement: str, heavy_libraries: tuple[str, ...]) -> None:
+    loaded = _loaded_after(statement)
+    for heavy in heavy_libraries:
         assert heavy not in loaded, heavy

@@ -149,6 +149,8 @@ def measure(
             for number, drafts in enumerate(sessions):
                 handle = kernel.new_session(drafts[0].timestamp, session_id=f"s{number:06d}")
                 kernel.append_turns(handle, drafts)
+                if kernel.needs_maintenance():  # as the app does after replies
+                    kernel.maintain()
                 progress.advance(task, len(drafts))
         written = time.perf_counter() - started
         started = time.perf_counter()
@@ -160,6 +162,8 @@ def measure(
         live_total: list[float] = []
         live_without: list[float] = []
         for i in range(100):
+            if kernel.needs_maintenance():  # in the app this runs in the background after a reply
+                kernel.maintain()
             before = bulk.seconds
             began = time.perf_counter()
             kernel.append_turn(
@@ -195,7 +199,7 @@ def measure(
         )
         query_embedding: list[float] = []
         if live_embedder is not None:
-            query_embedding = _timed(lambda i: live_embedder.embed_query(f"{QUERIES[i % len(QUERIES)]} {i}"), 30)
+            query_embedding = _timed(lambda i: live_embedder.embed_query(f"{QUERIES[i % len(QUERIES)]} {size} {i}"), 30)
         figures = {
             "turns": kernel.count(),
             "bulk_ingest_turns_per_s": round(size / written, 1),

@@ -50,6 +50,9 @@ async def main():
         marks["memory_error"] = app.services.kernel_error
         await app.services.llm_done.wait()
         marks["llm_ready"] = time.time() - started
+        status = app.chat_screen.query_one("#status")
+        while "turns" not in status.memory and "unavailable" not in status.memory:
+            await pilot.pause(0.05)
         kernel = app.services.kernel
         marks["turns"] = kernel.count() if kernel else None
 

@@ -143,6 +143,8 @@ class ChatScreen(Screen[None]):
         status.memory = "memory: loading embedding model and index…"
         status.busy = True
         kernel = await app.services.wait_kernel()
+        if not self.is_attached:  # the app closed while memory was loading
+            return
         if kernel is None:
             status.memory = f"memory unavailable: {app.services.kernel_error}"
             status.busy = False
@@ -175,6 +177,8 @@ class ChatScreen(Screen[None]):
         if kernel is None:
             return
         count = await asyncio.to_thread(kernel.count)
+        if not self.is_attached:
+            return
         self.query_one("#status", StatusLine).memory = f"memory: {count} turns · {kernel.embedder.name}"
 
     # ------------------------------------------------------------------ reply

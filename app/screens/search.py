@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
 from datetime import tzinfo
+from typing import TYPE_CHECKING
 
 from textual import on, work
 from textual.app import ComposeResult
@@ -14,9 +15,12 @@ from textual.widgets import Footer, Header, Input
 
 from app.screens.turn_detail import Fetch, TurnDetailScreen
 from app.widgets.memory_panel import MemoryPanel
-from memory.retrieval import SearchResults
 
-Search = Callable[[str], Awaitable[SearchResults]]
+if TYPE_CHECKING:
+    from memory.retrieval import SearchResults
+
+
+Search = Callable[[str], Awaitable["SearchResults"]]
 
 
 def describe_results(results: SearchResults) -> str:

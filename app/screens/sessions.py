@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from datetime import tzinfo
+from typing import TYPE_CHECKING
 
 from textual.app import ComposeResult
 from textual.binding import Binding
@@ -11,7 +12,8 @@ from textual.screen import ModalScreen
 from textual.widgets import Footer, Label, OptionList
 from textual.widgets.option_list import Option
 
-from memory.store import SessionInfo
+if TYPE_CHECKING:
+    from memory.store import SessionInfo
 
 
 class SessionsScreen(ModalScreen[str | None]):

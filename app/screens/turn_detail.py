@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
 from datetime import tzinfo
+from typing import TYPE_CHECKING
 
 from textual.app import ComposeResult
 from textual.binding import Binding
@@ -12,9 +13,11 @@ from textual.reactive import reactive
 from textual.screen import ModalScreen
 from textual.widgets import Footer, Label, Markdown
 
-from memory.turns import Turn
+if TYPE_CHECKING:
+    from memory.turns import Turn
 
-Fetch = Callable[[str], Awaitable[Turn | None]]
+
+Fetch = Callable[[str], Awaitable["Turn | None"]]
 
 
 def turn_markdown(turn: Turn) -> str:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from datetime import tzinfo
+from typing import TYPE_CHECKING
 
 from rich.text import Text
 from textual.app import ComposeResult
@@ -12,7 +13,8 @@ from textual.message import Message
 from textual.widgets import Label, OptionList, Static
 from textual.widgets.option_list import Option
 
-from memory.retrieval import SearchHit
+if TYPE_CHECKING:
+    from memory.retrieval import SearchHit
 
 
 def hit_prompt(hit: SearchHit, zone: tzinfo, snippet_chars: int) -> Text:

@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from textual import work
-from textual.app import App, SystemCommand
+from textual.app import App
 from textual.command import Hit, Hits, Provider
 from textual.screen import Screen
 
@@ -130,32 +130,28 @@ class HuichatApp(App[int]):
         self.load_kernel()
         self.load_llm()
 
-    def get_system_commands(self, screen: Screen[object]) -> Iterator[SystemCommand]:
-        yield from super().get_system_commands(screen)
-
     @work(thread=True, group="load", exit_on_error=False)
     def load_kernel(self) -> None:
         """Import lancedb and torch, load the embedding model, open and reconcile the index."""
         from memory.errors import KernelError
 
-        try:
-            self.services.kernel = self.kernel_factory()
-        except KernelError as exc:
-            self.services.kernel_error = str(exc)
-        finally:
-            self.call_from_thread(self.services.kernel_done.set)
+        self._load("kernel", self.kernel_factory, KernelError, self.services.kernel_done)
 
     @work(thread=True, group="load", exit_on_error=False)
     def load_llm(self) -> None:
         """Import litellm (slow) and build the client."""
         from providers.errors import ProviderError
 
+        self._load("llm", self.llm_factory, ProviderError, self.services.llm_done)
+
+    def _load(self, name: str, factory: Callable[[], object], expected: type[Exception], done: asyncio.Event) -> None:
+        """Build one service in this worker thread; its error (one line) is kept for the screens."""
         try:
-            self.services.llm = self.llm_factory()
-        except ProviderError as exc:
-            self.services.llm_error = str(exc)
+            setattr(self.services, name, factory())
+        except expected as exc:
+            setattr(self.services, f"{name}_error", str(exc))
         finally:
-            self.call_from_thread(self.services.llm_done.set)
+            self.call_from_thread(done.set)
 
     @work(group="reindex", exclusive=True)
     async def action_reindex(self) -> None:

@@ -122,6 +122,11 @@ def _synthetic(rng: random.Random, count: int, start: datetime) -> list[list[Tur
     return sessions
 
 
+def _ms(seconds: list[float], digits: int = 1) -> dict[str, float]:
+    """p50 and p95 of timings, in milliseconds."""
+    return {"p50": round(percentile(seconds, 0.5) * 1e3, digits), "p95": round(percentile(seconds, 0.95) * 1e3, digits)}
+
+
 def _timed(action: Any, runs: int) -> list[float]:
     times = []
     for i in range(runs):
@@ -206,34 +211,17 @@ def measure(
             "index_build_s": round(index_seconds, 1),
             "indexes_created": created,
             "ann_index": kernel.store.has_ann_index(),
-            "live_write_ms_without_embedding": {
-                "p50": round(percentile(live_without, 0.5) * 1e3, 2),
-                "p95": round(percentile(live_without, 0.95) * 1e3, 2),
-            },
+            "live_write_ms_without_embedding": _ms(live_without, 2),
             "live_write_ms_with_model_embedding": {
                 "p50": round((percentile(live_without, 0.5) + percentile(embed_one, 0.5)) * 1e3, 2),
                 "p95": round((percentile(live_without, 0.95) + percentile(embed_one, 0.95)) * 1e3, 2),
             }
             if embed_one
             else None,
-            "search_ms_no_filter": {
-                "p50": round(percentile(no_filter, 0.5) * 1e3, 1),
-                "p95": round(percentile(no_filter, 0.95) * 1e3, 1),
-            },
-            "search_ms_one_week_filter": {
-                "p50": round(percentile(with_week, 0.5) * 1e3, 1),
-                "p95": round(percentile(with_week, 0.95) * 1e3, 1),
-            },
-            "search_ms_full_text": {
-                "p50": round(percentile(text_only, 0.5) * 1e3, 1),
-                "p95": round(percentile(text_only, 0.95) * 1e3, 1),
-            },
-            "query_embedding_ms": {
-                "p50": round(percentile(query_embedding, 0.5) * 1e3, 1),
-                "p95": round(percentile(query_embedding, 0.95) * 1e3, 1),
-            }
-            if query_embedding
-            else None,
+            "search_ms_no_filter": _ms(no_filter, 1),
+            "search_ms_one_week_filter": _ms(with_week, 1),
+            "search_ms_full_text": _ms(text_only, 1),
+            "query_embedding_ms": _ms(query_embedding, 1) if query_embedding else None,
             "rss_mb": round(_rss_mb(), 1),
             "disk_mb": {
                 "index": round(_disk_mb(scratch / "index.lancedb"), 1),

@@ -73,11 +73,16 @@ def test_streamed_reply(snap_compare: Any, tmp_path: Path, server: FakeLLM) -> N
     assert snap_compare(app, terminal_size=SIZE, run_before=run_before)
 
 
-def test_memory_panel_with_hits_and_neighbours(snap_compare: Any, tmp_path: Path, server: FakeLLM) -> None:
+def _remembering_app(tmp_path: Path, server: FakeLLM) -> Any:
+    """The app over last Wednesday's memory, with a model that recalls before it answers."""
     kernel = deterministic_kernel(tmp_path)
     seed_memory(kernel)
     server.responder = memory_model
-    app = build_app(tmp_path, loaded_config(fake_providers(server)), kernel=kernel)
+    return build_app(tmp_path, loaded_config(fake_providers(server)), kernel=kernel)
+
+
+def test_memory_panel_with_hits_and_neighbours(snap_compare: Any, tmp_path: Path, server: FakeLLM) -> None:
+    app = _remembering_app(tmp_path, server)
 
     async def run_before(pilot: Any) -> None:
         await _reply_done(pilot, "上周三我们用什么部署的？", 2)
@@ -87,10 +92,7 @@ def test_memory_panel_with_hits_and_neighbours(snap_compare: Any, tmp_path: Path
 
 
 def test_turn_detail_view(snap_compare: Any, tmp_path: Path, server: FakeLLM) -> None:
-    kernel = deterministic_kernel(tmp_path)
-    seed_memory(kernel)
-    server.responder = memory_model
-    app = build_app(tmp_path, loaded_config(fake_providers(server)), kernel=kernel)
+    app = _remembering_app(tmp_path, server)
 
     async def run_before(pilot: Any) -> None:
         await _reply_done(pilot, "上周三我们用什么部署的？", 2)

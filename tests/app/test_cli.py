@@ -136,3 +136,20 @@ def test_files_left_by_a_killed_index_writer_are_removed_at_open(store: tuple[Pa
         assert kernel.count() == 2 and kernel.recall_by_id(ids[0]).ok
     finally:
         kernel.close()
+
+
+def test_old_months_are_packed_at_open_when_configured(tmp_path: Path) -> None:
+    config = _config(tmp_path, "archive:\n  pack_after_months: 1\n")
+    loaded = load_config(config)
+    kernel = build_kernel(loaded)
+    old = kernel.new_session(NOW - timedelta(days=80))
+    turn = kernel.append_turn(old, TurnDraft((Message("user", "八月的旧话题"),), NOW - timedelta(days=80)))
+    kernel.close()
+    reopened = build_kernel(loaded)
+    try:
+        sessions = loaded.paths.sessions_dir
+        assert not (sessions / old.session_file).exists()
+        assert (sessions / "archive" / f"{(NOW - timedelta(days=80)):%Y-%m}.tar.zst").exists()
+        assert reopened.recall_by_id(turn.id).ok and reopened.count() == 1
+    finally:
+        reopened.close()

@@ -122,15 +122,11 @@ class ChatSession:
         self.turns: list[Turn] = []
         self.topic = ""
 
-    @classmethod
-    async def resume(cls, session: ChatSession, session_id: str) -> ChatSession:
-        """The same session object continuing ``session_id``'s anchor chain."""
-        handle = await asyncio.to_thread(session.kernel.resume_session, session_id)
-        turns = await asyncio.to_thread(session.kernel.session_turns, session_id)
-        session.handle = handle
-        session.turns = turns
-        session.topic = turns[-1].topic if turns else ""
-        return session
+    async def resume(self, session_id: str) -> None:
+        """Continue ``session_id``'s anchor chain from now on."""
+        self.handle = await asyncio.to_thread(self.kernel.resume_session, session_id)
+        self.turns = await asyncio.to_thread(self.kernel.session_turns, session_id)
+        self.topic = self.turns[-1].topic if self.turns else ""
 
     def start_new(self) -> None:
         """Forget the current session; the next message starts a new one."""

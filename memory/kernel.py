@@ -22,7 +22,7 @@ from memory.archive import ARCHIVE_DIR, read_archive
 from memory.config import RetrieverConfig
 from memory.embedding import Embedder
 from memory.errors import KernelError
-from memory.filters import Compare, time_range_filter
+from memory.filters import Compare
 from memory.retrieval import (
     Fusion,
     Mode,
@@ -59,10 +59,9 @@ class SessionHandle:
 
     session_id: str
     session_file: str
-    last_turn_id: str | None = None
     next_index: int = 0
     last_turn: Turn | None = None
-    """The previous turn, whose tail is indexed as context of the next one."""
+    """The previous turn: the next one links to it, and its tail is indexed with the next one."""
 
 
 @dataclass(frozen=True)
@@ -122,7 +121,6 @@ class MemoryKernel:
         self.zone = zone
         self.config = retriever_config
         self.transcripts = TranscriptWriter(sessions_dir, zone)
-        self.chunker = TurnChunker(sessions_dir)
         self.resolver = TimeResolver(zone, retriever_config.week_start)
         self.retriever = Retriever(store, embedder, retriever_config, self.resolver, zone, fusion)
         self.manifest_path = manifest_path
@@ -192,7 +190,7 @@ class MemoryKernel:
         if not turns:
             raise KernelError(f"no session '{session_id}'")
         last = turns[-1]
-        return SessionHandle(session_id, last.session_file, last.id, last.turn_index + 1, last)
+        return SessionHandle(session_id, last.session_file, last.turn_index + 1, last)
 
     def append_turn(self, session: SessionHandle, draft: TurnDraft) -> Turn:
         """Write one turn: transcript (fsynced) first, then the index."""
@@ -221,7 +219,7 @@ class MemoryKernel:
                         timestamp=draft.timestamp.astimezone(UTC),
                         messages=draft.messages,
                         topic=draft.topic,
-                        prev_id=turns[-1].id if turns else session.last_turn_id,
+                        prev_id=turns[-1].id if turns else (session.last_turn.id if session.last_turn else None),
                         recalled_ids=draft.recalled_ids,
                         status=draft.status,
                         extra=draft.extra,
@@ -230,7 +228,6 @@ class MemoryKernel:
             self.transcripts.append(turns)
             previous = session.last_turn
             if turns:
-                session.last_turn_id = turns[-1].id
                 session.next_index += len(turns)
                 session.last_turn = turns[-1]
             self._index(turns, _search_texts(turns, previous), progress)
@@ -335,12 +332,6 @@ class MemoryKernel:
     def count(self) -> int:
         """Number of stored turns."""
         return self.store.count()
-
-    def turns_between(self, start: datetime, end: datetime) -> list[Turn]:
-        """Turns with ``start <= timestamp < end``, in time order."""
-        return self.store.where(time_range_filter(start, end))
-
-    # ------------------------------------------------------------ maintenance
 
     def needs_maintenance(self) -> bool:
         """True when enough writes piled up that compaction and an index refresh pay off."""

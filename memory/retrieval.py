@@ -139,6 +139,11 @@ class Scale:
     vector: Standard | None
     text: Standard | None
 
+    @classmethod
+    def of(cls, vector: Sequence[Scored], text: Sequence[Scored]) -> Scale:
+        """The scale of these two candidate lists (BM25's non-match scores 0)."""
+        return cls(Standard.of([s.score for s in vector]), Standard.of([s.score for s in text], 0.0))
+
 
 def squash(score: float) -> float:
     """A fused score as a similarity in (0, 1), order kept."""
@@ -229,20 +234,21 @@ class Retriever:
             text = pending.result()
         return vector, text
 
-    def scale_for(self, keywords: str, where: Filter | None) -> Scale:
-        """The normalisation of a search over ``where`` (fixed for all weeks of a scan)."""
-        vector, text = self._lists(keywords, where, 0, "hybrid")
-        return Scale(Standard.of([s.score for s in vector]), Standard.of([s.score for s in text], 0.0))
-
     def _candidates(
-        self, keywords: str, where: Filter | None, limit: int, mode: Mode, scale: Scale | None = None
+        self,
+        keywords: str,
+        where: Filter | None,
+        limit: int,
+        mode: Mode,
+        scale: Scale | None = None,
+        lists: tuple[list[Scored], list[Scored]] | None = None,
     ) -> list[tuple[Turn, float]]:
-        vector, text = self._lists(keywords, where, limit, mode)
+        vector, text = lists or self._lists(keywords, where, limit, mode)
         if mode == "vector":
             return [(s.turn, max(0.0, min(1.0, s.score))) for s in vector]
         if mode == "text":
             return list(zip([s.turn for s in text], _normalise_bm25([s.score for s in text]), strict=True))
-        scale = scale or Scale(Standard.of([s.score for s in vector]), Standard.of([s.score for s in text], 0.0))
+        scale = scale or Scale.of(vector, text)
         scores, turns, floor = fuse(vector, text, self.fusion, scale)
         if self.fusion.context and scores:
             strongest = sorted(scores, key=lambda i: -scores[i])[: self.fusion.expand]
@@ -259,10 +265,18 @@ class Retriever:
         return [(t, 1.0) for t in sorted(turns, key=lambda t: t.timestamp, reverse=True)[:limit]]
 
     def _ranked(
-        self, keywords: str, where: Filter | None, limit: int, mode: Mode, scale: Scale | None = None
+        self,
+        keywords: str,
+        where: Filter | None,
+        limit: int,
+        mode: Mode,
+        scale: Scale | None = None,
+        lists: tuple[list[Scored], list[Scored]] | None = None,
     ) -> list[SearchHit]:
         pairs = (
-            self._candidates(keywords, where, limit, mode, scale) if keywords.strip() else self._recent(where, limit)
+            self._candidates(keywords, where, limit, mode, scale, lists)
+            if keywords.strip()
+            else self._recent(where, limit)
         )
         floor = self.config.min_similarity
         hits = [SearchHit(turn, round(score, 6), "hit") for turn, score in pairs if score > 0 and score >= floor]
@@ -355,8 +369,13 @@ class Retriever:
         end = min(span.end, now.astimezone(self.zone) + timedelta(minutes=1))
         floor = max(span.start, end - timedelta(weeks=weeks))
         whole = combine(extra, time_range_filter(floor, end))
-        scale = self.scale_for(keywords, whole) if keywords.strip() and mode == "hybrid" else None
-        best_overall = self._ranked(keywords, whole, 1, mode, scale) if keywords.strip() else []
+        # one search of the whole span fixes the scale for every week and gives the best match
+        scale: Scale | None = None
+        best_overall: list[SearchHit] = []
+        if keywords.strip():
+            lists = self._lists(keywords, whole, 1, mode)
+            scale = Scale.of(*lists) if mode == "hybrid" else None
+            best_overall = self._ranked(keywords, whole, 1, mode, scale, lists)
         # the scan ends one week after the week holding the best match of the whole span
         # (one more week: context spills strength onto the turn after a match)
         target = best_overall[0].similarity - 0.01 if best_overall else math.inf

@@ -518,7 +518,3 @@ class TurnStore:
     def fragments(self) -> int:
         """Number of data fragments (a flood of tiny writes makes many)."""
         return int(self._table.stats()["fragment_stats"]["num_fragments"])
-
-    def version(self) -> int:
-        """The table's current version number."""
-        return int(self._table.version)

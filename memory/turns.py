@@ -6,11 +6,10 @@ import hashlib
 import re
 import secrets
 from dataclasses import dataclass, field, replace
-from datetime import UTC, datetime, timedelta
+from datetime import UTC, datetime
 from pathlib import PurePosixPath
 
 TURN_ID_RE = re.compile(r"^[a-z0-9]{6}$")
-SESSION_ID_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,79}$")
 _ALPHABET = "abcdefghijklmnopqrstuvwxyz0123456789"
 
 STATUS_OK = "ok"
@@ -100,13 +99,6 @@ def is_turn_id(value: str) -> bool:
     return bool(TURN_ID_RE.match(value))
 
 
-def as_utc(moment: datetime) -> datetime:
-    """``moment`` in UTC; a naive datetime is rejected (time must be explicit)."""
-    if moment.tzinfo is None:
-        raise ValueError("timestamps must be timezone-aware")
-    return moment.astimezone(UTC)
-
-
 def new_session_id(local_now: datetime) -> str:
     """A readable, sortable session id: ``YYYYMMDD-HHMMSS-xxxx`` (local time given)."""
     return local_now.strftime("%Y%m%d-%H%M%S-") + "".join(secrets.choice(_ALPHABET) for _ in range(4))
@@ -122,6 +114,3 @@ def session_relpath(session_id: str, started: datetime) -> str:
 def utc_now() -> datetime:
     """The current time in UTC (only composition roots call this)."""
     return datetime.now(UTC)
-
-
-ONE_WEEK = timedelta(days=7)

@@ -382,14 +382,13 @@ class ChatScreen(Screen[None]):
 
     async def open_session(self, session_id: str) -> None:
         """Show a stored session's transcript and continue its anchor chain."""
-        from app.session import ChatSession
         from memory.errors import KernelError
 
         session = await self._ensure_session()
         if session is None:
             return
         try:
-            await ChatSession.resume(session, session_id)
+            await session.resume(session_id)
         except KernelError as exc:
             self.notify(str(exc), severity="error")
             return

@@ -19,7 +19,7 @@ from app.config import LoadedConfig
 if TYPE_CHECKING:
     from app.__main__ import Zone
     from memory.kernel import MemoryKernel
-    from memory.retrieval import SearchHit
+    from memory.results import SearchHit
     from memory.turns import Turn
 
 EXIT_FAIL = 1
@@ -72,21 +72,7 @@ def run_command(args: argparse.Namespace, loaded: LoadedConfig, zone: Zone) -> i
 
 
 def _turn_json(turn: Turn, zone: Zone) -> dict[str, Any]:
-    return {
-        "id": turn.id,
-        "prev_id": turn.prev_id,
-        "next_id": turn.next_id,
-        "session_id": turn.session_id,
-        "session_file": turn.session_file,
-        "turn_index": turn.turn_index,
-        "timestamp": turn.timestamp.isoformat(),
-        "local_time": turn.timestamp.astimezone(zone.tz).isoformat(),
-        "topic": turn.topic,
-        "status": turn.status,
-        "messages": [{"role": m.role, "speaker": m.who, "text": m.text} for m in turn.messages],
-        "recalled_ids": list(turn.recalled_ids),
-        "access_count": turn.access_count,
-    }
+    return {**turn.to_record(), "local_time": turn.timestamp.astimezone(zone.tz).isoformat()}
 
 
 def _hit_json(hit: SearchHit, zone: Zone) -> dict[str, Any]:
@@ -106,6 +92,7 @@ def _open(loaded: LoadedConfig) -> MemoryKernel:
 def recall(args: argparse.Namespace, loaded: LoadedConfig, zone: Zone) -> int:
     """Search memory and print the seed's format (or JSON)."""
     from memory.filters import FilterError
+    from memory.results import SearchRequest
     from memory.turns import utc_now
 
     now = utc_now()
@@ -118,7 +105,7 @@ def recall(args: argparse.Namespace, loaded: LoadedConfig, zone: Zone) -> int:
             now = now.replace(tzinfo=zone.tz)
     kernel = _open(loaded)
     try:
-        results = kernel.search(args.query, args.top_k, args.filter_expr, max(0, args.context), now=now)
+        results = kernel.search(SearchRequest(args.query, now, args.top_k, args.filter_expr, max(0, args.context)))
     except FilterError as exc:
         return _error(f"--filter: {exc}")
     finally:

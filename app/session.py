@@ -19,9 +19,9 @@ from app.config import ChatConfig
 from app.prompts import system_prompt, uses_chinese
 from app.tools import RECALL_BY_ID, TOOL_NAMES, TOOLS, ToolOutcome, run_tool
 from memory.errors import KernelError
-from memory.kernel import MemoryKernel, SessionHandle, TurnDraft
-from memory.retrieval import SearchResults
-from memory.turns import STATUS_FAILED, Message, Turn
+from memory.kernel import MemoryKernel, SessionHandle
+from memory.results import SearchResults
+from memory.turns import STATUS_FAILED, Message, Turn, TurnDraft
 from providers.errors import ProviderError
 from providers.events import ReplyDone, TextDelta, ToolCallRequest
 from providers.llm import LLMClient

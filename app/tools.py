@@ -8,7 +8,7 @@ from typing import Any
 
 from memory.errors import KernelError
 from memory.kernel import MemoryKernel
-from memory.retrieval import SearchResults
+from memory.results import SearchRequest, SearchResults
 
 RECALL_MEMORY = "recall_memory"
 RECALL_BY_ID = "recall_by_id"
@@ -81,11 +81,7 @@ def run_tool(
             filter_expr = arguments.get("filter_expr")
             top_k = _int(arguments.get("top_k"), kernel.config.default_top_k, 1, 20)
             results = kernel.search(
-                query,
-                top_k,
-                str(filter_expr) if filter_expr else None,
-                context_window,
-                now=now,
+                SearchRequest(query, now, top_k, str(filter_expr) if filter_expr else None, context_window)
             )
             if not results.results:
                 scope = f" in {results.time_range.describe()}" if results.time_range else ""

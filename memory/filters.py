@@ -86,7 +86,25 @@ class Not:
     part: Filter
 
 
-Filter = Compare | All | Any_ | Not
+@dataclass(frozen=True)
+class In:
+    """``field`` is one of ``values`` (built by the kernel, never parsed from the LLM's text)."""
+
+    field: str
+    values: tuple[str, ...]
+
+
+Filter = Compare | All | Any_ | Not | In
+
+
+def status_filter(include_failed: bool) -> Filter | None:
+    """Only turns that were answered, unless failed ones are wanted on purpose."""
+    return None if include_failed else Compare("status", "!=", "failed")
+
+
+def excluding(ids: frozenset[str]) -> Filter | None:
+    """Leave out these turn ids (e.g. those already in the model's context)."""
+    return Not(In("id", tuple(sorted(ids)))) if ids else None
 
 
 def time_range_filter(start: datetime | None, end: datetime | None) -> Filter | None:

@@ -23,22 +23,14 @@ from memory.config import RetrieverConfig
 from memory.embedding import Embedder
 from memory.errors import KernelError
 from memory.filters import Compare
-from memory.retrieval import (
-    Fusion,
-    Mode,
-    OnRound,
-    Retriever,
-    SearchHit,
-    SearchResults,
-    format_search_result,
-)
-from memory.store import SessionInfo, TurnStore
-from memory.timeparse import TimeRange, TimeResolver
+from memory.results import OnRound, RecallResult, SearchRequest, SearchResults, SessionInfo, format_turn
+from memory.retrieval import Fusion, Retriever
+from memory.store import TurnStore
+from memory.timeparse import TimeResolver
 from memory.transcript import TranscriptWriter, TurnChunker
 from memory.turns import (
-    STATUS_OK,
-    Message,
     Turn,
+    TurnDraft,
     index_digest,
     is_turn_id,
     new_session_id,
@@ -62,30 +54,6 @@ class SessionHandle:
     next_index: int = 0
     last_turn: Turn | None = None
     """The previous turn: the next one links to it, and its tail is indexed with the next one."""
-
-
-@dataclass(frozen=True)
-class TurnDraft:
-    """A turn to be written: what was said, when, by whom."""
-
-    messages: tuple[Message, ...]
-    timestamp: datetime
-    topic: str = ""
-    recalled_ids: tuple[str, ...] = ()
-    status: str = STATUS_OK
-    extra: tuple[tuple[str, str], ...] = ()
-
-
-@dataclass(frozen=True)
-class RecallResult:
-    """``recall_by_id``'s answer: the turn, or an error message for the caller to show."""
-
-    turn: Turn | None
-    error: str = ""
-
-    @property
-    def ok(self) -> bool:
-        return self.turn is not None
 
 
 @dataclass
@@ -267,40 +235,15 @@ class MemoryKernel:
             return RecallResult(None, f"no turn with id {cleaned}")
         return RecallResult(found)
 
-    def format_turn(self, turn: Turn, similarity: float = 1.0) -> str:
-        """A stored turn in the seed's result format."""
-        return format_search_result(SearchHit(turn, similarity), self.zone)
+    def format_turn(self, turn: Turn) -> str:
+        """A stored turn in the seed's result format (no similarity: it was not searched for)."""
+        return format_turn(turn, self.zone)
 
-    def search(
-        self,
-        query: str,
-        top_k: int | None = None,
-        filter_expr: str | None = None,
-        context_window: int = 0,
-        enable_progressive_scan: bool = True,
-        *,
-        now: datetime,
-        time_range: TimeRange | None = None,
-        resolve_time: bool = True,
-        mode: Mode = "hybrid",
-        on_round: OnRound | None = None,
-        record_access: bool = True,
-    ) -> SearchResults:
-        """Search memory (see ``Retriever.search``) and count the hits as accessed."""
-        results = self.retriever.search(
-            query,
-            top_k,
-            filter_expr,
-            context_window,
-            enable_progressive_scan,
-            now=now,
-            time_range=time_range,
-            resolve_time=resolve_time,
-            mode=mode,
-            on_round=on_round,
-        )
-        if record_access:
-            self.note_access([h.turn.id for h in results.hits], now)
+    def search(self, request: SearchRequest, on_round: OnRound | None = None) -> SearchResults:
+        """Search memory (see ``Retriever.run``) and count the hits as accessed."""
+        results = self.retriever.run(request, on_round)
+        if request.record_access:
+            self.note_access([h.turn.id for h in results.hits], request.now)
         return results
 
     def note_access(self, ids: Iterable[str], now: datetime) -> None:

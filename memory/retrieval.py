@@ -8,78 +8,27 @@ and leaves meaning to the caller.
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from datetime import datetime, timedelta, tzinfo
-from typing import Literal
 
 from memory.config import RetrieverConfig
 from memory.embedding import Embedder
-from memory.filters import Filter, combine, parse_filter, time_range_filter
-from memory.store import Scored, TurnStore
+from memory.filters import Filter, combine, excluding, parse_filter, status_filter, time_range_filter
+from memory.results import (
+    Mode,
+    OnRound,
+    ScanRound,
+    Scored,
+    SearchHit,
+    SearchRequest,
+    SearchResults,
+    format_search_result,
+)
+from memory.store import TurnStore
 from memory.timeparse import TimeRange, TimeResolver
-from memory.transcript import format_local_time
 from memory.turns import Turn
-
-ContextRole = Literal["hit", "neighbor"]
-Mode = Literal["hybrid", "vector", "text"]
-
-
-@dataclass(frozen=True)
-class SearchHit:
-    """One search result: a turn, its similarity and whether it was hit or is a neighbour."""
-
-    turn: Turn
-    similarity: float
-    role: ContextRole = "hit"
-    hit_id: str | None = None
-    """For a neighbour, the hit it surrounds."""
-    rank: int = 0
-
-    @property
-    def _context_role(self) -> ContextRole:
-        """The seed's name for ``role``."""
-        return self.role
-
-
-@dataclass(frozen=True)
-class ScanRound:
-    """One week of a progressive scan."""
-
-    label: str
-    start: datetime
-    end: datetime
-    found: tuple[SearchHit, ...]
-
-
-@dataclass(frozen=True)
-class SearchResults:
-    """The outcome of a search: results in order, plus how time was understood."""
-
-    results: tuple[SearchHit, ...]
-    query: str
-    keywords: str
-    time_range: TimeRange | None = None
-    rounds: tuple[ScanRound, ...] = ()
-    filter_text: str = ""
-
-    def __iter__(self) -> Iterator[SearchHit]:
-        return iter(self.results)
-
-    def __len__(self) -> int:
-        return len(self.results)
-
-    def __getitem__(self, index: int) -> SearchHit:
-        return self.results[index]
-
-    @property
-    def hits(self) -> list[SearchHit]:
-        """Only the hits (no neighbours)."""
-        return [r for r in self.results if r.role == "hit"]
-
-
-OnRound = Callable[[str, list[SearchHit]], None]
 
 
 @dataclass(frozen=True)
@@ -293,37 +242,33 @@ class Retriever:
         enable_progressive_scan: bool = True,
         *,
         now: datetime,
-        time_range: TimeRange | None = None,
-        resolve_time: bool = True,
-        mode: Mode = "hybrid",
-        on_round: OnRound | None = None,
     ) -> SearchResults:
-        """Search memory.
+        """The seed's call; everything else a search can ask for is in ``run``'s request."""
+        return self.run(SearchRequest(query, now, top_k, filter_expr, context_window, enable_progressive_scan))
 
-        Time words in ``query`` are resolved against ``now`` (unless ``time_range`` is
-        given or ``resolve_time`` is false): a precise time filters the search, a vague
-        one triggers the progressive scan. ``filter_expr`` uses the kernel's grammar and
-        raises ``FilterError`` when it cannot be parsed.
+    def run(self, request: SearchRequest, on_round: OnRound | None = None) -> SearchResults:
+        """Search memory as ``request`` says.
+
+        Time words in the query are resolved against ``request.now`` (unless a range is
+        given or resolving is off): a precise time filters the search, a vague one triggers
+        the progressive scan. ``filter_expr`` raises ``FilterError`` when it cannot be parsed.
         """
-        top_k = top_k or self.config.default_top_k
-        parsed = parse_filter(filter_expr, self.zone) if filter_expr else None
-        keywords = query.strip()
-        if time_range is None and resolve_time:
-            keywords, time_range = self.resolver.split_query(query, now)
-        if (
-            time_range is not None
-            and time_range.fuzzy
-            and enable_progressive_scan
-            and self.config.enable_progressive_scan
-        ):
-            rounds: list[ScanRound] = []
-            ranked = self._progressive(keywords, time_range, parsed, top_k, now, mode, rounds, on_round)
-            results = self._with_neighbours(ranked, context_window)
-            return SearchResults(tuple(results), query, keywords, time_range, tuple(rounds), filter_expr or "")
-        where = combine(parsed, time_range_filter(time_range.start, time_range.end) if time_range else None)
-        ranked = self._ranked(keywords, where, top_k, mode)
-        results = self._with_neighbours(ranked, context_window)
-        return SearchResults(tuple(results), query, keywords, time_range, (), filter_expr or "")
+        top_k = request.top_k or self.config.default_top_k
+        parsed = parse_filter(request.filter_expr, self.zone) if request.filter_expr else None
+        base = combine(parsed, status_filter(request.include_failed), excluding(request.exclude_ids))
+        keywords, time_range = request.query.strip(), request.time_range
+        if time_range is None and request.resolve_time:
+            keywords, time_range = self.resolver.split_query(request.query, request.now)
+        rounds: list[ScanRound] = []
+        if time_range is not None and time_range.fuzzy and request.progressive and self.config.enable_progressive_scan:
+            ranked = self._progressive(keywords, time_range, base, top_k, request.now, request.mode, rounds, on_round)
+        else:
+            where = combine(base, time_range_filter(time_range.start, time_range.end) if time_range else None)
+            ranked = self._ranked(keywords, where, top_k, request.mode)
+        results = self._with_neighbours(ranked, request.context_window)
+        return SearchResults(
+            tuple(results), request.query, keywords, time_range, tuple(rounds), request.filter_expr or ""
+        )
 
     def search_with_progress(
         self,
@@ -348,7 +293,8 @@ class Retriever:
             start = now - timedelta(weeks=weeks)
             span = TimeRange(start.astimezone(self.zone), now.astimezone(self.zone), "span", True, "")
         rounds: list[ScanRound] = []
-        ranked = self._progressive(keywords, span, None, top_k, now, "hybrid", rounds, on_round, weeks)
+        base = status_filter(include_failed=False)
+        ranked = self._progressive(keywords, span, base, top_k, now, "hybrid", rounds, on_round, weeks)
         return SearchResults(tuple(ranked), query, keywords, span, tuple(rounds))
 
     # ------------------------------------------------------------------ scan
@@ -430,18 +376,3 @@ class Retriever:
                     ordered.append(SearchHit(turn, hit.similarity, "neighbor", hit.turn.id, hit.rank))
         turns = self.store.with_next([h.turn for h in ordered])
         return [SearchHit(t, h.similarity, h.role, h.hit_id, h.rank) for t, h in zip(turns, ordered, strict=True)]
-
-
-def format_search_result(result: SearchHit, zone: tzinfo | None = None) -> str:
-    """The seed's result format, exactly::
-
-    [id:a3f2c7 | prev: k7f2a1 | next: d2n7p3 | 相似度: 0.778]
-
-    📁 2026-W11/2026-03-05/chat_xxx.md | 话题: 本地模型部署 | 2026-03-05 Mon 10:00:07
-
-    <the turn's text>
-    """
-    turn = result.turn
-    head = f"[id:{turn.id} | prev: {turn.prev_id or 'none'} | next: {turn.next_id or 'none'} | 相似度: {result.similarity:.3f}]"
-    where = f"📁 {turn.session_file} | 话题: {turn.topic or '—'} | {format_local_time(turn.timestamp, zone)}"
-    return f"{head}\n\n{where}\n\n{turn.text}"

@@ -2,17 +2,17 @@
 
 The index can always be rebuilt from the transcripts. It holds one row per turn: the
 anchor fields, the searchable text, a real UTC timestamp, access statistics and the
-vector. ``next_id`` is not stored: it is derived from the successor's ``prev_id``, so a
-live write is one append and never rewrites an older row.
+vector (the layout is in ``memory.index_schema``). ``next_id`` is not stored: it is
+derived from the successor's ``prev_id``, so a live write is one append and never
+rewrites an older row.
 """
 
 from __future__ import annotations
 
-import json
 import os
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, replace
-from datetime import UTC, datetime, timedelta
+from dataclasses import replace
+from datetime import datetime, timedelta
 from typing import Any, cast
 
 os.environ.setdefault("LANCEDB_LOG", "error")
@@ -25,124 +25,32 @@ from lancedb.index import FTS, IvfHnswSq
 from lancedb.query import MatchQuery
 
 from memory.errors import KernelError
-from memory.filters import All, Any_, Compare, Filter, Not
-from memory.turns import Message, Turn, index_digest, is_turn_id
+from memory.filters import Filter
+from memory.index_schema import (
+    COLUMNS,
+    LIGHT_COLUMNS,
+    META_DIM,
+    META_MODEL,
+    META_SCHEMA,
+    REBUILD_BELOW,
+    SCHEMA_VERSION,
+    VERSION_FIELD,
+    compile_filter,
+    first_message,
+    id_list,
+    position_key,
+    quote,
+    rows,
+    schema,
+    sql_time,
+    stored_version,
+    turns_from,
+)
+from memory.results import Scored, SessionInfo
+from memory.turns import Turn, is_turn_id
 
 TABLE = "turns"
-SCHEMA_VERSION = "2"
-_META_DIM = b"huichat.dim"
-_META_MODEL = b"huichat.embedder"
-_META_SCHEMA = b"huichat.schema"
-_UTC_TS = pa.timestamp("us", tz="UTC")
-_LIGHT_COLUMNS = [
-    "id",
-    "session_id",
-    "session_file",
-    "turn_index",
-    "timestamp",
-    "topic",
-    "messages",
-    "recalled_ids",
-    "status",
-    "prev_id",
-    "access_count",
-    "last_accessed_at",
-    "extra",
-]
-
-
-def _schema(dim: int, embedder: str) -> pa.Schema:
-    return pa.schema(
-        [
-            pa.field("id", pa.string(), nullable=False),
-            pa.field("session_id", pa.string(), nullable=False),
-            pa.field("session_file", pa.string(), nullable=False),
-            pa.field("turn_index", pa.int32(), nullable=False),
-            pa.field("position", pa.string(), nullable=False),
-            pa.field("timestamp", _UTC_TS, nullable=False),
-            pa.field("topic", pa.string()),
-            pa.field("text", pa.string()),
-            pa.field("messages", pa.string()),
-            pa.field("recalled_ids", pa.string()),
-            pa.field("status", pa.string()),
-            pa.field("prev_id", pa.string()),
-            pa.field("access_count", pa.int64()),
-            pa.field("last_accessed_at", _UTC_TS),
-            pa.field("text_hash", pa.string()),
-            pa.field("extra", pa.string()),
-            pa.field("vector", pa.list_(pa.float32(), dim)),
-        ],
-        metadata={
-            _META_DIM: str(dim).encode(),
-            _META_MODEL: embedder.encode(),
-            _META_SCHEMA: SCHEMA_VERSION.encode(),
-        },
-    )
-
-
-def _quote(value: str) -> str:
-    return "'" + value.replace("'", "''") + "'"
-
-
-def _sql_time(moment: datetime) -> str:
-    return f"TIMESTAMP '{moment.astimezone(UTC):%Y-%m-%d %H:%M:%S.%f}'"
-
-
-def compile_filter(node: Filter) -> str:
-    """SQL for a typed filter; every value is formatted here from its type."""
-    if isinstance(node, Compare):
-        column = {
-            "timestamp": "timestamp",
-            "topic": "topic",
-            "session_id": "session_id",
-            "turn_index": "turn_index",
-        }[node.field]
-        op = "LIKE" if node.op == "like" else node.op
-        value = node.value
-        if isinstance(value, datetime):
-            literal = _sql_time(value)
-        elif isinstance(value, int):
-            literal = str(int(value))
-        else:
-            literal = _quote(str(value))
-        return f"({column} {op} {literal})"
-    if isinstance(node, All):
-        return "(" + " AND ".join(compile_filter(p) for p in node.parts) + ")"
-    if isinstance(node, Any_):
-        return "(" + " OR ".join(compile_filter(p) for p in node.parts) + ")"
-    if isinstance(node, Not):
-        return f"(NOT {compile_filter(node.part)})"
-    raise TypeError(f"not a filter: {node!r}")
-
-
-def position_key(session_id: str, turn_index: int) -> str:
-    """The indexed key of a place in a session: neighbours are found with one lookup."""
-    return f"{session_id}#{turn_index}"
-
-
-def _id_list(ids: Iterable[str]) -> str:
-    safe = sorted({i for i in ids if is_turn_id(i)})
-    return "(" + ", ".join(_quote(i) for i in safe) + ")"
-
-
-@dataclass(frozen=True)
-class Scored:
-    """A turn with the raw score a search gave it."""
-
-    turn: Turn
-    score: float
-
-
-@dataclass(frozen=True)
-class SessionInfo:
-    """A summary of one stored session."""
-
-    session_id: str
-    session_file: str
-    started: datetime
-    last: datetime
-    turns: int
-    first_text: str
+_REINDEX = "run `huichat reindex` to rebuild it from the transcripts"
 
 
 class TurnStore:
@@ -176,7 +84,7 @@ class TurnStore:
 
     def _create(self) -> Any:
         try:
-            return self._db.create_table(TABLE, schema=_schema(self.dim, self.embedder_name))
+            return self._db.create_table(TABLE, schema=schema(self.dim, self.embedder_name))
         except (OSError, ValueError, RuntimeError):
             # another process created it first
             return self._db.open_table(TABLE)
@@ -194,24 +102,49 @@ class TurnStore:
                 continue
             values = {"access_count": str(int(count))}
             if last is not None:
-                values["last_accessed_at"] = _sql_time(last)
-            self._table.update(where=f"id = {_quote(turn_id)}", values_sql=values)
+                values["last_accessed_at"] = sql_time(last)
+            self._table.update(where=f"id = {quote(turn_id)}", values_sql=values)
 
     def _check_compatible(self) -> None:
-        schema = self._table.schema
-        meta = schema.metadata or {}
-        stored_dim = int(meta.get(_META_DIM, b"0") or 0) or schema.field("vector").type.list_size
-        stored_model = meta.get(_META_MODEL, b"").decode()
+        table_schema = self._table.schema
+        meta = table_schema.metadata or {}
+        stored_dim = int(meta.get(META_DIM, b"0") or 0) or table_schema.field("vector").type.list_size
+        stored_model = meta.get(META_MODEL, b"").decode()
         if stored_dim != self.dim:
             raise KernelError(
                 f"the memory index holds {stored_dim}-dimensional vectors but the embedding model "
-                f"{self.embedder_name} makes {self.dim}; run `huichat reindex` to rebuild it from the transcripts"
+                f"{self.embedder_name} makes {self.dim}; {_REINDEX}"
             )
         if stored_model and stored_model != self.embedder_name:
+            raise KernelError(f"the memory index was built with {stored_model}, not {self.embedder_name}; {_REINDEX}")
+        self._migrate(stored_version(table_schema))
+
+    def _migrate(self, version: int) -> None:
+        """Bring an index written by an older huichat up to this layout, or say what to run."""
+        if version > SCHEMA_VERSION:
             raise KernelError(
-                f"the memory index was built with {stored_model}, not {self.embedder_name}; "
-                "run `huichat reindex` to rebuild it from the transcripts"
+                f"the memory index was written by a newer huichat (layout {version}; this one knows up to "
+                f"{SCHEMA_VERSION}); upgrade huichat, or {_REINDEX}"
             )
+        present = set(self._table.schema.names)
+        missing = [c for c in COLUMNS if c.name not in present]
+        if version < REBUILD_BELOW or any(c.fill is None for c in missing):
+            raise KernelError(f"the memory index has an older layout ({version}, now {SCHEMA_VERSION}); {_REINDEX}")
+        if missing:
+            try:
+                self._table.add_columns({c.name: c.fill for c in missing})
+            except (OSError, ValueError, RuntimeError):
+                # another process migrated it first
+                self._table = self._db.open_table(TABLE)
+                if {c.name for c in missing} - set(self._table.schema.names):
+                    raise
+        if version < SCHEMA_VERSION:
+            self._table.update_field_metadata({"path": VERSION_FIELD, "metadata": {META_SCHEMA: str(SCHEMA_VERSION)}})
+
+    @property
+    def version(self) -> int:
+        """The layout version of the open index."""
+        return stored_version(self._table.schema)
 
     # ----------------------------------------------------------------- writing
 
@@ -220,31 +153,7 @@ class TurnStore:
             raise ValueError("one search text and one vector per turn")
         if len(turns) and vectors.shape[1] != self.dim:
             raise KernelError(f"vector size {vectors.shape[1]} does not match the index ({self.dim})")
-        columns: dict[str, list[Any]] = {name: [] for name in _schema(self.dim, "").names if name != "vector"}
-        for turn, text in zip(turns, texts, strict=True):
-            columns["id"].append(turn.id)
-            columns["session_id"].append(turn.session_id)
-            columns["session_file"].append(turn.session_file)
-            columns["turn_index"].append(turn.turn_index)
-            columns["position"].append(position_key(turn.session_id, turn.turn_index))
-            columns["timestamp"].append(turn.timestamp)
-            columns["topic"].append(turn.topic)
-            columns["text"].append(turn.text)
-            columns["messages"].append(
-                json.dumps([[m.role, m.speaker, m.text] for m in turn.messages], ensure_ascii=False)
-            )
-            columns["recalled_ids"].append(json.dumps(list(turn.recalled_ids)))
-            columns["status"].append(turn.status)
-            columns["prev_id"].append(turn.prev_id)
-            columns["access_count"].append(turn.access_count)
-            columns["last_accessed_at"].append(turn.last_accessed_at)
-            columns["text_hash"].append(index_digest(text, turn))
-            columns["extra"].append(json.dumps(dict(turn.extra), ensure_ascii=False) if turn.extra else "")
-        schema = _schema(self.dim, self.embedder_name)
-        arrays = [pa.array(columns[f.name], type=f.type) for f in schema if f.name != "vector"]
-        flat = pa.array(np.ascontiguousarray(vectors, dtype=np.float32).reshape(-1), type=pa.float32())
-        arrays.append(pa.FixedSizeListArray.from_arrays(flat, self.dim))
-        return pa.Table.from_arrays(arrays, schema=schema)
+        return rows(turns, texts, vectors, schema(self.dim, self.embedder_name))
 
     def add(self, turns: Sequence[Turn], texts: Sequence[str], vectors: npt.NDArray[np.float32]) -> None:
         """Append turns in one commit (one LanceDB version).
@@ -276,9 +185,9 @@ class TurnStore:
 
     def delete(self, ids: Iterable[str]) -> None:
         """Remove turns by id."""
-        id_list = _id_list(ids)
-        if id_list != "()":
-            self._table.delete(f"id IN {id_list}")
+        ids_sql = id_list(ids)
+        if ids_sql != "()":
+            self._table.delete(f"id IN {ids_sql}")
 
     def record_access(self, counts: dict[str, int], now: datetime) -> None:
         """Add to ``access_count`` and set ``last_accessed_at`` for the given ids."""
@@ -286,14 +195,14 @@ class TurnStore:
         for turn_id, n in counts.items():
             by_increment.setdefault(n, []).append(turn_id)
         for n, ids in by_increment.items():
-            id_list = _id_list(ids)
-            if id_list == "()":
+            ids_sql = id_list(ids)
+            if ids_sql == "()":
                 continue
             self._table.update(
-                where=f"id IN {id_list}",
+                where=f"id IN {ids_sql}",
                 values_sql={
                     "access_count": f"access_count + {int(n)}",
-                    "last_accessed_at": _sql_time(now),
+                    "last_accessed_at": sql_time(now),
                 },
             )
 
@@ -304,28 +213,7 @@ class TurnStore:
         return int(self._table.count_rows(compile_filter(where) if where is not None else None))
 
     def _turns_from(self, table: pa.Table, *, with_next: bool = True) -> list[Turn]:
-        rows = table.to_pylist()
-        turns = []
-        for row in rows:
-            messages = tuple(Message(r, t, s) for r, s, t in json.loads(row["messages"] or "[]"))
-            extra = json.loads(row["extra"]) if row.get("extra") else {}
-            turns.append(
-                Turn(
-                    id=row["id"],
-                    session_id=row["session_id"],
-                    session_file=row["session_file"],
-                    turn_index=int(row["turn_index"]),
-                    timestamp=row["timestamp"],
-                    messages=messages,
-                    topic=row["topic"] or "",
-                    prev_id=row["prev_id"],
-                    recalled_ids=tuple(json.loads(row["recalled_ids"] or "[]")),
-                    status=row["status"] or "ok",
-                    access_count=int(row["access_count"] or 0),
-                    last_accessed_at=row["last_accessed_at"],
-                    extra=tuple(sorted(extra.items())),
-                )
-            )
+        turns = turns_from(table)
         return self.with_next(turns) if with_next else turns
 
     def with_next(self, turns: list[Turn]) -> list[Turn]:
@@ -334,7 +222,7 @@ class TurnStore:
             return turns
         successors = (
             self._table.search()
-            .where(f"prev_id IN {_id_list(t.id for t in turns)}")
+            .where(f"prev_id IN {id_list(t.id for t in turns)}")
             .select(["id", "prev_id"])
             .limit(None)
             .to_arrow()
@@ -345,7 +233,7 @@ class TurnStore:
 
     def where(self, node: Filter | None, limit: int | None = None) -> list[Turn]:
         """Turns matching a filter, in time order."""
-        query = self._table.search().select(_LIGHT_COLUMNS).limit(limit)
+        query = self._table.search().select(LIGHT_COLUMNS).limit(limit)
         if node is not None:
             query = query.where(compile_filter(node))
         turns = self._turns_from(query.to_arrow())
@@ -353,10 +241,10 @@ class TurnStore:
 
     def get(self, ids: Iterable[str]) -> dict[str, Turn]:
         """Turns by id (unknown or malformed ids are simply absent)."""
-        id_list = _id_list(ids)
-        if id_list == "()":
+        ids_sql = id_list(ids)
+        if ids_sql == "()":
             return {}
-        table = self._table.search().where(f"id IN {id_list}").select(_LIGHT_COLUMNS).limit(None).to_arrow()
+        table = self._table.search().where(f"id IN {ids_sql}").select(LIGHT_COLUMNS).limit(None).to_arrow()
         return {t.id: t for t in self._turns_from(table)}
 
     def neighbours(self, hits: Sequence[Turn], window: int, where: Filter | None = None) -> list[Turn]:
@@ -370,10 +258,10 @@ class TurnStore:
                 for index in range(max(0, hit.turn_index - window), hit.turn_index + window + 1)
             }
         )
-        condition = "position IN (" + ", ".join(_quote(k) for k in keys) + ")"
+        condition = "position IN (" + ", ".join(quote(k) for k in keys) + ")"
         if where is not None:
             condition += f" AND {compile_filter(where)}"
-        table = self._table.search().where(condition).select(_LIGHT_COLUMNS).limit(None).to_arrow()
+        table = self._table.search().where(condition).select(LIGHT_COLUMNS).limit(None).to_arrow()
         return self._turns_from(table, with_next=False)
 
     def vector_search(self, vector: npt.NDArray[np.float32], limit: int, where: Filter | None = None) -> list[Scored]:
@@ -381,7 +269,7 @@ class TurnStore:
         query = (
             self._table.search(vector.astype(np.float32), vector_column_name="vector")
             .distance_type("cosine")
-            .select([*_LIGHT_COLUMNS, "_distance"])
+            .select([*LIGHT_COLUMNS, "_distance"])
             .limit(limit)
         )
         if where is not None:
@@ -400,9 +288,7 @@ class TurnStore:
             if not self._fts_ready:
                 return []
         query = (
-            self._table.search(cast(Any, MatchQuery)(text, "text"), query_type="fts")
-            .select(_LIGHT_COLUMNS)
-            .limit(limit)
+            self._table.search(cast(Any, MatchQuery)(text, "text"), query_type="fts").select(LIGHT_COLUMNS).limit(limit)
         )
         if where is not None:
             query = query.where(compile_filter(where), prefilter=True)
@@ -425,7 +311,7 @@ class TurnStore:
             .limit(None)
         )
         if session_file is not None:
-            query = query.where(f"session_file = {_quote(session_file)}")
+            query = query.where(f"session_file = {quote(session_file)}")
         return {
             r["id"]: (
                 r["session_file"],
@@ -465,8 +351,7 @@ class TurnStore:
             entry["start"] = min(entry["start"], row["timestamp"])
             entry["last"] = max(entry["last"], row["timestamp"])
             if row["turn_index"] < entry["first"][0]:
-                messages = json.loads(row["messages"] or "[]")
-                entry["first"] = (row["turn_index"], messages[0][2] if messages else "")
+                entry["first"] = (row["turn_index"], first_message(row["messages"]))
         infos = [
             SessionInfo(sid, e["file"], e["start"], e["last"], e["n"], e["first"][1]) for sid, e in grouped.items()
         ]

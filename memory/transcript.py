@@ -14,17 +14,16 @@ import json
 import os
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass
-from datetime import UTC, datetime, tzinfo
+from dataclasses import dataclass, replace
+from datetime import datetime, tzinfo
 from pathlib import Path
 from typing import Any
 
 from memory.errors import KernelError
-from memory.turns import STATUS_OK, Message, Turn
+from memory.turns import STATUS_OK, Message, Turn, anchor_line
 
 _MARKER = re.compile(r"^<!-- huichat:(session|turn|msg) (\{.*\}) -->$", re.MULTILINE)
 _MSG_END = "\n<!-- /huichat:msg -->"
-_NEXT_NONE = "next: none  ]"
 _WEEKDAYS = ("Mon", "Tue", "Wed", "Thu", "Fri", "Sat", "Sun")
 
 
@@ -39,29 +38,24 @@ def format_local_time(moment: datetime, zone: tzinfo | None) -> str:
     return f"{local:%Y-%m-%d} {_WEEKDAYS[local.weekday()]} {local:%H:%M:%S}"
 
 
-def anchor_line(turn_id: str, prev_id: str | None, next_id: str | None) -> str:
-    """The visible ``[id:… | prev: … | next: …]`` line of a transcript."""
-    nxt = next_id if next_id else "none  "
-    return f"[id:{turn_id} | prev: {prev_id or 'none'} | next: {nxt}]"
+_NEXT_PAD = "none  "
+"""An unknown ``next`` is padded to the width of an id, so it can be patched in place."""
+_TRANSCRIPT_FIELDS = ("id", "turn_index", "timestamp", "topic", "recalled_ids", "status")
+_OLD_NAMES = {"index": "turn_index", "recalled": "recalled_ids"}
+"""Field names written by the first transcript format, read as their current names."""
 
 
 def render_turn(turn: Turn, zone: tzinfo | None, next_id: str | None = None) -> str:
     """The Markdown block of one turn, as appended to its transcript."""
     topic = f" · 话题: {turn.topic}" if turn.topic else ""
     failed = " · ⚠ failed" if turn.status != STATUS_OK else ""
-    meta: dict[str, Any] = {
-        "id": turn.id,
-        "index": turn.turn_index,
-        "timestamp": turn.timestamp.isoformat(),
-        "topic": turn.topic,
-        "recalled": list(turn.recalled_ids),
-        "status": turn.status,
-    }
+    record = turn.to_record()
+    meta = {name: record[name] for name in _TRANSCRIPT_FIELDS}
     if turn.extra:
-        meta["extra"] = dict(turn.extra)
+        meta["extra"] = record["extra"]
     parts = [
         f"\n## {format_local_time(turn.timestamp, zone)}{topic}{failed}\n\n",
-        anchor_line(turn.id, turn.prev_id, next_id),
+        anchor_line(turn.id, turn.prev_id, next_id or _NEXT_PAD),
         "\n",
         f"<!-- huichat:turn {_json(meta)} -->\n",
     ]
@@ -138,7 +132,7 @@ class TranscriptWriter:
             if start < 0:
                 return
             end = data.find(b"\n", start + 1)
-            where = data.find(_NEXT_NONE.encode(), start, end if end > 0 else len(data))
+            where = data.find(f"next: {_NEXT_PAD}]".encode(), start, end if end > 0 else len(data))
             if where < 0:
                 return
             handle.seek(offset + where + len("next: "))
@@ -221,24 +215,12 @@ class TurnChunker:
         for meta, messages in raw:
             if meta.get("_truncated") or not messages:
                 continue
+            record = {_OLD_NAMES.get(k, k): v for k, v in meta.items()}
+            record.setdefault("turn_index", len(turns))
+            record.update(session_id=session_id, session_file=session_file, prev_id=None, next_id=None)
             try:
-                stamp = datetime.fromisoformat(str(meta["timestamp"])).astimezone(UTC)
-                extra = meta.get("extra") or {}
-                turns.append(
-                    Turn(
-                        id=str(meta["id"]),
-                        session_id=session_id,
-                        session_file=session_file,
-                        turn_index=int(meta.get("index", len(turns))),
-                        timestamp=stamp,
-                        messages=tuple(messages),
-                        topic=str(meta.get("topic") or ""),
-                        recalled_ids=tuple(str(x) for x in meta.get("recalled") or ()),
-                        status=str(meta.get("status") or STATUS_OK),
-                        extra=tuple(sorted((str(k), str(v)) for k, v in extra.items())),
-                    )
-                )
-            except (KeyError, ValueError, TypeError):
+                turns.append(replace(Turn.from_record(record), messages=tuple(messages)))
+            except (KeyError, ValueError, TypeError, AttributeError):
                 continue
         linked = [
             turn.with_links(

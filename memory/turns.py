@@ -5,9 +5,11 @@ from __future__ import annotations
 import hashlib
 import re
 import secrets
+from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from pathlib import PurePosixPath
+from typing import Any
 
 TURN_ID_RE = re.compile(r"^[a-z0-9]{6}$")
 _ALPHABET = "abcdefghijklmnopqrstuvwxyz0123456789"
@@ -30,6 +32,15 @@ class Message:
     def who(self) -> str:
         """The name shown for this message."""
         return self.speaker or self.role
+
+    def to_record(self) -> dict[str, Any]:
+        """The message as plain data (the one encoding used by transcripts, the index and the APIs)."""
+        return {"role": self.role, "speaker": self.speaker, "text": self.text}
+
+    @classmethod
+    def from_record(cls, data: Mapping[str, Any]) -> Message:
+        """The inverse of ``to_record``."""
+        return cls(str(data.get("role") or "user"), str(data.get("text") or ""), str(data.get("speaker") or ""))
 
 
 @dataclass(frozen=True)
@@ -63,6 +74,81 @@ class Turn:
     def with_links(self, prev_id: str | None, next_id: str | None) -> Turn:
         """A copy with other neighbours."""
         return replace(self, prev_id=prev_id, next_id=next_id)
+
+    def to_record(self) -> dict[str, Any]:
+        """Every field as plain JSON-able data, under the one set of field names.
+
+        Transcripts, the index, ``huichat show --json`` and the HTTP API all encode a turn
+        with this; each keeps the fields it needs.
+        """
+        return {
+            "id": self.id,
+            "session_id": self.session_id,
+            "session_file": self.session_file,
+            "turn_index": self.turn_index,
+            "timestamp": self.timestamp.isoformat(),
+            "topic": self.topic,
+            "prev_id": self.prev_id,
+            "next_id": self.next_id,
+            "messages": [m.to_record() for m in self.messages],
+            "recalled_ids": list(self.recalled_ids),
+            "status": self.status,
+            "access_count": self.access_count,
+            "last_accessed_at": self.last_accessed_at.isoformat() if self.last_accessed_at else None,
+            "extra": dict(self.extra),
+        }
+
+    @classmethod
+    def from_record(cls, data: Mapping[str, Any]) -> Turn:
+        """The inverse of ``to_record``; missing optional fields take their defaults.
+
+        Raises ``KeyError``, ``ValueError`` or ``TypeError`` on a record that cannot be a turn.
+        """
+        last = data.get("last_accessed_at")
+        return cls(
+            id=str(data["id"]),
+            session_id=str(data["session_id"]),
+            session_file=str(data["session_file"]),
+            turn_index=int(data["turn_index"]),
+            timestamp=_utc(data["timestamp"]),
+            messages=tuple(Message.from_record(m) for m in data.get("messages") or ()),
+            topic=str(data.get("topic") or ""),
+            prev_id=data.get("prev_id") or None,
+            next_id=data.get("next_id") or None,
+            recalled_ids=tuple(str(i) for i in data.get("recalled_ids") or ()),
+            status=str(data.get("status") or STATUS_OK),
+            access_count=int(data.get("access_count") or 0),
+            last_accessed_at=_utc(last) if last else None,
+            extra=tuple(sorted((str(k), str(v)) for k, v in (data.get("extra") or {}).items())),
+        )
+
+
+def _utc(value: datetime | str) -> datetime:
+    moment = value if isinstance(value, datetime) else datetime.fromisoformat(value)
+    if moment.tzinfo is None:
+        raise ValueError(f"a turn's time must carry its zone: {value!r}")
+    return moment.astimezone(UTC)
+
+
+@dataclass(frozen=True)
+class TurnDraft:
+    """A turn to be written: what was said, when, by whom."""
+
+    messages: tuple[Message, ...]
+    timestamp: datetime
+    topic: str = ""
+    recalled_ids: tuple[str, ...] = ()
+    status: str = STATUS_OK
+    extra: tuple[tuple[str, str], ...] = ()
+
+
+def anchor_line(turn_id: str, prev_id: str | None, next_id: str | None, similarity: float | None = None) -> str:
+    """The anchor line, ``[id:a3f2c7 | prev: k7f2a1 | next: d2n7p3 | 相似度: 0.778]`` (the seed's form).
+
+    Without a similarity it is the line a transcript and the turn view show.
+    """
+    score = "" if similarity is None else f" | 相似度: {similarity:.3f}"
+    return f"[id:{turn_id} | prev: {prev_id or 'none'} | next: {next_id or 'none'}{score}]"
 
 
 CONTEXT_CHARS = 300

@@ -24,9 +24,9 @@ from rich.table import Table
 
 from app.bench.common import bench_embedder, machine, percentile, scratch_kernel, write_json
 from app.config import LoadedConfig
-from memory.kernel import MemoryKernel, TurnDraft
-from memory.retrieval import Mode
-from memory.turns import Message
+from memory.kernel import MemoryKernel
+from memory.results import Mode, SearchRequest
+from memory.turns import Message, TurnDraft
 
 if TYPE_CHECKING:
     from app.__main__ import Zone
@@ -136,7 +136,9 @@ def run_recall_bench(args: argparse.Namespace, loaded: LoadedConfig, zone: Zone)
                     gold = set(question["evidence_turn_ids"])
                     for mode in modes:
                         began = time.perf_counter()
-                        results = kernel.search(question["question"], depth, now=now, mode=mode, record_access=False)
+                        results = kernel.search(
+                            SearchRequest(question["question"], now, depth, mode=mode, record_access=False)
+                        )
                         latencies[mode].append(time.perf_counter() - began)
                         ranked = [mapping.get(h.turn.id, "") for h in results.hits]
                         scores[mode]["overall"].add(ranked, gold, cutoffs)

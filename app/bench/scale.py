@@ -28,10 +28,11 @@ from rich.table import Table
 from app.bench.common import bench_embedder, machine, percentile, write_json
 from app.config import LoadedConfig
 from memory.embedding import Embedder, HashEmbedder
-from memory.kernel import MemoryKernel, TurnDraft
+from memory.kernel import MemoryKernel
+from memory.results import SearchRequest
 from memory.store import TurnStore
 from memory.timeparse import TimeRange
-from memory.turns import Message
+from memory.turns import Message, TurnDraft
 
 if TYPE_CHECKING:
     from app.__main__ import Zone
@@ -189,16 +190,20 @@ def measure(
         week = TimeRange(last - timedelta(days=7), last, "week")
         now = last + timedelta(days=2)
         no_filter = _timed(
-            lambda i: kernel.search(QUERIES[i % len(QUERIES)], 5, now=now, resolve_time=False, record_access=False),
+            lambda i: kernel.search(
+                SearchRequest(QUERIES[i % len(QUERIES)], now, 5, resolve_time=False, record_access=False)
+            ),
             queries,
         )
         with_week = _timed(
-            lambda i: kernel.search(QUERIES[i % len(QUERIES)], 5, now=now, time_range=week, record_access=False),
+            lambda i: kernel.search(
+                SearchRequest(QUERIES[i % len(QUERIES)], now, 5, time_range=week, record_access=False)
+            ),
             queries,
         )
         text_only = _timed(
             lambda i: kernel.search(
-                QUERIES[i % len(QUERIES)], 5, now=now, resolve_time=False, mode="text", record_access=False
+                SearchRequest(QUERIES[i % len(QUERIES)], now, 5, resolve_time=False, mode="text", record_access=False)
             ),
             queries,
         )

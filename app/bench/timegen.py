@@ -27,6 +27,7 @@ from rich.table import Table
 from app.bench.common import bench_embedder, machine, scratch_kernel, write_json
 from app.bench.recall import ingest
 from app.config import LoadedConfig
+from memory.results import SearchRequest
 
 if TYPE_CHECKING:
     from app.__main__ import Zone
@@ -233,7 +234,7 @@ def run_time_bench(args: argparse.Namespace, loaded: LoadedConfig, zone: Zone) -
                     now = datetime.fromisoformat(question["question_datetime"])
                     gold = reverse[question["evidence_turn_ids"][0]]
                     started = time.perf_counter()
-                    results = kernel.search(question["question"], 5, now=now, record_access=False)
+                    results = kernel.search(SearchRequest(question["question"], now, 5, record_access=False))
                     latencies.append(time.perf_counter() - started)
                     if question["category"] == "precise":
                         hit = gold in [h.turn.id for h in results.hits]

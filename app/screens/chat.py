@@ -27,7 +27,7 @@ from providers.config import key_problem
 if TYPE_CHECKING:
     from app.session import ChatSession, SessionEvent
     from app.tui import HuichatApp
-    from memory.retrieval import SearchResults
+    from memory.results import SearchResults
     from memory.turns import Turn
 
 
@@ -279,7 +279,7 @@ class ChatScreen(Screen[None]):
 
     def show_recall(self, results: SearchResults | None, turn: Turn | None, error: str, panel: MemoryPanel) -> None:
         """Put what a memory tool found into the panel (opening it when configured so)."""
-        from memory.retrieval import SearchHit
+        from memory.results import SearchHit
 
         if error:
             panel.show([], f"⚠ {error}", append=True)
@@ -320,6 +320,7 @@ class ChatScreen(Screen[None]):
     async def search_memory(self, query: str) -> SearchResults:
         """The kernel's search as the user sees it (time words resolved, ±1 neighbours)."""
         from memory.errors import KernelError
+        from memory.results import SearchRequest
 
         app = self.huichat
         kernel = await app.services.wait_kernel()
@@ -328,9 +329,9 @@ class ChatScreen(Screen[None]):
         now = app.clock()
         window = app.loaded.config.retriever.context_window
         try:
-            return await asyncio.to_thread(kernel.search, query, None, None, window, now=now)
+            return await asyncio.to_thread(kernel.search, SearchRequest(query, now, context_window=window))
         except KernelError as exc:
-            from memory.retrieval import SearchResults as Results
+            from memory.results import SearchResults as Results
 
             self.notify(str(exc), severity="error")
             return Results((), query, query)

@@ -17,7 +17,7 @@ from app.screens.turn_detail import Fetch, TurnDetailScreen
 from app.widgets.memory_panel import MemoryPanel
 
 if TYPE_CHECKING:
-    from memory.retrieval import SearchResults
+    from memory.results import SearchResults
 
 
 Search = Callable[[str], Awaitable["SearchResults"]]

@@ -13,7 +13,7 @@ from textual.widgets import Footer, Label, OptionList
 from textual.widgets.option_list import Option
 
 if TYPE_CHECKING:
-    from memory.store import SessionInfo
+    from memory.results import SessionInfo
 
 
 class SessionsScreen(ModalScreen[str | None]):

@@ -14,7 +14,7 @@ from textual.widgets import Label, OptionList, Static
 from textual.widgets.option_list import Option
 
 if TYPE_CHECKING:
-    from memory.retrieval import SearchHit
+    from memory.results import SearchHit
 
 
 def hit_prompt(hit: SearchHit, zone: tzinfo, snippet_chars: int) -> Text:

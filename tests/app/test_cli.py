@@ -12,8 +12,7 @@ import pytest
 
 from app.__main__ import build_kernel
 from app.config import load_config
-from memory.kernel import TurnDraft
-from memory.turns import Message
+from memory.turns import Message, TurnDraft
 from tests.conftest import NOW
 from tests.fakellm import FakeLLM
 

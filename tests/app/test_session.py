@@ -19,9 +19,9 @@ from app.session import (
     ToolCalled,
     derive_topic,
 )
-from memory.kernel import MemoryKernel, TurnDraft
+from memory.kernel import MemoryKernel
 from memory.transcript import TurnChunker
-from memory.turns import Message
+from memory.turns import Message, TurnDraft
 from providers.config import ProviderConfig, ProvidersConfig
 from providers.events import TextDelta
 from providers.llm import LLMClient

@@ -14,9 +14,9 @@ from app.config import AppConfig, LoadedConfig, resolve_paths
 from app.tui import HuichatApp
 from memory.config import RetrieverConfig
 from memory.embedding import HashEmbedder
-from memory.kernel import MemoryKernel, TurnDraft
+from memory.kernel import MemoryKernel
 from memory.store import TurnStore
-from memory.turns import Message
+from memory.turns import Message, TurnDraft
 from providers.llm import LLMClient
 from tests.conftest import NOW, ZONE
 from tests.fakellm import FakeLLM, Reply, ToolCall

@@ -6,8 +6,7 @@ from datetime import date, timedelta
 from pathlib import Path
 
 from memory.archive import ARCHIVE_DIR, pack_months, read_archive
-from memory.kernel import TurnDraft
-from memory.turns import Message
+from memory.turns import Message, TurnDraft
 from tests.conftest import NOW, open_kernel
 
 

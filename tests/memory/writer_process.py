@@ -11,8 +11,7 @@ import sys
 from datetime import timedelta
 from pathlib import Path
 
-from memory.kernel import TurnDraft
-from memory.turns import Message
+from memory.turns import Message, TurnDraft
 from tests.conftest import NOW, open_kernel
 
 

@@ -1,0 +1,199 @@
+"""The index's layout: its columns, its version, and how a turn becomes a row and back.
+
+The layout is versioned. An index written by an older huichat is brought up to date at
+open when every missing column can be filled in place (each column says how); when it
+cannot — the derived data changed (what is embedded, how text is tokenised) — the user is
+told to run ``huichat reindex``, which rebuilds the index from the transcripts.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+import pyarrow as pa
+
+from memory.filters import All, Any_, Compare, Filter, In, Not
+from memory.turns import Message, Turn, index_digest, is_turn_id
+
+SCHEMA_VERSION = 3
+"""This code's layout. 3: one turn encoding (``Turn.to_record``) for every JSON column."""
+REBUILD_BELOW = 2
+"""Indexes with an older layout hold derived data this code cannot use: they are rebuilt."""
+
+META_DIM = b"huichat.dim"
+META_MODEL = b"huichat.embedder"
+META_SCHEMA = "huichat.schema"
+VERSION_FIELD = "id"
+"""The field whose metadata carries the layout version (field metadata can be updated in place)."""
+
+UTC_TS = pa.timestamp("us", tz="UTC")
+
+
+@dataclass(frozen=True)
+class Column:
+    """One column of the index."""
+
+    name: str
+    type: pa.DataType
+    nullable: bool = True
+    fill: str | None = None
+    """SQL that fills this column in an index written before it existed; None: rebuild needed."""
+    light: bool = True
+    """Read with every turn (False for the heavy ones: vector, searchable text, digests)."""
+
+
+COLUMNS: tuple[Column, ...] = (
+    Column("id", pa.string(), nullable=False),
+    Column("session_id", pa.string(), nullable=False),
+    Column("session_file", pa.string(), nullable=False),
+    Column("turn_index", pa.int32(), nullable=False),
+    Column("position", pa.string(), nullable=False, light=False),
+    Column("timestamp", UTC_TS, nullable=False),
+    Column("topic", pa.string()),
+    Column("text", pa.string(), light=False),
+    Column("messages", pa.string()),
+    Column("recalled_ids", pa.string()),
+    Column("status", pa.string()),
+    Column("prev_id", pa.string()),
+    Column("access_count", pa.int64()),
+    Column("last_accessed_at", UTC_TS),
+    Column("text_hash", pa.string(), light=False),
+    Column("extra", pa.string()),
+)
+JSON_COLUMNS = frozenset({"messages", "recalled_ids", "extra"})
+LIGHT_COLUMNS = [c.name for c in COLUMNS if c.light]
+
+
+def schema(dim: int, embedder: str, columns: Sequence[Column] = COLUMNS) -> pa.Schema:
+    """The Arrow schema of the table, stamped with the vector size, the model and the layout."""
+    fields = [pa.field(c.name, c.type, nullable=c.nullable) for c in columns]
+    fields[[c.name for c in columns].index(VERSION_FIELD)] = pa.field(
+        VERSION_FIELD, pa.string(), nullable=False, metadata={META_SCHEMA: str(SCHEMA_VERSION)}
+    )
+    fields.append(pa.field("vector", pa.list_(pa.float32(), dim)))
+    return pa.schema(fields, metadata={META_DIM: str(dim).encode(), META_MODEL: embedder.encode()})
+
+
+def stored_version(table_schema: pa.Schema) -> int:
+    """The layout version an index was written with (1 for the first layout, which had none)."""
+    field_meta = table_schema.field(VERSION_FIELD).metadata or {}
+    raw = field_meta.get(META_SCHEMA.encode()) or (table_schema.metadata or {}).get(META_SCHEMA.encode()) or b"1"
+    try:
+        return int(raw)
+    except ValueError:
+        return 0
+
+
+def position_key(session_id: str, turn_index: int) -> str:
+    """The indexed key of a place in a session: neighbours are found with one lookup."""
+    return f"{session_id}#{turn_index}"
+
+
+def rows(
+    turns: Sequence[Turn], texts: Sequence[str], vectors: npt.NDArray[np.float32], table_schema: pa.Schema
+) -> pa.Table:
+    """Turns as an Arrow table: the turn's own record plus what the index derives from it."""
+    columns: dict[str, list[Any]] = {c.name: [] for c in COLUMNS}
+    for turn, text in zip(turns, texts, strict=True):
+        record = turn.to_record()
+        record.update(
+            timestamp=turn.timestamp,
+            last_accessed_at=turn.last_accessed_at,
+            position=position_key(turn.session_id, turn.turn_index),
+            text=turn.text,
+            text_hash=index_digest(text, turn),
+        )
+        for name in JSON_COLUMNS:
+            record[name] = json.dumps(record[name], ensure_ascii=False)
+        for name, values in columns.items():
+            values.append(record[name])
+    arrays = [pa.array(columns[f.name], type=f.type) for f in table_schema if f.name != "vector"]
+    dim = table_schema.field("vector").type.list_size
+    flat = pa.array(np.ascontiguousarray(vectors, dtype=np.float32).reshape(-1), type=pa.float32())
+    arrays.append(pa.FixedSizeListArray.from_arrays(flat, dim))
+    return pa.Table.from_arrays(arrays, schema=table_schema)
+
+
+def _messages(raw: str | None) -> list[dict[str, Any]]:
+    decoded = json.loads(raw or "[]")
+    # layouts before 3 stored each message as [role, speaker, text]
+    return [m if isinstance(m, dict) else {"role": m[0], "speaker": m[1], "text": m[2]} for m in decoded]
+
+
+def turns_from(table: pa.Table) -> list[Turn]:
+    """Rows back as turns (``next_id`` is not stored; see ``TurnStore.with_next``)."""
+    turns = []
+    for row in table.to_pylist():
+        row["messages"] = _messages(row.get("messages"))
+        row["recalled_ids"] = json.loads(row.get("recalled_ids") or "[]")
+        row["extra"] = json.loads(row["extra"]) if row.get("extra") else {}
+        turns.append(Turn.from_record(row))
+    return turns
+
+
+def first_message(raw: str | None) -> str:
+    """The text of the first message in a ``messages`` column value."""
+    messages = _messages(raw)
+    return Message.from_record(messages[0]).text if messages else ""
+
+
+# ------------------------------------------------------------------------ filters
+
+
+def quote(value: str) -> str:
+    """A SQL string literal."""
+    return "'" + value.replace("'", "''") + "'"
+
+
+def sql_time(moment: datetime) -> str:
+    """A typed timestamp literal in UTC."""
+    return f"TIMESTAMP '{moment.astimezone(UTC):%Y-%m-%d %H:%M:%S.%f}'"
+
+
+def id_list(ids: Iterable[str]) -> str:
+    """``('a3f2c7', …)`` of the well-formed ids only; ``()`` when none."""
+    safe = sorted({i for i in ids if is_turn_id(i)})
+    return "(" + ", ".join(quote(i) for i in safe) + ")"
+
+
+_FILTER_COLUMNS = {
+    "timestamp": "timestamp",
+    "topic": "topic",
+    "session_id": "session_id",
+    "turn_index": "turn_index",
+    "status": "status",
+    "id": "id",
+}
+
+
+def compile_filter(node: Filter) -> str:
+    """SQL for a typed filter; every value is formatted here from its type."""
+    if isinstance(node, In):
+        values = [v for v in node.values if node.field != "id" or is_turn_id(v)]
+        if not values:
+            return "(FALSE)"
+        return f"({_FILTER_COLUMNS[node.field]} IN ({', '.join(quote(v) for v in values)}))"
+    if isinstance(node, Compare):
+        column = _FILTER_COLUMNS[node.field]
+        op = "LIKE" if node.op == "like" else node.op
+        value = node.value
+        if isinstance(value, datetime):
+            literal = sql_time(value)
+        elif isinstance(value, int):
+            literal = str(int(value))
+        else:
+            literal = quote(str(value))
+        return f"({column} {op} {literal})"
+    if isinstance(node, All):
+        return "(" + " AND ".join(compile_filter(p) for p in node.parts) + ")"
+    if isinstance(node, Any_):
+        return "(" + " OR ".join(compile_filter(p) for p in node.parts) + ")"
+    if isinstance(node, Not):
+        return f"(NOT {compile_filter(node.part)})"
+    raise TypeError(f"not a filter: {node!r}")

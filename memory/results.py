@@ -1,0 +1,155 @@
+"""The kernel's value types for reading memory: a search request, its results, sessions.
+
+They load no LanceDB and no model, so the UI and the service faces can import them before
+memory is open.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from datetime import datetime, tzinfo
+from typing import Literal
+
+from memory.timeparse import TimeRange
+from memory.transcript import format_local_time
+from memory.turns import Turn, anchor_line
+
+ContextRole = Literal["hit", "neighbor"]
+Mode = Literal["hybrid", "vector", "text"]
+
+
+@dataclass(frozen=True)
+class SearchRequest:
+    """One search, as every caller asks for it (tool, CLI, search screen, API, benchmarks).
+
+    Time words in ``query`` are resolved against ``now`` unless ``time_range`` is given or
+    ``resolve_time`` is false: a precise time filters, a vague one triggers the progressive
+    scan (when ``progressive``). ``filter_expr`` uses the kernel's grammar.
+    """
+
+    query: str
+    now: datetime
+    top_k: int | None = None
+    """Hits wanted; None takes ``retriever.default_top_k``."""
+    filter_expr: str | None = None
+    context_window: int = 0
+    """Neighbouring turns (±N) added after each hit."""
+    progressive: bool = True
+    """The seed's ``enable_progressive_scan``: scan week by week when the time is vague."""
+    time_range: TimeRange | None = None
+    resolve_time: bool = True
+    mode: Mode = "hybrid"
+    include_failed: bool = False
+    """Failed turns (a reply that never came) are left out unless asked for on purpose."""
+    exclude_ids: frozenset[str] = field(default_factory=frozenset)
+    """Turns the caller already has (e.g. the conversation in the model's context)."""
+    record_access: bool = True
+    """Count the hits as accessed (benchmarks and previews do not)."""
+
+
+@dataclass(frozen=True)
+class SearchHit:
+    """One search result: a turn, its similarity and whether it was hit or is a neighbour."""
+
+    turn: Turn
+    similarity: float
+    role: ContextRole = "hit"
+    hit_id: str | None = None
+    """For a neighbour, the hit it surrounds."""
+    rank: int = 0
+
+    @property
+    def _context_role(self) -> ContextRole:
+        """The seed's name for ``role``."""
+        return self.role
+
+
+@dataclass(frozen=True)
+class ScanRound:
+    """One week of a progressive scan."""
+
+    label: str
+    start: datetime
+    end: datetime
+    found: tuple[SearchHit, ...]
+
+
+@dataclass(frozen=True)
+class SearchResults:
+    """The outcome of a search: results in order, plus how time was understood."""
+
+    results: tuple[SearchHit, ...]
+    query: str
+    keywords: str
+    time_range: TimeRange | None = None
+    rounds: tuple[ScanRound, ...] = ()
+    filter_text: str = ""
+
+    def __iter__(self) -> Iterator[SearchHit]:
+        return iter(self.results)
+
+    def __len__(self) -> int:
+        return len(self.results)
+
+    def __getitem__(self, index: int) -> SearchHit:
+        return self.results[index]
+
+    @property
+    def hits(self) -> list[SearchHit]:
+        """Only the hits (no neighbours)."""
+        return [r for r in self.results if r.role == "hit"]
+
+
+OnRound = Callable[[str, list[SearchHit]], None]
+
+
+@dataclass(frozen=True)
+class RecallResult:
+    """``recall_by_id``'s answer: the turn, or an error message for the caller to show."""
+
+    turn: Turn | None
+    error: str = ""
+
+    @property
+    def ok(self) -> bool:
+        return self.turn is not None
+
+
+@dataclass(frozen=True)
+class Scored:
+    """A turn with the raw score one index gave it."""
+
+    turn: Turn
+    score: float
+
+
+@dataclass(frozen=True)
+class SessionInfo:
+    """A summary of one stored session."""
+
+    session_id: str
+    session_file: str
+    started: datetime
+    last: datetime
+    turns: int
+    first_text: str
+
+
+def format_turn(turn: Turn, zone: tzinfo | None = None, similarity: float | None = None) -> str:
+    """A turn in the seed's result format; without a similarity the anchor line carries none::
+
+    [id:a3f2c7 | prev: k7f2a1 | next: d2n7p3 | 相似度: 0.778]
+
+    📁 2026-W11/2026-03-05/chat_xxx.md | 话题: 本地模型部署 | 2026-03-05 Mon 10:00:07
+
+    <the turn's text>
+    """
+    head = anchor_line(turn.id, turn.prev_id, turn.next_id, similarity)
+    where = f"📁 {turn.session_file} | 话题: {turn.topic or '—'} | {format_local_time(turn.timestamp, zone)}"
+    return f"{head}\n\n{where}\n\n{turn.text}"
+
+
+def format_search_result(result: SearchHit, zone: tzinfo | None = None) -> str:
+    """One search result in the seed's format, with its similarity."""
+    return format_turn(result.turn, zone, result.similarity)

@@ -1,0 +1,110 @@
+"""The index's layout version is read: older indexes are migrated in place or sent to reindex."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import lancedb
+import numpy as np
+import pyarrow as pa
+import pytest
+
+from memory import index_schema
+from memory.embedding import HashEmbedder
+from memory.errors import KernelError
+from memory.index_schema import COLUMNS, SCHEMA_VERSION, Column
+from memory.store import TurnStore
+from memory.turns import Message, TurnDraft
+from tests.conftest import NOW, open_kernel
+
+
+def _old_index(root: Path, version: int, columns: tuple[Column, ...], messages: str) -> None:
+    """A one-row index as an older huichat wrote it: its own columns, its version in the table metadata."""
+    embedder = HashEmbedder(64)
+    fields = [pa.field(c.name, c.type, nullable=c.nullable) for c in columns]
+    fields.append(pa.field("vector", pa.list_(pa.float32(), embedder.dim)))
+    old = pa.schema(
+        fields,
+        metadata={
+            b"huichat.dim": b"64",
+            b"huichat.embedder": embedder.name.encode(),
+            b"huichat.schema": b"%d" % version,
+        },
+    )
+    row = {
+        "id": "abc123",
+        "session_id": "s1",
+        "session_file": "2026-W48/2026-11-25/chat_s1.md",
+        "turn_index": 0,
+        "position": "s1#0",
+        "timestamp": NOW,
+        "topic": "VPN",
+        "text": "user: VPN 断了",
+        "messages": messages,
+        "recalled_ids": "[]",
+        "status": "ok",
+        "prev_id": None,
+        "access_count": 3,
+        "last_accessed_at": None,
+        "text_hash": "x",
+        "extra": "",
+        "vector": embedder.embed_query("VPN").tolist(),
+    }
+    table = pa.Table.from_pylist([{c.name: row[c.name] for c in columns} | {"vector": row["vector"]}], schema=old)
+    lancedb.connect(str(root / "index.lancedb")).create_table("turns", table)
+
+
+def test_an_index_of_the_previous_layout_is_read_and_stamped_with_the_current_one(tmp_path: Path) -> None:
+    _old_index(tmp_path, 2, COLUMNS, json.dumps([["user", "", "VPN 断了"]], ensure_ascii=False))
+    store = TurnStore(str(tmp_path / "index.lancedb"), 64, HashEmbedder(64).name)
+    assert store.version == SCHEMA_VERSION
+    turn = store.get(["abc123"])["abc123"]
+    assert turn.messages == (Message("user", "VPN 断了"),)  # the old [role, speaker, text] encoding
+    assert turn.access_count == 3
+
+
+def test_a_missing_column_that_can_be_filled_is_added_in_place(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    _old_index(tmp_path, 2, COLUMNS, "[]")
+    grown = (*COLUMNS, Column("importance", pa.float32(), fill="cast(NULL as float)"))
+    monkeypatch.setattr(index_schema, "COLUMNS", grown)
+    monkeypatch.setattr("memory.store.COLUMNS", grown)
+    store = TurnStore(str(tmp_path / "index.lancedb"), 64, HashEmbedder(64).name)
+    assert "importance" in store._table.schema.names
+    assert store._table.to_arrow().column("importance").to_pylist() == [None]
+
+
+def test_a_layout_that_needs_rebuilding_says_to_run_reindex(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    _old_index(tmp_path, 2, COLUMNS, "[]")
+    grown = (*COLUMNS, Column("text_segmented", pa.string()))  # derived from the text: no fill
+    monkeypatch.setattr("memory.store.COLUMNS", grown)
+    with pytest.raises(KernelError, match="huichat reindex"):
+        TurnStore(str(tmp_path / "index.lancedb"), 64, HashEmbedder(64).name)
+    # reindex opens it for rebuilding and starts over in the current layout
+    store = TurnStore(str(tmp_path / "index.lancedb"), 64, HashEmbedder(64).name, for_rebuild=True)
+    store.reset()
+    assert store.version == SCHEMA_VERSION and store.count() == 0
+
+
+def test_an_index_from_a_newer_huichat_is_refused_with_a_reason(tmp_path: Path) -> None:
+    _old_index(tmp_path, SCHEMA_VERSION + 1, COLUMNS, "[]")
+    with pytest.raises(KernelError, match="newer huichat"):
+        TurnStore(str(tmp_path / "index.lancedb"), 64, HashEmbedder(64).name)
+
+
+def test_a_new_index_round_trips_every_turn_field(tmp_path: Path) -> None:
+    kernel = open_kernel(tmp_path)
+    handle = kernel.new_session(NOW)
+    draft = TurnDraft(
+        (Message("user", "问\n```py\nx = 1\n```", "小王"), Message("assistant", "答")),
+        NOW,
+        "话题",
+        ("zzz999",),
+        extra=(("error", "boom"),),
+    )
+    written = kernel.append_turn(handle, draft)
+    stored = kernel.recall_by_id(written.id).turn
+    assert stored is not None
+    assert stored.to_record() == written.to_record()
+    np.testing.assert_equal(kernel.store.version, SCHEMA_VERSION)
+    kernel.close()

@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from memory.errors import KernelError
-from memory.turns import STATUS_OK, Message, Turn, anchor_line
+from memory.turns import STATUS_OK, TEXT, Message, Turn, anchor_line
 
 _MARKER = re.compile(r"^<!-- huichat:(session|turn|msg) (\{.*\}) -->$", re.MULTILINE)
 _MSG_END = "\n<!-- /huichat:msg -->"
@@ -60,8 +60,10 @@ def render_turn(turn: Turn, zone: tzinfo | None, next_id: str | None = None) -> 
         f"<!-- huichat:turn {_json(meta)} -->\n",
     ]
     for message in turn.messages:
-        label = f"**{message.who}**" if message.who == message.role else f"**{message.who}** ({message.role})"
-        header = {"role": message.role, "speaker": message.speaker, "chars": len(message.text)}
+        notes = [n for n in (message.role if message.who != message.role else "", message.kind) if n and n != TEXT]
+        label = f"**{message.who}**" + (f" ({' · '.join(notes)})" if notes else "")
+        header = {**message.to_record(), "chars": len(message.text)}
+        del header["text"]
         parts.append(f"\n{label}\n<!-- huichat:msg {_json(header)} -->\n{message.text}{_MSG_END}\n")
     return "".join(parts)
 
@@ -208,8 +210,7 @@ class TurnChunker:
                     # a writer killed mid-turn: drop that turn, keep reading after it
                     raw[-1][0]["_truncated"] = True
                     continue
-                role = str(meta.get("role") or "user")
-                raw[-1][1].append(Message(role, text[body_start:end], str(meta.get("speaker") or "")))
+                raw[-1][1].append(Message.from_record({**meta, "text": text[body_start:end]}))
                 pos = end + len(_MSG_END)
         turns: list[Turn] = []
         for meta, messages in raw:

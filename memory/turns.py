@@ -14,33 +14,55 @@ from typing import Any
 TURN_ID_RE = re.compile(r"^[a-z0-9]{6}$")
 _ALPHABET = "abcdefghijklmnopqrstuvwxyz0123456789"
 
+TEXT = "text"
+"""The kind of a message that was said (the other kinds are typed parts)."""
+
 STATUS_OK = "ok"
 STATUS_FAILED = "failed"
 
 
 @dataclass(frozen=True)
 class Message:
-    """One utterance inside a turn."""
+    """One part of a turn: an utterance, or a typed part that is kept but not chat.
+
+    ``kind`` is ``text`` for what was said; the other kinds — ``reasoning``, ``tool_call``,
+    ``tool_result``, ``attachment`` (a placeholder for a non-text part) and ``raw`` (kept
+    as found) — are stored and shown but are not part of the turn's searchable text.
+    """
 
     role: str
-    """``user``, ``assistant`` or ``note`` (imported one-message turns)."""
+    """``user``, ``assistant``, ``note`` (imported one-message turns), ``system`` or ``tool``."""
     text: str
     speaker: str = ""
-    """Who said it; defaults to the role."""
+    """Who said it (for a tool part: the tool's name); defaults to the role."""
+    kind: str = TEXT
 
     @property
     def who(self) -> str:
         """The name shown for this message."""
         return self.speaker or self.role
 
+    @property
+    def is_chat(self) -> bool:
+        """True for what was said (searchable), False for typed parts (tool calls, reasoning…)."""
+        return self.kind == TEXT
+
     def to_record(self) -> dict[str, Any]:
         """The message as plain data (the one encoding used by transcripts, the index and the APIs)."""
-        return {"role": self.role, "speaker": self.speaker, "text": self.text}
+        record: dict[str, Any] = {"role": self.role, "speaker": self.speaker, "text": self.text}
+        if self.kind != TEXT:
+            record["kind"] = self.kind
+        return record
 
     @classmethod
     def from_record(cls, data: Mapping[str, Any]) -> Message:
         """The inverse of ``to_record``."""
-        return cls(str(data.get("role") or "user"), str(data.get("text") or ""), str(data.get("speaker") or ""))
+        return cls(
+            str(data.get("role") or "user"),
+            str(data.get("text") or ""),
+            str(data.get("speaker") or ""),
+            str(data.get("kind") or TEXT),
+        )
 
 
 @dataclass(frozen=True)
@@ -68,8 +90,8 @@ class Turn:
 
     @property
     def text(self) -> str:
-        """The turn as plain text, one ``speaker: message`` paragraph per message."""
-        return "\n".join(f"{m.who}: {m.text}" for m in self.messages)
+        """What was said, as plain text: one ``speaker: message`` paragraph per chat message."""
+        return "\n".join(f"{m.who}: {m.text}" for m in self.messages if m.is_chat)
 
     def with_links(self, prev_id: str | None, next_id: str | None) -> Turn:
         """A copy with other neighbours."""

@@ -124,3 +124,25 @@ def test_garbage_files_give_no_turns(tmp_path: Path, content: str) -> None:
     path = tmp_path / "chat_x.md"
     path.write_text(content, encoding="utf-8")
     assert TurnChunker(tmp_path).chunk_file(path) == []
+
+
+def test_typed_parts_round_trip_and_stay_out_of_the_searchable_text(tmp_path: Path) -> None:
+    turn = Turn(
+        id="typ001",
+        session_id="s",
+        session_file="2026-W48/2026-11-25/chat_s.md",
+        turn_index=0,
+        timestamp=datetime(2026, 11, 25, 7, 0, tzinfo=UTC),
+        messages=(
+            Message("user", "上周三聊了什么？"),
+            Message("assistant", '{"query": "上周三"}', "recall_memory", "tool_call"),
+            Message("tool", "[id:abc123 | prev: none | next: none | 相似度: 0.812]", "recall_memory", "tool_result"),
+            Message("assistant", "我们聊了部署。"),
+        ),
+    )
+    TranscriptWriter(tmp_path).append([turn])
+    text = (tmp_path / turn.session_file).read_text(encoding="utf-8")
+    assert "**recall_memory** (assistant · tool_call)" in text
+    (parsed,) = TurnChunker(tmp_path).chunk_file(tmp_path / turn.session_file)
+    assert parsed.messages == turn.messages
+    assert parsed.text == "user: 上周三聊了什么？\nassistant: 我们聊了部署。"

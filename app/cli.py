@@ -17,8 +17,7 @@ from typing import TYPE_CHECKING, Any
 from app.config import LoadedConfig
 
 if TYPE_CHECKING:
-    from app.__main__ import Zone
-    from memory.kernel import MemoryKernel
+    from app.runtime import Runtime, Zone
     from memory.results import SearchHit
     from memory.turns import Turn
 
@@ -30,30 +29,11 @@ def _error(message: str) -> int:
     return EXIT_FAIL
 
 
-def run_tui(loaded: LoadedConfig, zone: Zone, provider: str | None, session_id: str | None) -> int:
-    """Open the chat app."""
-    from app.__main__ import build_kernel, build_llm
-    from app.tui import HuichatApp
-    from memory.turns import utc_now
-
-    app = HuichatApp(
-        loaded,
-        zone,
-        kernel_factory=lambda: build_kernel(loaded),
-        llm_factory=lambda: build_llm(loaded),
-        clock=utc_now,
-        start_provider=provider,
-        start_session=session_id,
-    )
-    app.run()
-    return app.return_code or 0
-
-
-def run_command(args: argparse.Namespace, loaded: LoadedConfig, zone: Zone) -> int:
+def run_command(args: argparse.Namespace, runtime: Runtime) -> int:
     """Dispatch a non-TUI command."""
     from memory.errors import KernelError
 
-    handlers: dict[str, Callable[[argparse.Namespace, LoadedConfig, Zone], int]] = {
+    handlers: dict[str, Callable[[argparse.Namespace, Runtime], int]] = {
         "doctor": doctor,
         "recall": recall,
         "show": show,
@@ -61,7 +41,7 @@ def run_command(args: argparse.Namespace, loaded: LoadedConfig, zone: Zone) -> i
         "sessions": sessions,
     }
     try:
-        return handlers[args.command](args, loaded, zone)
+        return handlers[args.command](args, runtime)
     except KernelError as exc:
         return _error(str(exc))
     except KeyboardInterrupt:
@@ -83,13 +63,7 @@ def _hit_json(hit: SearchHit, zone: Zone) -> dict[str, Any]:
     return data
 
 
-def _open(loaded: LoadedConfig) -> MemoryKernel:
-    from app.__main__ import build_kernel
-
-    return build_kernel(loaded)
-
-
-def recall(args: argparse.Namespace, loaded: LoadedConfig, zone: Zone) -> int:
+def recall(args: argparse.Namespace, runtime: Runtime) -> int:
     """Search memory and print the seed's format (or JSON)."""
     from memory.filters import FilterError
     from memory.results import SearchRequest
@@ -102,8 +76,8 @@ def recall(args: argparse.Namespace, loaded: LoadedConfig, zone: Zone) -> int:
         except ValueError:
             return _error(f"--now: not an ISO date-time: {args.now!r}")
         if now.tzinfo is None:
-            now = now.replace(tzinfo=zone.tz)
-    kernel = _open(loaded)
+            now = now.replace(tzinfo=runtime.zone.tz)
+    kernel = runtime.open_kernel()
     try:
         results = kernel.search(SearchRequest(args.query, now, args.top_k, args.filter_expr, max(0, args.context)))
     except FilterError as exc:
@@ -124,7 +98,7 @@ def recall(args: argparse.Namespace, loaded: LoadedConfig, zone: Zone) -> int:
                 "phrase": results.time_range.phrase,
             },
             "scan_rounds": [{"week": r.label, "found": [h.turn.id for h in r.found]} for r in results.rounds],
-            "results": [_hit_json(h, zone) for h in results],
+            "results": [_hit_json(h, runtime.zone) for h in results],
         }
         print(json.dumps(payload, ensure_ascii=False, indent=2))
         return 0
@@ -138,9 +112,9 @@ def recall(args: argparse.Namespace, loaded: LoadedConfig, zone: Zone) -> int:
     return 0
 
 
-def show(args: argparse.Namespace, loaded: LoadedConfig, zone: Zone) -> int:
+def show(args: argparse.Namespace, runtime: Runtime) -> int:
     """Print one turn by id."""
-    kernel = _open(loaded)
+    kernel = runtime.open_kernel()
     try:
         found = kernel.recall_by_id(args.turn_id)
     finally:
@@ -148,15 +122,15 @@ def show(args: argparse.Namespace, loaded: LoadedConfig, zone: Zone) -> int:
     if found.turn is None:
         return _error(found.error)
     if args.json:
-        print(json.dumps(_turn_json(found.turn, zone), ensure_ascii=False, indent=2))
+        print(json.dumps(_turn_json(found.turn, runtime.zone), ensure_ascii=False, indent=2))
     else:
         print(kernel.format_turn(found.turn))
     return 0
 
 
-def sessions(args: argparse.Namespace, loaded: LoadedConfig, zone: Zone) -> int:
+def sessions(args: argparse.Namespace, runtime: Runtime) -> int:
     """List stored sessions, most recent first."""
-    kernel = _open(loaded)
+    kernel = runtime.open_kernel()
     try:
         infos = kernel.sessions()
     finally:
@@ -182,17 +156,17 @@ def sessions(args: argparse.Namespace, loaded: LoadedConfig, zone: Zone) -> int:
         return 0
     for info in infos:
         first = info.first_text.splitlines()[0][:60] if info.first_text else ""
-        print(f"{info.session_id}  {info.last.astimezone(zone.tz):%Y-%m-%d %H:%M}  {info.turns:>4} turns  {first}")
+        print(
+            f"{info.session_id}  {info.last.astimezone(runtime.zone.tz):%Y-%m-%d %H:%M}  {info.turns:>4} turns  {first}"
+        )
     return 0
 
 
-def reindex(args: argparse.Namespace, loaded: LoadedConfig, zone: Zone) -> int:
+def reindex(args: argparse.Namespace, runtime: Runtime) -> int:
     """Rebuild the index from the transcripts with a progress bar."""
     from rich.progress import Progress
 
-    from app.__main__ import build_kernel
-
-    kernel = build_kernel(loaded, reconcile=False, for_rebuild=True)
+    kernel = runtime.open_kernel(reconcile=False, for_rebuild=True)
     with Progress(transient=True) as progress:
         task = progress.add_task("re-embedding turns", total=None)
 
@@ -204,7 +178,7 @@ def reindex(args: argparse.Namespace, loaded: LoadedConfig, zone: Zone) -> int:
         finally:
             kernel.close()
     print(
-        f"reindexed {report.added + report.updated} turns from {report.files_checked} transcripts into {loaded.paths.db_uri}"
+        f"reindexed {report.added + report.updated} turns from {report.files_checked} transcripts into {runtime.loaded.paths.db_uri}"
     )
     for name in report.unreadable:
         print(f"  skipped unreadable transcript: {name}", file=sys.stderr)
@@ -240,19 +214,19 @@ def _check_data_dir(loaded: LoadedConfig) -> Check:
     return Check("data dir", True, f"{data_dir} (writable) · transcripts in {loaded.paths.sessions_dir}")
 
 
-def doctor(args: argparse.Namespace, loaded: LoadedConfig, zone: Zone) -> int:
+def doctor(args: argparse.Namespace, runtime: Runtime) -> int:
     """Print a table of checks; exit non-zero when one fails."""
     from rich.console import Console
     from rich.table import Table
 
-    from app.__main__ import build_embedder, build_kernel
     from memory.errors import KernelError
 
-    checks = [_check_config(loaded), Check("time zone", True, zone.name), _check_data_dir(loaded)]
+    loaded = runtime.loaded
+    checks = [_check_config(loaded), Check("time zone", True, runtime.zone.name), _check_data_dir(loaded)]
     embedder = None
     started = time.perf_counter()
     try:
-        embedder = build_embedder(loaded)
+        embedder = runtime.open_embedder()
         seconds = time.perf_counter() - started
         checks.append(
             Check(
@@ -265,7 +239,7 @@ def doctor(args: argparse.Namespace, loaded: LoadedConfig, zone: Zone) -> int:
         checks.append(Check("embedding model", False, str(exc)))
     if embedder is not None:
         try:
-            kernel = build_kernel(loaded, embedder)
+            kernel = runtime.open_kernel(embedder)
             count = kernel.count()
             kernel.close()
             checks.append(Check("memory index", True, f"{loaded.paths.db_uri} · {count} turns"))

@@ -49,6 +49,8 @@ class UIConfig(BaseModel):
     """Characters of a recalled turn shown in the memory panel list."""
     cursor_blink: bool = True
     """Whether the text cursor in the prompt and the search box blinks."""
+    on_start: Literal["continue", "new"] = "continue"
+    """continue shows the most recent session and continues it; new starts an empty one."""
 
 
 class AppConfig(BaseModel):
@@ -63,6 +65,9 @@ class AppConfig(BaseModel):
     providers: ProvidersConfig = ProvidersConfig()
     chat: ChatConfig = ChatConfig()
     ui: UIConfig = UIConfig()
+
+
+_SECRET_KEYS = {"api_key", "key", "apikey", "token", "secret", "password"}
 
 
 class ConfigError(Exception):
@@ -122,7 +127,12 @@ def _describe(error: Any, raw: dict[str, Any]) -> str:
             )
             parent = field.annotation if field is not None else None
         hint = ""
-        if isinstance(parent, type) and issubclass(parent, BaseModel):
+        if loc[-1] in _SECRET_KEYS:
+            hint = (
+                " — keys never go in the config file: put it in an environment variable and name that "
+                "variable with 'api_key_env' (e.g. api_key_env: DEEPSEEK_API_KEY)"
+            )
+        elif isinstance(parent, type) and issubclass(parent, BaseModel):
             close = difflib.get_close_matches(loc[-1], list(parent.model_fields), n=1)
             hint = f" — did you mean '{close[0]}'?" if close else ""
         return f"unknown key '{path}'{hint}"

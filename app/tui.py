@@ -3,8 +3,11 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import os
+import sys
+import threading
 from collections.abc import Callable, Iterator
-from datetime import datetime
 from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -12,41 +15,21 @@ from typing import TYPE_CHECKING, Any
 from textual import work
 from textual.app import App
 from textual.command import Hit, Hits, Provider
+from textual.reactive import reactive
 from textual.screen import Screen
+from textual.worker import Worker, WorkerState
 
-from app.config import LoadedConfig
+from app.gateway import Gateway
+from app.runtime import Runtime
+from memory.errors import KernelError
+from providers.errors import ProviderError
 
 if TYPE_CHECKING:
-    from app.__main__ import Zone
     from app.screens.chat import ChatScreen
-    from memory.kernel import MemoryKernel
-    from providers.llm import LLMClient
 
 STYLES = Path(__file__).resolve().parent.parent / "styles"
 _LOAD_DELAY = 0.2
 """Seconds between the first frame and the start of the heavy imports."""
-
-
-class Services:
-    """Memory and the LLM client, filled in by background workers; waiters never block the UI."""
-
-    def __init__(self) -> None:
-        self.kernel: MemoryKernel | None = None
-        self.llm: LLMClient | None = None
-        self.kernel_error = ""
-        self.llm_error = ""
-        self.kernel_done = asyncio.Event()
-        self.llm_done = asyncio.Event()
-
-    async def wait_kernel(self) -> MemoryKernel | None:
-        """The kernel once loaded (None if it failed; see ``kernel_error``)."""
-        await self.kernel_done.wait()
-        return self.kernel
-
-    async def wait_llm(self) -> LLMClient | None:
-        """The LLM client once loaded (None if it failed; see ``llm_error``)."""
-        await self.llm_done.wait()
-        return self.llm
 
 
 class HuichatCommands(Provider):
@@ -56,9 +39,9 @@ class HuichatCommands(Provider):
         app = self.app
         assert isinstance(app, HuichatApp)
         screen = app.chat_screen
-        for name, provider in app.loaded.config.providers.named.items():
+        for name, provider in app.runtime.loaded.config.providers.named.items():
             current = " (current)" if name == app.provider_name else ""
-            yield (f"Provider: use {name}{current}", partial(screen.switch_provider, name), provider.model)
+            yield (f"Provider: use {name}{current}", partial(app.switch_provider, name), provider.model)
         yield ("New session", screen.action_new_session, "start an empty conversation (ctrl+n)")
         yield ("Open session…", screen.action_open_session, "reopen a past session (ctrl+o)")
         yield ("Search memory", screen.action_search, "search every stored turn (ctrl+f)")
@@ -85,27 +68,31 @@ class HuichatApp(App[int]):
     CSS_PATH = [STYLES / "app.tcss", STYLES / "chat.tcss", STYLES / "memory.tcss"]
     COMMANDS = App.COMMANDS | {HuichatCommands}
 
+    provider_name: reactive[str | None] = reactive(None)
+    """The provider the next reply uses (the header, the status line and the palette follow it)."""
+
     def __init__(
-        self,
-        loaded: LoadedConfig,
-        zone: Zone,
-        *,
-        kernel_factory: Callable[[], MemoryKernel],
-        llm_factory: Callable[[], LLMClient],
-        clock: Callable[[], datetime],
-        start_provider: str | None = None,
-        start_session: str | None = None,
+        self, runtime: Runtime, *, start_provider: str | None = None, start_session: str | None = None
     ) -> None:
         super().__init__()
-        self.loaded = loaded
-        self.zone = zone
-        self.kernel_factory = kernel_factory
-        self.llm_factory = llm_factory
-        self.clock = clock
+        self.runtime = runtime
         self.start_session = start_session
-        self.provider_name = start_provider or loaded.config.providers.default_name()
-        self.services = Services()
-        self.theme = loaded.config.ui.theme if loaded.config.ui.theme in self.available_themes else "textual-dark"
+        self.set_reactive(HuichatApp.provider_name, start_provider or runtime.loaded.config.providers.default_name())
+        theme = runtime.loaded.config.ui.theme
+        self.theme = theme if theme in self.available_themes else "textual-dark"
+        self._gateway: Gateway | None = None
+
+    @property
+    def gateway_started(self) -> bool:
+        """True once the gateway exists (it is made on the app's event loop)."""
+        return self._gateway is not None
+
+    @property
+    def gateway(self) -> Gateway:
+        """The one way to memory and the LLM client (created on the app's event loop)."""
+        if self._gateway is None:
+            self._gateway = Gateway()
+        return self._gateway
 
     @property
     def chat_screen(self) -> ChatScreen:
@@ -127,46 +114,97 @@ class HuichatApp(App[int]):
         self.call_after_refresh(self.set_timer, _LOAD_DELAY, self._start_loading)
 
     def _start_loading(self) -> None:
-        self.load_kernel()
+        self.load_memory()
         self.load_llm()
 
     @work(thread=True, group="load", exit_on_error=False)
-    def load_kernel(self) -> None:
-        """Import lancedb and torch, load the embedding model, open and reconcile the index."""
-        from memory.errors import KernelError
-
-        self._load("kernel", self.kernel_factory, KernelError, self.services.kernel_done)
+    def load_memory(self) -> None:
+        """Import lancedb, load the embedding model, open and reconcile the index."""
+        gateway = self.gateway
+        self._load("memory", self.runtime.open_kernel, KernelError, gateway.kernel_loaded, gateway.kernel_failed)
 
     @work(thread=True, group="load", exit_on_error=False)
     def load_llm(self) -> None:
         """Import litellm (slow) and build the client."""
-        from providers.errors import ProviderError
+        gateway = self.gateway
+        self._load("the LLM client", self.runtime.open_llm, ProviderError, gateway.llm_loaded, gateway.llm_failed)
 
-        self._load("llm", self.llm_factory, ProviderError, self.services.llm_done)
-
-    def _load(self, name: str, factory: Callable[[], object], expected: type[Exception], done: asyncio.Event) -> None:
-        """Build one service in this worker thread; its error (one line) is kept for the screens."""
+    def _load(
+        self,
+        name: str,
+        factory: Callable[[], Any],
+        expected: type[Exception],
+        loaded: Callable[[Any], None],
+        failed: Callable[[str], None],
+    ) -> None:
+        """Build one service in this worker thread and hand the outcome to the gateway."""
         try:
-            setattr(self.services, name, factory())
+            service = factory()
         except expected as exc:
-            setattr(self.services, f"{name}_error", str(exc))
-        finally:
-            self.call_from_thread(done.set)
+            self._call_soon(failed, str(exc))
+        except Exception as exc:  # a loader bug must not leave every waiting reply hanging
+            self._call_soon(failed, f"{name} failed to load: {type(exc).__name__}: {exc}")
+        else:
+            self._call_soon(loaded, service)
 
-    @work(group="reindex", exclusive=True)
+    def _call_soon(self, callback: Callable[..., None], *args: Any) -> None:
+        with contextlib.suppress(RuntimeError):  # the app closed while this was loading
+            self.call_from_thread(callback, *args)
+
+    def watch_provider_name(self, name: str | None) -> None:
+        llm = self.gateway.loaded_llm if self._gateway is not None else None
+        if llm is not None and name is not None:
+            llm.switch(name)
+        providers = self.runtime.loaded.config.providers.named
+        self.sub_title = f"{name} · {providers[name].model}" if name in providers else "no provider configured"
+
+    def switch_provider(self, name: str) -> None:
+        """Use another provider for the next reply."""
+        self.provider_name = name
+        notice = self.chat_screen.provider_notice()
+        self.notify(
+            notice.split("**")[1] if notice else f"Now using {name}.", severity="warning" if notice else "information"
+        )
+
+    def on_worker_state_changed(self, event: Worker.StateChanged) -> None:
+        """The safety net: a worker that fails says so in one line instead of ending the app."""
+        if event.state == WorkerState.ERROR and event.worker.error is not None:
+            error = event.worker.error
+            self.log.error(f"worker {event.worker.name} failed", error)
+            self.notify(f"{type(error).__name__}: {error}"[:300], title="Something went wrong", severity="error")
+
+    @work(group="reindex", exclusive=True, exit_on_error=False)
     async def action_reindex(self) -> None:
         """Rebuild the index from the transcripts in the background."""
-        kernel = await self.services.wait_kernel()
-        if kernel is None:
-            self.notify(self.services.kernel_error, severity="error")
-            return
         self.notify("Reindexing memory from the transcripts…", timeout=3)
-        report = await asyncio.to_thread(kernel.reindex)
+        try:
+            report = await self.gateway.reindex()
+        except KernelError as exc:
+            self.notify(str(exc), title="Reindex failed", severity="error")
+            return
         self.notify(f"Reindexed {report.added + report.updated} turns from {report.files_checked} transcripts.")
         await self.chat_screen.update_memory_status()
 
     async def action_quit(self) -> None:
-        kernel = self.services.kernel
-        if kernel is not None:
-            await asyncio.to_thread(kernel.close)
         self.exit(0)
+
+
+def run_tui(runtime: Runtime, provider: str | None, session_id: str | None) -> int:
+    """Open the chat app; return its exit status once it closes.
+
+    The app runs on a loop of its own, so leaving it does not wait for the loop's executor:
+    quitting returns at once even while torch or litellm is still importing in a worker,
+    or a long job such as a reindex runs. Memory is closed (statistics flushed) first.
+    """
+    app = HuichatApp(runtime, start_provider=provider, start_session=session_id)
+    loop = asyncio.new_event_loop()
+    app.run(loop=loop)
+    code = app.return_code or 0
+    kernel = app.gateway.loaded_kernel if app.gateway_started else None
+    if kernel is not None:
+        kernel.close()
+    if any(thread.is_alive() for thread in threading.enumerate() if thread is not threading.main_thread()):
+        sys.stdout.flush()
+        sys.stderr.flush()
+        os._exit(code)
+    return code

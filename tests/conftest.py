@@ -19,7 +19,8 @@ import pytest
 from memory.config import RetrieverConfig
 from memory.embedding import HashEmbedder
 from memory.kernel import MemoryKernel
-from memory.store import TurnStore
+from memory.opening import MemoryLocation
+from memory.opening import open_kernel as open_memory
 from tests.fakellm import FakeLLM
 
 ZONE = ZoneInfo("Asia/Shanghai")
@@ -27,18 +28,16 @@ NOW = datetime(2026, 11, 25, 15, 0, tzinfo=ZONE)  # a Wednesday afternoon
 
 
 def open_kernel(
-    root: Path, embedder: HashEmbedder | None = None, config: RetrieverConfig | None = None
+    root: Path, embedder: HashEmbedder | None = None, config: RetrieverConfig | None = None, *, reconcile: bool = True
 ) -> MemoryKernel:
-    """A kernel over a LanceDB index and transcripts under ``root``."""
-    embedder = embedder or HashEmbedder(64)
-    store = TurnStore(str(root / "index.lancedb"), embedder.dim, embedder.name)
-    return MemoryKernel(
-        store,
-        embedder,
-        root / "sessions",
+    """A kernel over a LanceDB index and transcripts under ``root`` (the app's own way to open one)."""
+    return open_memory(
+        MemoryLocation.under(root),
+        embedder or HashEmbedder(64),
         config or RetrieverConfig(),
         ZONE,
-        manifest_path=root / "manifest.json",
+        now=NOW,
+        reconcile=reconcile,
     )
 
 

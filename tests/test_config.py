@@ -10,8 +10,8 @@ from pathlib import Path
 import pytest
 import yaml
 
-from app.__main__ import main
 from app.config import AppConfig, ConfigError, load_config
+from app.wiring import main
 
 ROOT = Path(__file__).resolve().parents[1]
 DEFAULT_YAML = ROOT / "configs" / "default.yaml"

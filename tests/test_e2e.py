@@ -58,7 +58,7 @@ def test_a_chinese_question_is_answered_in_a_real_terminal(tmp_path: Path) -> No
             subprocess.run(["tmux", "send-keys", "-t", session, "Enter"], check=True)
             screen = _wait_for(session, "答案是四十二")
             assert "生命的意义是什么" in screen
-            screen = _wait_for(session, "memory: 1 turns")
+            screen = _wait_for(session, "memory: 1 turn ")
             assert server.requests[0]["messages"][-1]["content"] == "生命的意义是什么？"
             subprocess.run(["tmux", "send-keys", "-t", session, "C-q"], check=True)
             deadline = time.monotonic() + 20

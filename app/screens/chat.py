@@ -2,9 +2,8 @@
 
 from __future__ import annotations
 
-import asyncio
 import os
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, cast
 
 from textual import on, work
 from textual.app import ComposeResult
@@ -18,22 +17,25 @@ from app.screens.help import HelpScreen
 from app.screens.search import SearchScreen, describe_results
 from app.screens.sessions import SessionsScreen
 from app.screens.turn_detail import TurnDetailScreen
-from app.widgets.chat_message import ChatMessage
+from app.widgets.chat_message import ChatMessage, call_label
 from app.widgets.memory_panel import MemoryPanel
 from app.widgets.prompt_input import PromptInput
 from app.widgets.status_line import StatusLine
+from memory.errors import KernelError
 from providers.config import key_problem
+from providers.errors import ProviderError
 
 if TYPE_CHECKING:
+    from app.gateway import Gateway
     from app.session import ChatSession, SessionEvent
     from app.tui import HuichatApp
     from memory.results import SearchResults
     from memory.turns import Turn
 
 
-def _call_label(name: str, arguments: dict[str, Any]) -> str:
-    shown = ", ".join(f"{k}={v!r}" for k, v in arguments.items() if v not in (None, ""))
-    return f"🔎 {name}({shown})"
+def plural(count: int, noun: str) -> str:
+    """``1 turn``, ``2 turns``."""
+    return f"{count} {noun}{'' if count == 1 else 's'}"
 
 
 class ChatScreen(Screen[None]):
@@ -41,61 +43,105 @@ class ChatScreen(Screen[None]):
 
     BINDINGS = [
         Binding("ctrl+f", "search", "Search"),
-        Binding("slash", "search", "Search", show=False),
         Binding("f2", "toggle_panel", "Memory"),
         Binding("ctrl+n", "new_session", "New"),
         Binding("ctrl+o", "open_session", "Sessions"),
         Binding("ctrl+r", "retry", "Retry", show=False),
-        Binding("f1,question_mark", "help", "Help"),
+        Binding("f1", "help", "Help"),
+        # where nothing is being typed (the transcript, the memory panel)
+        Binding("slash", "search", "Search", show=False),
+        Binding("question_mark", "help", "Help", show=False),
+        Binding("escape", "focus_prompt", "Prompt", show=False),
     ]
 
     panel_open: reactive[bool] = reactive(False)
+    provider_status: reactive[str] = reactive("no provider")
+    session_status: reactive[str] = reactive("new session")
+    memory_status: reactive[str] = reactive("memory: loading…")
+    busy: reactive[bool] = reactive(False)
 
     def __init__(self) -> None:
         super().__init__()
         self.session: ChatSession | None = None
+        self.session_id: str | None = None
+        """The stored session the next message continues (None: a new one)."""
         self.failed_text: str | None = None
-        self._replying = False
+        self.replying = False
 
     @property
     def huichat(self) -> HuichatApp:
-        from app.tui import HuichatApp
+        """The app, typed (screens sit below the app and never import it)."""
+        return cast("HuichatApp", self.app)
 
-        assert isinstance(self.app, HuichatApp)
-        return self.app
+    @property
+    def gateway(self) -> Gateway:
+        return self.huichat.gateway
+
+    @property
+    def transcript(self) -> VerticalScroll:
+        return self.query_one("#transcript", VerticalScroll)
+
+    @property
+    def panel(self) -> MemoryPanel:
+        return self.query_one("#panel", MemoryPanel)
+
+    @property
+    def prompt(self) -> PromptInput:
+        return self.query_one("#prompt", PromptInput)
 
     # ---------------------------------------------------------------- compose
 
     def compose(self) -> ComposeResult:
-        app = self.huichat
+        ui = self.huichat.runtime.loaded.config.ui
         yield Header()
         with Horizontal(id="main"):
             yield VerticalScroll(id="transcript")
-            yield MemoryPanel(app.zone.tz, app.loaded.config.ui.snippet_chars, id="panel")
-        yield PromptInput(id="prompt", cursor_blink=app.loaded.config.ui.cursor_blink)
-        yield StatusLine(id="status")
+            yield MemoryPanel(self.huichat.runtime.zone.tz, ui.snippet_chars, id="panel")
+        yield PromptInput(id="prompt", cursor_blink=ui.cursor_blink)
+        yield StatusLine(id="status").data_bind(
+            provider=ChatScreen.provider_status,
+            session=ChatScreen.session_status,
+            memory=ChatScreen.memory_status,
+            busy=ChatScreen.busy,
+        )
         yield Footer()
 
     def on_mount(self) -> None:
-        self.query_one("#transcript", VerticalScroll).anchor()
-        self.query_one("#prompt", PromptInput).focus()
-        self.panel_open = self.huichat.loaded.config.ui.memory_panel == "open"
-        self.refresh_provider()
+        self.transcript.anchor()
+        self.prompt.focus()
+        self.panel_open = self.huichat.runtime.loaded.config.ui.memory_panel == "open"
+        self.watch(self.app, "provider_name", self._provider_changed)
         notice = self.provider_notice()
-        if notice:
-            self.query_one("#transcript").mount(ChatMessage("system", notice, label="setup"))
-        self.track_services()
+        self.transcript.mount(ChatMessage("system", notice or self.welcome(), label="setup" if notice else "huichat"))
+        self.track_memory()
+
+    def on_screen_resume(self) -> None:
+        # back from search, a turn or a dialog: typing goes to the prompt again
+        self.prompt.focus()
 
     def watch_panel_open(self, open_: bool) -> None:
         self.set_class(open_, "-panel-open")
 
+    def _provider_changed(self, name: str | None) -> None:
+        providers = self.huichat.runtime.loaded.config.providers.named
+        self.provider_status = f"{name} · {providers[name].model}" if name in providers else "no provider"
+
     # ----------------------------------------------------------------- status
+
+    def welcome(self) -> str:
+        """The first screen when a provider is ready: what to do and which keys matter."""
+        return (
+            "Ask anything — earlier conversations are searched when they help "
+            "(try *what did we decide about … last week?*). "
+            "**ctrl+f** searches memory yourself · **F2** shows what was recalled · "
+            "**ctrl+o** reopens a session · **F1** lists every key."
+        )
 
     def provider_notice(self) -> str:
         """What to configure when no provider can be used; '' when one can."""
         app = self.huichat
-        providers = app.loaded.config.providers
-        config_file = app.loaded.paths.config_file
+        providers = app.runtime.loaded.config.providers
+        config_file = app.runtime.loaded.paths.config_file
         if not providers.named:
             return (
                 "**No LLM provider is configured.** Add one to "
@@ -116,76 +162,58 @@ class ChatScreen(Screen[None]):
             )
         return ""
 
-    def refresh_provider(self) -> None:
-        """Show the current provider and model in the header and status line."""
-        app = self.huichat
-        name = app.provider_name
-        status = self.query_one("#status", StatusLine)
-        if name is None:
-            status.provider = "no provider"
-            app.sub_title = "no provider configured"
+    @work(group="memory-status", exit_on_error=False)
+    async def track_memory(self) -> None:
+        """Follow the background loading of memory in the status line, then reopen where the user left off."""
+        self.busy = True
+        self.memory_status = "memory: loading…"
+        try:
+            await self.gateway.kernel()
+        except KernelError as exc:
+            self.memory_status = "memory unavailable (chat still works)"
+            self.notify(str(exc), title="Memory", severity="error", timeout=10)
             return
-        model = app.loaded.config.providers.named[name].model
-        status.provider = f"{name} · {model}"
-        app.sub_title = f"{name} · {model}"
-
-    def refresh_session_label(self) -> None:
-        """Show which session the next message goes to."""
-        status = self.query_one("#status", StatusLine)
-        handle = self.session.handle if self.session else None
-        status.session = f"session {handle.session_id}" if handle else "new session"
-
-    @work(group="services")
-    async def track_services(self) -> None:
-        """Follow the background loading of memory and the LLM client in the status line."""
-        app = self.huichat
-        status = self.query_one("#status", StatusLine)
-        status.memory = "memory: loading embedding model and index…"
-        status.busy = True
-        kernel = await app.services.wait_kernel()
-        if not self.is_attached:  # the app closed while memory was loading
-            return
-        if kernel is None:
-            status.memory = f"memory unavailable: {app.services.kernel_error}"
-            status.busy = False
-            self.notify(app.services.kernel_error, title="Memory", severity="error", timeout=10)
-            return
+        finally:
+            self.busy = False
         await self.update_memory_status()
-        status.busy = False
+        app = self.huichat
         if app.start_session:
             await self.open_session(app.start_session)
-
-    @work(group="maintenance", exclusive=True)
-    async def maintain_memory(self) -> None:
-        """Fold new turns into the indexes now and then (compaction, index refresh), off the UI thread."""
-        kernel = self.huichat.services.kernel
-        if kernel is None or not kernel.needs_maintenance():
-            return
-        status = self.query_one("#status", StatusLine)
-        memory = status.memory
-        status.memory = f"{memory} · indexing…"
-        status.busy = True
-        try:
-            await asyncio.to_thread(kernel.maintain)
-        finally:
-            status.memory = memory
-            status.busy = False
+        elif app.runtime.loaded.config.ui.on_start == "continue" and self.session_id is None:
+            await self.continue_last_session()
 
     async def update_memory_status(self) -> None:
         """Turn count and embedding model."""
-        kernel = self.huichat.services.kernel
-        if kernel is None:
+        try:
+            kernel = await self.gateway.kernel()
+            count = await self.gateway.count()
+        except KernelError:
             return
-        count = await asyncio.to_thread(kernel.count)
-        if not self.is_attached:
+        self.memory_status = f"memory: {plural(count, 'turn')} · {kernel.embedder.name}"
+
+    @work(group="maintenance", exclusive=True, exit_on_error=False)
+    async def maintain_memory(self) -> None:
+        """Fold new turns into the indexes now and then (compaction, index refresh), off the UI thread."""
+        kernel = self.gateway.loaded_kernel
+        if kernel is None or not kernel.needs_maintenance():
             return
-        self.query_one("#status", StatusLine).memory = f"memory: {count} turns · {kernel.embedder.name}"
+        self.busy = True
+        try:
+            await self.gateway.maintain()
+        except KernelError as exc:
+            self.notify(str(exc), title="Memory maintenance", severity="warning")
+        finally:
+            self.busy = False
+
+    def refresh_session_label(self) -> None:
+        """Show which session the next message goes to."""
+        self.session_status = f"session {self.session_id}" if self.session_id else "new session"
 
     # ------------------------------------------------------------------ reply
 
     @on(PromptInput.Submitted)
     def _submitted(self, event: PromptInput.Submitted) -> None:
-        if self._replying:
+        if self.replying:
             self.notify("Wait for the current reply to finish.", timeout=3)
             return
         notice = self.provider_notice()
@@ -195,59 +223,70 @@ class ChatScreen(Screen[None]):
         event.prompt.clear()
         self.send(event.text)
 
+    @on(PromptInput.LeaveRequested)
+    def _leave_prompt(self) -> None:
+        if self.panel_open and self.panel.hits:
+            self.panel.focus_list()
+
     def send(self, text: str) -> None:
         """Show the user's message at once and answer it in the background."""
         message = ChatMessage("user", text, label="you")
-        self.query_one("#transcript").mount(message)
+        self.transcript.mount(message)
         self.reply(text, message)
 
-    async def _ensure_session(self) -> ChatSession | None:
-        app = self.huichat
-        kernel = await app.services.wait_kernel()
-        llm = await app.services.wait_llm()
-        if kernel is None or llm is None:
-            return None
+    async def _ensure_session(self) -> ChatSession:
+        """The conversation loop, once memory and the LLM client are loaded (raises their errors)."""
         if self.session is None:
             from app.session import ChatSession
 
+            kernel = await self.gateway.kernel()
+            llm = await self.gateway.llm()
+            app = self.huichat
             if app.provider_name:
                 llm.switch(app.provider_name)
-            config = app.loaded.config
-            self.session = ChatSession(
-                kernel, llm, config.chat, app.clock, app.zone.tz, app.zone.name, None, config.retriever.context_window
+            config = app.runtime.loaded.config
+            session = ChatSession(
+                kernel,
+                llm,
+                config.chat,
+                app.runtime.clock,
+                app.runtime.zone.tz,
+                app.runtime.zone.name,
+                None,
+                config.retriever.context_window,
             )
+            if self.session_id is not None:
+                await session.resume(self.session_id)
+            self.session = session
         return self.session
 
-    @work(exclusive=True, group="reply")
+    @work(exclusive=True, group="reply", exit_on_error=False)
     async def reply(self, text: str, user_message: ChatMessage) -> None:
         """Run one reply: wait for memory if needed, stream, show recalls, store."""
-        app = self.huichat
-        self._replying = True
+        self.replying = True
         try:
-            if app.services.kernel is None or app.services.llm is None:
+            if not (self.gateway.kernel_settled and self.gateway.llm_settled):
                 user_message.state = "waiting"
                 user_message.set_note("waiting for memory and the model to load…")
-            session = await self._ensure_session()
-            user_message.state = "done"
-            user_message.set_note("")
-            if session is None:
-                reason = app.services.kernel_error or app.services.llm_error
-                self.notify(reason, title="Cannot reply", severity="error", timeout=10)
+            try:
+                session = await self._ensure_session()
+            except (KernelError, ProviderError) as exc:
+                self.notify(str(exc), title="Cannot reply", severity="error", timeout=10)
                 self.restore_prompt(text)
                 user_message.remove()
                 return
-            panel = self.query_one("#panel", MemoryPanel)
-            panel.clear("Recalling…")
-            answer = ChatMessage("assistant", label=app.provider_name or "assistant")
-            await self.query_one("#transcript").mount(answer)
+            user_message.state = "done"
+            user_message.set_note("")
+            self.panel.clear("Recalling…")
+            answer = ChatMessage("assistant", label=self.huichat.provider_name or "assistant")
+            await self.transcript.mount(answer)
             answer.state = "streaming"
-            notes: list[str] = []
             async for event in session.reply(text):
-                await self.show_event(event, answer, notes, panel)
+                await self.show_event(event, answer)
         finally:
-            self._replying = False
+            self.replying = False
 
-    async def show_event(self, event: SessionEvent, answer: ChatMessage, notes: list[str], panel: MemoryPanel) -> None:
+    async def show_event(self, event: SessionEvent, answer: ChatMessage) -> None:
         """Render one event of the reply."""
         from app.session import RecallFinished, ReplyCompleted, ReplyFailed, ToolCalled
         from providers.events import TextDelta
@@ -255,45 +294,45 @@ class ChatScreen(Screen[None]):
         if isinstance(event, TextDelta):
             await answer.append(event.text)
         elif isinstance(event, ToolCalled):
-            notes.append(_call_label(event.name, event.arguments))
-            answer.set_note("\n".join(notes))
+            answer.add_tool_note(call_label(event.name, event.arguments))
         elif isinstance(event, RecallFinished):
-            self.show_recall(event.results, event.turn, event.error, panel)
+            self.show_recall(event.results, event.turn, event.error)
         elif isinstance(event, ReplyCompleted):
             await answer.finish("done")
             self.failed_text = None
+            self.session_id = event.turn.session_id
             self.refresh_session_label()
             await self.update_memory_status()
             self.maintain_memory()
         elif isinstance(event, ReplyFailed):
             await answer.finish("failed")
             hint = "press ctrl+r to retry" if event.turn is not None else "your message is back in the prompt"
-            notes.append(f"⚠ {event.message} — {hint}")
-            answer.set_note("\n".join(notes))
+            answer.set_note(f"⚠ {event.message} — {hint}")
             self.notify(event.message, title="Reply failed", severity="error", timeout=8)
             if event.turn is None:
                 self.restore_prompt(event.user_text)
             else:
                 self.failed_text = event.user_text
+                self.session_id = event.turn.session_id
                 self.refresh_session_label()
 
-    def show_recall(self, results: SearchResults | None, turn: Turn | None, error: str, panel: MemoryPanel) -> None:
+    def show_recall(self, results: SearchResults | None, turn: Turn | None, error: str) -> None:
         """Put what a memory tool found into the panel (opening it when configured so)."""
         from memory.results import SearchHit
 
         if error:
-            panel.show([], f"⚠ {error}", append=True)
+            self.panel.show([], f"⚠ {error}", append=True)
             return
         if results is not None:
-            panel.show(list(results), describe_results(results), append=True)
+            self.panel.show(list(results), describe_results(results), append=True)
         elif turn is not None:
-            panel.show([SearchHit(turn, 1.0)], f"recall_by_id → {turn.id}", append=True)
-        if panel.hits and self.huichat.loaded.config.ui.memory_panel == "auto":
+            self.panel.show([SearchHit(turn, 1.0)], f"recall_by_id → {turn.id}", append=True)
+        if self.panel.hits and self.huichat.runtime.loaded.config.ui.memory_panel == "auto":
             self.panel_open = True
 
     def restore_prompt(self, text: str) -> None:
         """Give the user's text back (nothing typed is ever lost)."""
-        prompt = self.query_one("#prompt", PromptInput)
+        prompt = self.prompt
         if not prompt.text.strip():
             prompt.text = text
             prompt.move_cursor(prompt.document.end)
@@ -301,57 +340,48 @@ class ChatScreen(Screen[None]):
 
     # ---------------------------------------------------------------- actions
 
+    def action_focus_prompt(self) -> None:
+        """Esc: back to typing."""
+        self.prompt.focus()
+
     def action_toggle_panel(self) -> None:
-        """Show or hide the memory panel."""
-        self.panel_open = not self.panel_open
-        if self.panel_open:
-            self.query_one("#panel", MemoryPanel).query_one("OptionList").focus()
-        else:
-            self.query_one("#prompt", PromptInput).focus()
+        """F2: open the memory panel and move into it; from inside it, close it."""
+        if self.panel_open and self.panel.has_focus_within:
+            self.panel_open = False
+            self.prompt.focus()
+            return
+        self.panel_open = True
+        self.panel.focus_list()
 
     async def fetch_turn(self, turn_id: str) -> Turn | None:
-        """A turn by id, off the UI thread."""
-        kernel = await self.huichat.services.wait_kernel()
-        if kernel is None:
+        """A turn by id, off the UI thread (None when memory is unavailable or the id unknown)."""
+        try:
+            return await self.gateway.turn(turn_id)
+        except KernelError:
             return None
-        found = await asyncio.to_thread(kernel.recall_by_id, turn_id)
-        return found.turn
 
-    async def search_memory(self, query: str) -> SearchResults:
-        """The kernel's search as the user sees it (time words resolved, ±1 neighbours)."""
-        from memory.errors import KernelError
+    async def search_memory(self, query: str, include_failed: bool = False) -> SearchResults:
+        """The kernel's search as the user sees it (time words resolved, neighbours around hits)."""
         from memory.results import SearchRequest
 
-        app = self.huichat
-        kernel = await app.services.wait_kernel()
-        if kernel is None:
-            raise RuntimeError(app.services.kernel_error)
-        now = app.clock()
-        window = app.loaded.config.retriever.context_window
-        try:
-            return await asyncio.to_thread(kernel.search, SearchRequest(query, now, context_window=window))
-        except KernelError as exc:
-            from memory.results import SearchResults as Results
-
-            self.notify(str(exc), severity="error")
-            return Results((), query, query)
+        runtime = self.huichat.runtime
+        window = runtime.loaded.config.retriever.context_window
+        request = SearchRequest(query, runtime.clock(), context_window=window, include_failed=include_failed)
+        return await self.gateway.search(request)
 
     async def on_memory_panel_turn_chosen(self, event: MemoryPanel.TurnChosen) -> None:
         turn = await self.fetch_turn(event.turn_id)
         if turn is not None:
-            await self.app.push_screen(TurnDetailScreen(turn, event.hit_id, self.fetch_turn, self.huichat.zone.tz))
+            await self.app.push_screen(
+                TurnDetailScreen(turn, event.hit_id, self.fetch_turn, self.huichat.runtime.zone.tz)
+            )
 
     def action_search(self) -> None:
         """Open the search screen."""
-        app = self.huichat
+        runtime = self.huichat.runtime
+        ui = runtime.loaded.config.ui
         self.app.push_screen(
-            SearchScreen(
-                self.search_memory,
-                self.fetch_turn,
-                app.zone.tz,
-                app.loaded.config.ui.snippet_chars,
-                app.loaded.config.ui.cursor_blink,
-            )
+            SearchScreen(self.search_memory, self.fetch_turn, runtime.zone.tz, ui.snippet_chars, ui.cursor_blink)
         )
 
     def action_help(self) -> None:
@@ -360,67 +390,72 @@ class ChatScreen(Screen[None]):
 
     async def action_new_session(self) -> None:
         """Start a new session: an empty transcript; memory keeps everything."""
-        if self._replying:
+        if self.replying:
             self.notify("Wait for the current reply to finish.", timeout=3)
             return
         if self.session is not None:
             self.session.start_new()
-        await self.query_one("#transcript").remove_children()
-        self.query_one("#panel", MemoryPanel).clear()
+        self.session_id = None
+        self.failed_text = None
+        await self.transcript.remove_children()
+        self.panel.clear()
         self.refresh_session_label()
         self.notify("New session.", timeout=2)
 
-    @work(group="sessions")
+    @work(group="sessions", exit_on_error=False)
     async def action_open_session(self) -> None:
         """Choose a past session and continue it."""
-        kernel = await self.huichat.services.wait_kernel()
-        if kernel is None:
+        try:
+            infos = await self.gateway.sessions()
+        except KernelError as exc:
+            self.notify(str(exc), title="Sessions", severity="error")
             return
-        infos = await asyncio.to_thread(kernel.sessions)
-        chosen = await self.app.push_screen_wait(SessionsScreen(infos, self.huichat.zone.tz))
+        chosen = await self.app.push_screen_wait(SessionsScreen(infos, self.huichat.runtime.zone.tz, self.session_id))
         if chosen:
             await self.open_session(chosen)
 
-    async def open_session(self, session_id: str) -> None:
-        """Show a stored session's transcript and continue its anchor chain."""
-        from memory.errors import KernelError
+    async def continue_last_session(self) -> None:
+        """At start-up: show the most recent session and continue it (ctrl+n starts a new one)."""
+        try:
+            infos = await self.gateway.sessions()
+        except KernelError:
+            return
+        if infos and self.session_id is None and not self.replying:
+            await self.open_session(infos[0].session_id, note="Continuing your last session · ctrl+n starts a new one")
 
-        session = await self._ensure_session()
-        if session is None:
+    async def open_session(self, session_id: str, note: str = "") -> None:
+        """Show a stored session's transcript and continue its anchor chain."""
+        if self.replying:
+            self.notify("Wait for the current reply to finish.", timeout=3)
             return
         try:
-            await session.resume(session_id)
+            turns = await self.gateway.run(lambda kernel: kernel.session_turns(session_id))
         except KernelError as exc:
             self.notify(str(exc), severity="error")
             return
-        transcript = self.query_one("#transcript")
-        await transcript.remove_children()
-        widgets = []
-        for turn in session.turns:
-            for message in turn.messages:
-                widgets.append(
-                    ChatMessage("user" if message.role == "user" else "assistant", message.text, label=message.who)
-                )
-            if turn.status != "ok":
-                widgets[-1].add_class("-failed")
-        await transcript.mount_all(widgets)
-        transcript.scroll_end(animate=False)
+        if not turns:
+            self.notify(f"No session '{session_id}'.", severity="error")
+            return
+        if self.session is not None:
+            await self.session.resume(session_id)
+        self.session_id = session_id
+        self.failed_text = None
+        self.panel.clear()
+        await self.transcript.remove_children()
+        widgets = [widget for turn in turns for widget in ChatMessage.for_turn(turn)]
+        if note:
+            widgets.append(ChatMessage("system", note, label="huichat"))
+        await self.transcript.mount_all(widgets)
+        self.transcript.scroll_end(animate=False)
         self.refresh_session_label()
 
     def action_retry(self) -> None:
         """Send the last failed message again."""
-        if self.failed_text and not self._replying:
-            text, self.failed_text = self.failed_text, None
-            self.send(text)
-
-    def switch_provider(self, name: str) -> None:
-        """Use another provider for the next reply."""
-        app = self.huichat
-        app.provider_name = name
-        if app.services.llm is not None:
-            app.services.llm.switch(name)
-        self.refresh_provider()
-        notice = self.provider_notice()
-        self.notify(
-            notice.split("**")[1] if notice else f"Now using {name}.", severity="warning" if notice else "information"
-        )
+        if self.replying:
+            self.notify("Wait for the current reply to finish.", timeout=3)
+            return
+        if not self.failed_text:
+            self.notify("Nothing to retry: the last reply did not fail.", timeout=3)
+            return
+        text, self.failed_text = self.failed_text, None
+        self.send(text)

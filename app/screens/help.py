@@ -15,20 +15,25 @@ HELP = """\
 |---|---|---|
 | Enter | prompt | send the message |
 | ctrl+j / alt+enter | prompt | new line |
-| ctrl+f, / | chat | search memory |
-| F2 | chat | show or hide the memory panel |
-| tab / shift+tab | anywhere | move focus (prompt → transcript → memory panel) |
-| ↑ ↓ | memory panel, search | move through recalled turns |
-| Enter / click | memory panel, search | open the turn |
+| ↑ ↓ | prompt (at its first / last line) | move into the open memory panel |
+| ctrl+f | chat | search memory yourself |
+| / | chat, outside the prompt | search memory |
+| F2 | chat | open the memory panel and move into it; inside it, close it |
+| ↑ ↓ | memory panel, search results | move through recalled turns |
+| Enter / click | memory panel, search results | open the turn |
+| Esc | chat | back to the prompt |
+| ↓ | search box | into the results (typing goes back to the box) |
+| ctrl+e | search | include or leave out failed replies |
+| Esc | search | back to the chat |
 | p / ← | turn view | previous turn of the session |
 | n / → | turn view | next turn of the session |
 | h / Home | turn view | back to the recalled hit |
-| Esc / q | turn view, dialogs | close |
+| Esc / q | turn view, dialogs, this help | close |
 | ctrl+n | chat | new session |
-| ctrl+o | chat | reopen a past session |
+| ctrl+o | chat | reopen a past session (the current one is marked ▶) |
 | ctrl+r | chat | retry the last failed reply |
 | ctrl+p | anywhere | command palette: switch provider, theme, reindex, … |
-| F1, ? | anywhere | this help |
+| F1 | anywhere | this help (also ? outside the prompt) |
 | ctrl+q | anywhere | quit |
 
 Time words in searches are understood: 上周三下午, 前段时间, last week, a while ago.

@@ -6,21 +6,23 @@ from collections.abc import Awaitable, Callable
 from datetime import tzinfo
 from typing import TYPE_CHECKING
 
-from textual import on, work
+from textual import events, on, work
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Vertical
 from textual.screen import Screen
-from textual.widgets import Footer, Header, Input
+from textual.widgets import Footer, Header, Input, OptionList
 
 from app.screens.turn_detail import Fetch, TurnDetailScreen
 from app.widgets.memory_panel import MemoryPanel
+from memory.errors import KernelError
 
 if TYPE_CHECKING:
     from memory.results import SearchResults
 
 
-Search = Callable[[str], Awaitable["SearchResults"]]
+Search = Callable[[str, bool], Awaitable["SearchResults"]]
+"""``search(query, include_failed)``."""
 
 
 def describe_results(results: SearchResults) -> str:
@@ -32,14 +34,23 @@ def describe_results(results: SearchResults) -> str:
         weeks = " · ".join(f"{r.label} ({len(r.found)})" for r in results.rounds)
         parts.append(f"scanned {len(results.rounds)} weeks: {weeks}")
     hits = len(results.hits)
-    parts.append(f"{hits} hit{'s' if hits != 1 else ''}, {len(results) - hits} nearby")
+    if hits == 0:
+        parts.append("no matching memory")
+    else:
+        parts.append(f"{hits} hit{'s' if hits != 1 else ''}, {len(results) - hits} around them")
     return " · ".join(parts)
 
 
 class SearchScreen(Screen[None]):
-    """Type a query (time words welcome); Enter searches; ↓ and Enter open a turn."""
+    """Type a query (time words welcome) and press Enter; ↓ moves into the results, Enter opens one.
 
-    BINDINGS = [Binding("escape", "app.pop_screen", "Back to chat")]
+    The query box stays where typing goes: letters typed in the results go back to it.
+    """
+
+    BINDINGS = [
+        Binding("escape", "app.pop_screen", "Back to chat"),
+        Binding("ctrl+e", "toggle_failed", "Failed replies"),
+    ]
 
     def __init__(
         self, search: Search, fetch: Fetch, zone: tzinfo, snippet_chars: int, cursor_blink: bool = True
@@ -50,6 +61,15 @@ class SearchScreen(Screen[None]):
         self.fetch = fetch
         self.zone = zone
         self.snippet_chars = snippet_chars
+        self.include_failed = False
+
+    @property
+    def query_box(self) -> Input:
+        return self.query_one("#query", Input)
+
+    @property
+    def results(self) -> MemoryPanel:
+        return self.query_one("#results", MemoryPanel)
 
     def compose(self) -> ComposeResult:
         yield Header()
@@ -61,23 +81,45 @@ class SearchScreen(Screen[None]):
         yield Footer()
 
     def on_mount(self) -> None:
-        self.query_one("#results", MemoryPanel).clear("Type a query and press Enter.")
-        self.query_one("#query", Input).focus()
+        self.results.clear("Type a query and press Enter · ↓ moves into the results · Esc goes back.")
+        self.query_box.focus()
 
     @on(Input.Submitted, "#query")
     def _submitted(self, event: Input.Submitted) -> None:
         if event.value.strip():
             self.run_search(event.value)
+        else:
+            self.results.clear("Type something to search for (time words work: 上周三下午, last week).")
 
-    @work(exclusive=True, group="search")
+    def on_key(self, event: events.Key) -> None:
+        focused = self.focused
+        if focused is self.query_box and event.key == "down" and self.results.hits:
+            event.stop()
+            self.results.focus_list()
+        elif isinstance(focused, OptionList) and event.is_printable and event.character:
+            # typing in the results goes on in the query box
+            event.stop()
+            self.query_box.focus()
+            self.query_box.insert_text_at_cursor(event.character)
+
+    def action_toggle_failed(self) -> None:
+        """Include (or leave out) failed replies — turns whose answer never came."""
+        self.include_failed = not self.include_failed
+        state = "included" if self.include_failed else "left out"
+        self.notify(f"Failed replies are {state}.", timeout=2)
+        if self.query_box.value.strip():
+            self.run_search(self.query_box.value)
+
+    @work(exclusive=True, group="search", exit_on_error=False)
     async def run_search(self, query: str) -> None:
         """Search in the background and show the results."""
-        panel = self.query_one("#results", MemoryPanel)
-        panel.clear("Searching…")
-        results = await self.search(query)
-        panel.show(list(results), describe_results(results))
-        if results.results:
-            panel.query_one("OptionList").focus()
+        self.results.clear("Searching…")
+        try:
+            results = await self.search(query, self.include_failed)
+        except KernelError as exc:
+            self.results.clear(f"⚠ {exc}")
+            return
+        self.results.show(list(results), describe_results(results))
 
     async def on_memory_panel_turn_chosen(self, event: MemoryPanel.TurnChosen) -> None:
         turn = await self.fetch(event.turn_id)

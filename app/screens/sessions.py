@@ -16,29 +16,41 @@ if TYPE_CHECKING:
     from memory.results import SessionInfo
 
 
+def session_row(info: SessionInfo, zone: tzinfo, current: bool) -> str:
+    """One line: when, how many turns, what it was about; the open session is marked."""
+    mark = "▶ " if current else "  "
+    turns = f"{info.turns} turn{'' if info.turns == 1 else 's'}"
+    first = (info.first_text.splitlines() or [""])[0][:60]
+    suffix = "  (current)" if current else ""
+    return f"{mark}{info.last.astimezone(zone):%Y-%m-%d %H:%M}  {turns:>9}  {first}{suffix}"
+
+
 class SessionsScreen(ModalScreen[str | None]):
     """Pick a session to reopen (returns its id, or None)."""
 
-    BINDINGS = [Binding("escape", "dismiss(None)", "Close")]
+    BINDINGS = [Binding("escape,q", "dismiss(None)", "Close")]
 
-    def __init__(self, sessions: list[SessionInfo], zone: tzinfo) -> None:
+    def __init__(self, sessions: list[SessionInfo], zone: tzinfo, current: str | None = None) -> None:
         super().__init__()
         self.sessions = sessions
         self.zone = zone
+        self.current = current
 
     def compose(self) -> ComposeResult:
         with Vertical(id="sessions"):
             yield Label(f"Sessions ({len(self.sessions)})", classes="title")
             options = [
-                Option(
-                    f"{s.last.astimezone(self.zone):%Y-%m-%d %H:%M}  {s.turns:>3} turns  "
-                    f"{(s.first_text.splitlines() or [''])[0][:60]}",
-                    id=s.session_id,
-                )
-                for s in self.sessions
+                Option(session_row(s, self.zone, s.session_id == self.current), id=s.session_id) for s in self.sessions
             ]
             yield OptionList(*options) if options else Label("No sessions yet.")
             yield Footer()
+
+    def on_mount(self) -> None:
+        if self.current is not None and self.sessions:
+            options = self.query_one(OptionList)
+            ids = [s.session_id for s in self.sessions]
+            if self.current in ids:
+                options.highlighted = ids.index(self.current)
 
     def on_option_list_option_selected(self, event: OptionList.OptionSelected) -> None:
         self.dismiss(event.option.id)

@@ -13,6 +13,9 @@ from textual.reactive import reactive
 from textual.screen import ModalScreen
 from textual.widgets import Footer, Label, Markdown
 
+from memory.transcript import format_local_time
+from memory.turns import anchor_line
+
 if TYPE_CHECKING:
     from memory.turns import Turn
 
@@ -24,7 +27,8 @@ def turn_markdown(turn: Turn) -> str:
     """The turn's messages as Markdown, speakers in bold."""
     parts = []
     for message in turn.messages:
-        parts.append(f"**{message.who}**\n\n{message.text}")
+        kind = "" if message.is_chat else f" · {message.kind}"
+        parts.append(f"**{message.who}**{kind}\n\n{message.text}")
     return "\n\n---\n\n".join(parts)
 
 
@@ -64,13 +68,12 @@ class TurnDetailScreen(ModalScreen[None]):
             self._show(turn)
 
     def _show(self, turn: Turn) -> None:
-        marker = "  (hit)" if turn.id == self.hit_id else ""
-        self.query_one("#anchors", Label).update(
-            f"[id:{turn.id} | prev: {turn.prev_id or 'none'} | next: {turn.next_id or 'none'}]{marker}"
-        )
-        local = turn.timestamp.astimezone(self.zone)
-        topic = f" | 话题: {turn.topic}" if turn.topic else ""
-        self.query_one("#where", Label).update(f"📁 {turn.session_file}{topic} | {local:%Y-%m-%d %a %H:%M:%S}")
+        marker = "  ● the recalled hit" if turn.id == self.hit_id else ""
+        self.query_one("#anchors", Label).update(anchor_line(turn.id, turn.prev_id, turn.next_id) + marker)
+        local = format_local_time(turn.timestamp, self.zone)
+        topic = f" · 话题: {turn.topic}" if turn.topic else ""
+        failed = " · ⚠ failed reply" if turn.status != "ok" else ""
+        self.query_one("#where", Label).update(f"{local}{topic}{failed}\n📁 {turn.session_file}")
         self.query_one("#detail-text", Markdown).update(turn_markdown(turn))
         self.set_class(turn.id == self.hit_id, "-hit")
 

@@ -1,13 +1,42 @@
-"""The status line: provider and model, session, memory state."""
+"""The status line: provider and model, session, memory state — fitted to the terminal's width."""
 
 from __future__ import annotations
 
 from textual.reactive import reactive
 from textual.widgets import Static
 
+_SEPARATOR = "  ·  "
+
+
+def _short(part: str) -> str:
+    """The same fact in fewer characters: ``a · b`` keeps ``a``; a session id keeps its tail."""
+    if part.startswith("session "):
+        return "session …" + part.rsplit("-", 1)[-1]
+    return part.split(" · ", 1)[0]
+
+
+def fit(parts: list[str], width: int) -> str:
+    """``parts`` joined on one line no wider than ``width``.
+
+    Detail goes first (each part shortened, from the first), then whole parts from the
+    left; the last part (the memory state) is kept longest.
+    """
+    parts = [p for p in parts if p]
+    for shorter in range(len(parts) + 1):
+        candidate = [_short(p) if i < shorter else p for i, p in enumerate(parts)]
+        line = " " + _SEPARATOR.join(candidate)
+        if len(line) <= width:
+            return line
+    while len(parts) > 1:
+        parts = parts[1:]
+        line = " " + _SEPARATOR.join(_short(p) for p in parts)
+        if len(line) <= width:
+            return line
+    return (" " + _short(parts[0]))[:width] if parts else ""
+
 
 class StatusLine(Static):
-    """One line of state set by the screen; ``busy`` toggles the ``-busy`` class."""
+    """One line of state bound from the screen; ``busy`` toggles the ``-busy`` class."""
 
     provider: reactive[str] = reactive("no provider")
     session: reactive[str] = reactive("new session")
@@ -15,7 +44,7 @@ class StatusLine(Static):
     busy: reactive[bool] = reactive(False)
 
     def render(self) -> str:
-        return f" {self.provider}  ·  {self.session}  ·  {self.memory}"
+        return fit([self.provider, self.session, self.memory], self.size.width or 200)
 
     def watch_busy(self, busy: bool) -> None:
         self.set_class(busy, "-busy")

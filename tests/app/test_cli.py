@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from app.__main__ import build_kernel
 from app.config import load_config
+from app.wiring import runtime
 from memory.turns import Message, TurnDraft
 from tests.conftest import NOW
 from tests.fakellm import FakeLLM
@@ -42,7 +42,7 @@ def _huichat(config: Path, *args: str, env: dict[str, str] | None = None) -> sub
 @pytest.fixture
 def store(tmp_path: Path) -> tuple[Path, list[str]]:
     config = _config(tmp_path)
-    kernel = build_kernel(load_config(config))
+    kernel = runtime(load_config(config)).open_kernel()
     session = kernel.new_session(NOW - timedelta(days=7))
     ids = [
         kernel.append_turn(
@@ -129,7 +129,7 @@ def test_files_left_by_a_killed_index_writer_are_removed_at_open(store: tuple[Pa
     data = config.parent / "data" / "index.lancedb" / "turns.lance" / "data"
     leftover = data / "0000000000000000000000000000000000000000000000dead.lance"
     leftover.write_bytes(next(data.glob("*.lance")).read_bytes())
-    kernel = build_kernel(load_config(config))  # alone: it may clean up
+    kernel = runtime(load_config(config)).open_kernel()  # alone: it may clean up
     try:
         assert not leftover.exists()
         assert kernel.count() == 2 and kernel.recall_by_id(ids[0]).ok
@@ -140,11 +140,11 @@ def test_files_left_by_a_killed_index_writer_are_removed_at_open(store: tuple[Pa
 def test_old_months_are_packed_at_open_when_configured(tmp_path: Path) -> None:
     config = _config(tmp_path, "archive:\n  pack_after_months: 1\n")
     loaded = load_config(config)
-    kernel = build_kernel(loaded)
+    kernel = runtime(loaded).open_kernel()
     old = kernel.new_session(NOW - timedelta(days=80))
     turn = kernel.append_turn(old, TurnDraft((Message("user", "八月的旧话题"),), NOW - timedelta(days=80)))
     kernel.close()
-    reopened = build_kernel(loaded)
+    reopened = runtime(loaded).open_kernel()
     try:
         sessions = loaded.paths.sessions_dir
         assert not (sessions / old.session_file).exists()

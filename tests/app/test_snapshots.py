@@ -9,7 +9,6 @@ import pytest
 
 from app.screens.search import SearchScreen
 from app.screens.turn_detail import TurnDetailScreen
-from app.widgets.chat_message import ChatMessage
 from app.widgets.memory_panel import MemoryPanel
 from tests.app.tui_helpers import (
     build_app,
@@ -18,6 +17,7 @@ from tests.app.tui_helpers import (
     loaded_config,
     memory_model,
     ready,
+    said,
     seed_memory,
     wait_until,
 )
@@ -43,7 +43,7 @@ async def _reply_done(pilot: Any, text: str, messages: int) -> None:
     await pilot.press(*text)
     await pilot.press("enter")
     await wait_until(
-        pilot, lambda: not app.chat_screen._replying and len(app.chat_screen.query(ChatMessage)) == messages
+        pilot, lambda: not app.chat_screen.replying and len(said(app)) == messages
     )
     await pilot.pause(0.3)
 
@@ -96,7 +96,7 @@ def test_turn_detail_view(snap_compare: Any, tmp_path: Path, server: FakeLLM) ->
 
     async def run_before(pilot: Any) -> None:
         await _reply_done(pilot, "上周三我们用什么部署的？", 2)
-        await pilot.press("f2", "f2", "down", "enter")
+        await pilot.press("f2", "enter")  # into the panel, open the hit
         await wait_until(pilot, lambda: isinstance(pilot.app.screen, TurnDetailScreen))
         await steady(pilot)
 

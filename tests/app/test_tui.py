@@ -16,6 +16,7 @@ from tests.app.tui_helpers import (
     loaded_config,
     memory_model,
     ready,
+    said,
     seed_memory,
     wait_until,
 )
@@ -23,7 +24,7 @@ from tests.fakellm import FakeLLM, Reply
 
 
 def _idle(app) -> bool:  # type: ignore[no-untyped-def]
-    return not app.chat_screen._replying
+    return not app.chat_screen.replying
 
 
 async def test_a_reply_streams_its_recall_fills_the_panel_and_turns_can_be_walked(
@@ -37,23 +38,28 @@ async def test_a_reply_streams_its_recall_fills_the_panel_and_turns_can_be_walke
         await ready(pilot)
         await pilot.press(*"上周三我们用什么部署的？")
         await pilot.press("enter")
-        await wait_until(pilot, lambda: _idle(app) and len(app.chat_screen.query(ChatMessage)) == 2)
-        answer = app.chat_screen.query(ChatMessage).last()
+        await wait_until(pilot, lambda: _idle(app) and len(said(app)) == 2)
+        answer = said(app)[-1]
         assert (
             answer.text == f"上周三我们聊过：用 **llama.cpp** 部署（见 {ids[0]}）。"
         )  # the first block shown: a neighbour
         assert len(answer.chunks) > 5  # it arrived in pieces
-        assert "recall_memory" in str(answer.query_one(".note").render())
+        tools = answer.query_one(".tools")
+        assert "recall_memory" in str(tools.render())
+        assert tools.region.y < answer.query_one(".body").region.y  # the call note sits above the answer it led to
         panel = app.chat_screen.query_one(MemoryPanel)
         assert panel.display and app.chat_screen.panel_open
+        # hits first, each with its context under it (never above)
         assert [(h.turn.id, h.role) for h in panel.hits] == [
-            (ids[0], "neighbor"),
             (ids[1], "hit"),
+            (ids[0], "neighbor"),
             (ids[2], "neighbor"),
         ]
-        # keyboard: focus the list, pick the hit, walk the linked list
-        await pilot.press("f2", "f2")  # hide, then show and focus the list
-        await pilot.press("down", "enter")
+        # keyboard: F2 moves into the open panel, Enter opens the hit, p/n/h walk the linked list
+        assert app.chat_screen.prompt.has_focus
+        await pilot.press("f2")
+        assert panel.options.has_focus
+        await pilot.press("enter")
         await wait_until(pilot, lambda: isinstance(app.screen, TurnDetailScreen))
         detail = app.screen
         assert detail.turn is not None and detail.turn.id == ids[1]
@@ -82,7 +88,7 @@ async def test_switching_provider_in_the_palette_changes_the_next_requests_model
             await ready(pilot)
             await pilot.press(*"hello")
             await pilot.press("enter")
-            await wait_until(pilot, lambda: _idle(app) and len(app.chat_screen.query(ChatMessage)) == 2)
+            await wait_until(pilot, lambda: _idle(app) and len(said(app)) == 2)
             await pilot.press("ctrl+p")
             await pilot.pause(0.3)
             await pilot.press(*"use backup")
@@ -92,7 +98,7 @@ async def test_switching_provider_in_the_palette_changes_the_next_requests_model
             assert "backup" in app.sub_title
             await pilot.press(*"again")
             await pilot.press("enter")
-            await wait_until(pilot, lambda: _idle(app) and len(app.chat_screen.query(ChatMessage)) == 4)
+            await wait_until(pilot, lambda: _idle(app) and len(said(app)) == 4)
         assert fake_llm.requests[0]["model"] == "model-local"
         assert backup.requests[0]["model"] == "model-backup"
         assert len(fake_llm.requests) == 1
@@ -114,6 +120,10 @@ async def test_search_screen_understands_a_time_phrase(tmp_path: Path) -> None:
         assert "上周三下午 → 2026-11-18 Wed 12:00–18:00" in scope
         assert panel.hits[0].turn.id == ids[1] and panel.hits[0].role == "hit"
         assert {h.turn.id for h in panel.hits} <= set(ids)  # nothing from outside the time range
+        search = app.screen
+        assert search.query_box.has_focus  # the query box stays usable after results
+        await pilot.press("down")  # into the results
+        assert panel.options.has_focus
         await pilot.press("enter")  # the highlighted first row opens
         await wait_until(pilot, lambda: isinstance(app.screen, TurnDetailScreen))
         assert app.screen.turn.id == ids[1]
@@ -156,11 +166,11 @@ async def test_a_message_sent_before_memory_is_ready_waits_and_is_answered(tmp_p
         await pilot.press(*"先发一条")
         await pilot.press("enter")
         await pilot.pause(0.2)
-        first = app.chat_screen.query(ChatMessage).first()
+        first = said(app)[0]
         assert first.text == "先发一条" and first.has_class("-waiting")
         gate.set()
-        await wait_until(pilot, lambda: _idle(app) and len(app.chat_screen.query(ChatMessage)) == 2)
-        assert app.chat_screen.query(ChatMessage).last().text == "终于好了"
+        await wait_until(pilot, lambda: _idle(app) and len(said(app)) == 2)
+        assert said(app)[-1].text == "终于好了"
     assert kernel.count() == 1
 
 
@@ -172,13 +182,13 @@ async def test_a_provider_error_is_notified_and_the_turn_can_be_retried(tmp_path
         await ready(pilot)
         await pilot.press(*"记住我")
         await pilot.press("enter")
-        await wait_until(pilot, lambda: _idle(app) and len(app.chat_screen.query(ChatMessage)) == 2)
-        failed = app.chat_screen.query(ChatMessage).last()
+        await wait_until(pilot, lambda: _idle(app) and len(said(app)) == 2)
+        failed = said(app)[-1]
         assert failed.has_class("-failed")
         assert any("authentication failed" in str(n.message) for n in app._notifications)
         await pilot.press("ctrl+r")
-        await wait_until(pilot, lambda: _idle(app) and len(app.chat_screen.query(ChatMessage)) == 4)
-        assert app.chat_screen.query(ChatMessage).last().text == "second try works"
+        await wait_until(pilot, lambda: _idle(app) and len(said(app)) == 4)
+        assert said(app)[-1].text == "second try works"
     turns = kernel.session_turns(kernel.sessions()[0].session_id)
     assert [t.status for t in turns] == ["failed", "ok"]
 
@@ -193,12 +203,12 @@ async def test_new_session_and_reopening_a_past_one(tmp_path: Path, fake_llm: Fa
         await pilot.press("ctrl+o")
         await pilot.pause(0.5)
         await pilot.press("enter")  # the most recent session: last Wednesday's
-        await wait_until(pilot, lambda: len(app.chat_screen.query(ChatMessage)) == 6)
-        assert app.chat_screen.query(ChatMessage).first().text == "我们讨论一下本地模型部署的问题"
+        await wait_until(pilot, lambda: len(said(app)) == 6)
+        assert said(app)[0].text == "我们讨论一下本地模型部署的问题"
         await pilot.press(*"还有别的吗")
         await pilot.press("enter")
-        await wait_until(pilot, lambda: _idle(app) and len(app.chat_screen.query(ChatMessage)) == 8)
+        await wait_until(pilot, lambda: _idle(app) and len(said(app)) == 8)
         await pilot.press("ctrl+n")
-        await wait_until(pilot, lambda: len(app.chat_screen.query(ChatMessage)) == 0)
+        await wait_until(pilot, lambda: len(said(app)) == 0)
     turns = kernel.session_turns(kernel.recall_by_id(ids[0]).turn.session_id)  # type: ignore[union-attr]
     assert len(turns) == 4 and turns[-1].prev_id == ids[2]

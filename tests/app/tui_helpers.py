@@ -9,13 +9,14 @@ from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any
 
-from app.__main__ import Zone
 from app.config import AppConfig, LoadedConfig, resolve_paths
+from app.runtime import Runtime, Zone
 from app.tui import HuichatApp
+from app.widgets.chat_message import ChatMessage
 from memory.config import RetrieverConfig
 from memory.embedding import HashEmbedder
 from memory.kernel import MemoryKernel
-from memory.store import TurnStore
+from memory.opening import MemoryLocation, open_kernel
 from memory.turns import Message, TurnDraft
 from providers.llm import LLMClient
 from tests.conftest import NOW, ZONE
@@ -31,11 +32,9 @@ def counter_ids() -> Callable[[], str]:
 
 
 def deterministic_kernel(root: Path) -> MemoryKernel:
-    embedder = HashEmbedder(64)
-    store = TurnStore(str(root / "index.lancedb"), embedder.dim, embedder.name)
-    return MemoryKernel(
-        store, embedder, root / "sessions", RetrieverConfig(timezone="Asia/Shanghai"), ZONE,
-        manifest_path=root / "manifest.json", id_source=counter_ids(),
+    return open_kernel(
+        MemoryLocation.under(root), HashEmbedder(64), RetrieverConfig(timezone="Asia/Shanghai"), ZONE,
+        now=NOW, id_source=counter_ids(),
     )  # fmt: skip
 
 
@@ -78,7 +77,8 @@ def loaded_config(providers: dict[str, dict[str, Any]] | None = None, **sections
     # a steady cursor: a frame must not depend on the moment it is taken
     data: dict[str, Any] = {
         "retriever": {"timezone": "Asia/Shanghai"},
-        "ui": {"theme": "textual-dark", "cursor_blink": False},
+        # a test that wants the last session continued at start-up says so
+        "ui": {"theme": "textual-dark", "cursor_blink": False, "on_start": "new"},
     }
     if providers is not None:
         data["providers"] = {"named": providers}
@@ -93,6 +93,7 @@ def build_app(
     *,
     kernel: MemoryKernel | None = None,
     kernel_factory: Callable[[], MemoryKernel] | None = None,
+    start_session: str | None = None,
 ) -> HuichatApp:
     made = kernel or deterministic_kernel(root)
     clock_state = {"now": NOW}
@@ -101,13 +102,18 @@ def build_app(
         clock_state["now"] += timedelta(seconds=30)
         return clock_state["now"]
 
-    return HuichatApp(
+    def open_any_kernel(*_: Any, **__: Any) -> MemoryKernel:
+        return kernel_factory() if kernel_factory else made
+
+    runtime = Runtime(
         loaded,
         Zone(ZONE, "Asia/Shanghai"),
-        kernel_factory=kernel_factory or (lambda: made),
-        llm_factory=lambda: LLMClient(loaded.config.providers, env={}),
-        clock=clock,
+        open_any_kernel,
+        lambda: made.embedder,
+        lambda: LLMClient(loaded.config.providers, env={}),
+        clock,
     )
+    return HuichatApp(runtime, start_session=start_session)
 
 
 def fake_providers(*servers: FakeLLM) -> dict[str, dict[str, Any]]:
@@ -137,11 +143,13 @@ async def wait_until(pilot: Any, condition: Callable[[], bool], seconds: float =
 async def ready(pilot: Any) -> None:
     """Wait for memory and the LLM client to load and the status line to settle."""
     app = pilot.app
-    await wait_until(pilot, lambda: app.services.kernel_done.is_set() and app.services.llm_done.is_set())
+    await wait_until(pilot, lambda: app.gateway_started and app.gateway.kernel_settled and app.gateway.llm_settled)
     await wait_until(
         pilot,
-        lambda: (
-            "turns" in app.chat_screen.query_one("#status").memory
-            or "unavailable" in app.chat_screen.query_one("#status").memory
-        ),
+        lambda: "turns" in app.chat_screen.memory_status or "unavailable" in app.chat_screen.memory_status,
     )
+
+
+def said(app: Any) -> list[ChatMessage]:
+    """The conversation on screen: the user's and the assistant's messages (not huichat's own notes)."""
+    return [m for m in app.chat_screen.query(ChatMessage) if m.role != "system"]

@@ -13,6 +13,8 @@ from memory.embedding import HashEmbedder
 from memory.errors import KernelError
 from memory.filters import FilterError
 from memory.kernel import MemoryKernel
+from memory.opening import MemoryLocation
+from memory.opening import open_kernel as open_memory
 from memory.results import SearchRequest
 from memory.turns import Message, TurnDraft, is_turn_id
 from tests.conftest import NOW, ZONE, open_kernel
@@ -183,11 +185,10 @@ def test_reconcile_indexes_turns_missing_from_the_index_without_duplicates(tmp_p
     session = kernel.new_session(NOW)
     written = [_say(kernel, session, f"message {i}", f"reply {i}", NOW + timedelta(minutes=i)) for i in range(3)]
     kernel.close()
-    (tmp_path / "manifest.json").unlink()
+    (tmp_path / "index-manifest.json").unlink()
     kernel.store.delete([written[1].id])  # as if the index write had been lost
-    reopened = open_kernel(tmp_path)
-    report = reopened.reconcile()
-    assert (report.added, report.updated) == (1, 0)
+    assert kernel.count() == 2
+    reopened = open_kernel(tmp_path)  # reconciles at open
     assert reopened.count() == 3
     assert reopened.reconcile().files_parsed == 0  # unchanged files are skipped
     assert reopened.reconcile(full=True).added == 0
@@ -218,10 +219,9 @@ def test_a_process_killed_between_transcript_and_index_loses_no_turn(tmp_path: P
     open_kernel(tmp_path).close()
     writer = _run_writer(tmp_path, 1, "k", "--die-before-index")
     assert writer.wait(timeout=120) == -9
-    kernel = open_kernel(tmp_path)
-    assert kernel.count() == 0
-    report = kernel.reconcile()
-    assert report.added == 1
+    kernel = open_kernel(tmp_path)  # reconciles at open: the turn is indexed from its transcript
+    assert kernel.count() == 1
+    assert kernel.reconcile().added == 0
     turns = kernel.session_turns("proc-k")
     assert len(turns) == 1 and turns[0].messages[0].text == "k message 0 记忆"
 
@@ -234,17 +234,8 @@ def test_a_model_with_another_dimension_is_refused_until_reindex(tmp_path: Path)
     kernel.close()
     with pytest.raises(KernelError, match="huichat reindex"):
         open_kernel(tmp_path, HashEmbedder(32))
-    from memory.store import TurnStore
-
-    bigger = HashEmbedder(32)
-    store = TurnStore(str(tmp_path / "index.lancedb"), bigger.dim, bigger.name, for_rebuild=True)
-    rebuilt = MemoryKernel(
-        store,
-        bigger,
-        tmp_path / "sessions",
-        kernel.config,
-        ZONE,
-        manifest_path=tmp_path / "manifest.json",
+    rebuilt = open_memory(
+        MemoryLocation.under(tmp_path), HashEmbedder(32), kernel.config, ZONE, now=NOW, for_rebuild=True
     )
     report = rebuilt.reindex()
     assert report.added == 1

@@ -6,10 +6,8 @@ import argparse
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from app.config import LoadedConfig
-
 if TYPE_CHECKING:
-    from app.__main__ import Zone
+    from app.runtime import Runtime
 
 
 def _ints(text: str) -> list[int]:
@@ -70,20 +68,21 @@ def add_bench_arguments(parser: argparse.ArgumentParser) -> None:
     startup.add_argument("--json", type=Path, default=None, metavar="OUT", help="also write the results as JSON")
 
 
-def run_bench(args: argparse.Namespace, loaded: LoadedConfig, zone: Zone) -> int:
+def run_bench(args: argparse.Namespace, runtime: Runtime) -> int:
     """Run the chosen benchmark."""
+    loaded, zone = runtime.loaded, runtime.zone
     if args.bench == "recall":
-        from app.bench.recall import run_recall_bench
+        from benchmarks.recall import run_recall_bench
 
         return run_recall_bench(args, loaded, zone)
     if args.bench == "timegen":
-        from app.bench.timegen import run_time_bench
+        from benchmarks.timegen import run_time_bench
 
         return run_time_bench(args, loaded, zone)
     if args.bench == "scale":
-        from app.bench.scale import run_scale_bench
+        from benchmarks.scale import run_scale_bench
 
         return run_scale_bench(args, loaded, zone)
-    from app.bench.startup import run_startup_bench
+    from benchmarks.startup import run_startup_bench
 
     return run_startup_bench(args, loaded, zone)

@@ -24,13 +24,13 @@ from rich.console import Console
 from rich.progress import Progress
 from rich.table import Table
 
-from app.bench.common import bench_embedder, machine, scratch_kernel, write_json
-from app.bench.recall import ingest
 from app.config import LoadedConfig
+from benchmarks.common import bench_embedder, machine, scratch_kernel, write_json
+from benchmarks.recall import ingest
 from memory.results import SearchRequest
 
 if TYPE_CHECKING:
-    from app.__main__ import Zone
+    from app.runtime import Zone
 
 
 @dataclass(frozen=True)

@@ -18,26 +18,23 @@ from typing import TYPE_CHECKING, Any
 from rich.console import Console
 from rich.table import Table
 
-from app.bench.common import machine, median, write_json
 from app.config import LoadedConfig
+from benchmarks.common import machine, median, write_json
 
 if TYPE_CHECKING:
-    from app.__main__ import Zone
+    from app.runtime import Zone
 
 _PROBE = """
 import sys, time, json, asyncio
 started = float(sys.argv[1])
 from pathlib import Path
 from app.config import load_config
-from app.__main__ import build_kernel, build_llm, resolve_zone
+from app.wiring import runtime
 from app.tui import HuichatApp
-from memory.turns import utc_now
 
 config = Path(sys.argv[2]) if sys.argv[2] else None
-loaded = load_config(config)
-zone = resolve_zone(loaded)
 marks = {}
-app = HuichatApp(loaded, zone, kernel_factory=lambda: build_kernel(loaded), llm_factory=lambda: build_llm(loaded), clock=utc_now)
+app = HuichatApp(runtime(load_config(config)))
 
 async def main():
     async with app.run_test(headless=True, size=(120, 40)) as pilot:
@@ -45,15 +42,17 @@ async def main():
         marks["first_paint"] = time.time() - started
         prompt = app.chat_screen.query_one("#prompt")
         marks["prompt_focused"] = prompt.has_focus
-        await app.services.kernel_done.wait()
+        try:
+            kernel = await app.gateway.kernel()
+            marks["memory_error"] = ""
+        except Exception as exc:
+            kernel, marks["memory_error"] = None, str(exc)
         marks["memory_ready"] = time.time() - started
-        marks["memory_error"] = app.services.kernel_error
-        await app.services.llm_done.wait()
+        try:
+            await app.gateway.llm()
+        except Exception:
+            pass
         marks["llm_ready"] = time.time() - started
-        status = app.chat_screen.query_one("#status")
-        while "turns" not in status.memory and "unavailable" not in status.memory:
-            await pilot.pause(0.05)
-        kernel = app.services.kernel
         marks["turns"] = kernel.count() if kernel else None
 
 asyncio.run(main())

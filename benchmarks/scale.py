@@ -25,8 +25,8 @@ from rich.console import Console
 from rich.progress import Progress
 from rich.table import Table
 
-from app.bench.common import bench_embedder, machine, percentile, write_json
 from app.config import LoadedConfig
+from benchmarks.common import bench_embedder, machine, percentile, write_json
 from memory.embedding import Embedder, HashEmbedder
 from memory.kernel import MemoryKernel
 from memory.results import SearchRequest
@@ -35,7 +35,7 @@ from memory.timeparse import TimeRange
 from memory.turns import Message, TurnDraft
 
 if TYPE_CHECKING:
-    from app.__main__ import Zone
+    from app.runtime import Zone
 
 SUBJECTS_ZH = [
     "本地模型部署",

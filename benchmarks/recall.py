@@ -22,14 +22,14 @@ from rich.console import Console
 from rich.progress import Progress
 from rich.table import Table
 
-from app.bench.common import bench_embedder, machine, percentile, scratch_kernel, write_json
 from app.config import LoadedConfig
+from benchmarks.common import bench_embedder, machine, percentile, scratch_kernel, write_json
 from memory.kernel import MemoryKernel
 from memory.results import Mode, SearchRequest
 from memory.turns import Message, TurnDraft
 
 if TYPE_CHECKING:
-    from app.__main__ import Zone
+    from app.runtime import Zone
 
 
 @dataclass

@@ -16,7 +16,8 @@ from app.config import LoadedConfig
 from memory.config import EmbeddingConfig
 from memory.embedding import Embedder, load_embedder
 from memory.kernel import MemoryKernel
-from memory.store import TurnStore
+from memory.opening import MemoryLocation, open_kernel
+from memory.turns import utc_now
 
 
 def machine() -> dict[str, Any]:
@@ -48,9 +49,8 @@ def scratch_kernel(
 ) -> Iterator[MemoryKernel]:
     """A fresh kernel (index + transcripts) in a temporary folder."""
     with tempfile.TemporaryDirectory(prefix="huichat-bench-") as scratch:
-        base = root or Path(scratch)
-        store = TurnStore(str(base / "index.lancedb"), embedder.dim, embedder.name)
-        kernel = MemoryKernel(store, embedder, base / "sessions", loaded.config.retriever, zone)
+        location = MemoryLocation.under(root or Path(scratch))
+        kernel = open_kernel(location, embedder, loaded.config.retriever, zone, now=utc_now(), reconcile=False)
         try:
             yield kernel
         finally:

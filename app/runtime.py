@@ -1,0 +1,48 @@
+"""What every face (the TUI, the CLI, the services, the benchmarks) receives from the composition root.
+
+A ``Runtime`` carries the validated configuration, the time zone, the clock and the ways
+to open the heavy services. Faces call these factories; only ``app.wiring`` builds them,
+so nothing imports the composition root back and tests hand in their own.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from datetime import datetime, tzinfo
+from typing import TYPE_CHECKING, Protocol
+
+from app.config import LoadedConfig
+
+if TYPE_CHECKING:
+    from memory.embedding import Embedder
+    from memory.kernel import MemoryKernel
+    from providers.llm import LLMClient
+
+
+@dataclass(frozen=True)
+class Zone:
+    """The display and time-resolution zone, and its name."""
+
+    tz: tzinfo
+    name: str
+
+
+class KernelOpener(Protocol):
+    """Opens the memory kernel (see ``memory.opening.open_kernel``)."""
+
+    def __call__(
+        self, embedder: Embedder | None = None, *, reconcile: bool = True, for_rebuild: bool = False
+    ) -> MemoryKernel: ...
+
+
+@dataclass(frozen=True)
+class Runtime:
+    """The configuration, the zone, the clock, and the factories of the heavy services."""
+
+    loaded: LoadedConfig
+    zone: Zone
+    open_kernel: KernelOpener
+    open_embedder: Callable[[], Embedder]
+    open_llm: Callable[[], LLMClient]
+    clock: Callable[[], datetime]

@@ -1,0 +1,153 @@
+"""The composition root: the one place that builds everything from the config.
+
+Nothing heavy is imported at module level: the TUI paints first, and lancedb, torch and
+litellm load in background workers through the factories built here. Faces receive a
+``Runtime`` and never import this module.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from collections.abc import Sequence
+from datetime import UTC
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from app import __version__
+from app.config import ConfigError, LoadedConfig, load_config
+from app.runtime import Runtime, Zone
+from memory.turns import utc_now
+
+if TYPE_CHECKING:
+    from memory.embedding import Embedder
+    from memory.kernel import MemoryKernel
+    from providers.llm import LLMClient
+
+EXIT_CONFIG = 2
+
+
+def resolve_zone(loaded: LoadedConfig) -> Zone:
+    """The configured IANA zone, or the system's."""
+    from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
+
+    name = loaded.config.retriever.timezone
+    if name:
+        try:
+            return Zone(ZoneInfo(name), name)
+        except (ZoneInfoNotFoundError, ValueError):
+            raise ConfigError(f"{loaded.paths.config_file}: 'retriever.timezone': unknown time zone '{name}'") from None
+    try:
+        import tzlocal
+
+        local = tzlocal.get_localzone()
+        return Zone(local, str(local))
+    except (ImportError, LookupError, ValueError):
+        return Zone(UTC, "UTC")
+
+
+def runtime(loaded: LoadedConfig, zone: Zone | None = None) -> Runtime:
+    """The factories every face uses, built from the configuration."""
+    zone = zone or resolve_zone(loaded)
+
+    def open_embedder() -> Embedder:
+        from memory.embedding import load_embedder
+
+        return load_embedder(loaded.config.embedding, loaded.paths.models_dir, loaded.paths.cache_dir)
+
+    def open_kernel(
+        embedder: Embedder | None = None, *, reconcile: bool = True, for_rebuild: bool = False
+    ) -> MemoryKernel:
+        from memory.opening import MemoryLocation
+        from memory.opening import open_kernel as open_memory
+
+        paths = loaded.paths
+        return open_memory(
+            MemoryLocation(paths.data_dir, paths.sessions_dir, paths.db_uri),
+            embedder or open_embedder(),
+            loaded.config.retriever,
+            zone.tz,
+            now=utc_now(),
+            archive=loaded.config.archive,
+            reconcile=reconcile,
+            for_rebuild=for_rebuild,
+        )
+
+    def open_llm() -> LLMClient:
+        from providers.llm import LLMClient
+
+        return LLMClient(loaded.config.providers)
+
+    return Runtime(loaded, zone, open_kernel, open_embedder, open_llm, utc_now)
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="huichat",
+        description="A terminal chat client whose memory never forgets a turn.",
+        epilog="Run without a command to open the chat. Config: --config PATH, $HUICHAT_CONFIG, "
+        "or ~/.config/huichat/config.yaml (see configs/default.yaml for every key).",
+    )
+    parser.add_argument("--version", action="version", version=f"huichat {__version__}")
+    parser.add_argument("--config", type=Path, metavar="PATH", help="config file merged over the defaults")
+    parser.add_argument("--provider", metavar="NAME", help="provider to start with (overrides providers.default)")
+    parser.add_argument("--session", metavar="ID", help="reopen this session and continue it")
+    commands = parser.add_subparsers(dest="command", metavar="COMMAND")
+
+    doctor = commands.add_parser("doctor", help="check config, data dir, embedding model, index and providers")
+    doctor.add_argument("--ping", action="store_true", help="send one tiny request to each provider")
+
+    recall = commands.add_parser("recall", help="search memory from the shell (no TUI)")
+    recall.add_argument(
+        "query",
+        help="what to look for; time words such as 上周三下午 or 'last week' are understood",
+    )
+    recall.add_argument("--top-k", type=int, default=None, metavar="N", help="number of hits (default from config)")
+    recall.add_argument("--filter", dest="filter_expr", metavar="EXPR", help="e.g. \"timestamp >= '2026-04-06'\"")
+    recall.add_argument("--context", type=int, default=0, metavar="N", help="add ±N neighbouring turns")
+    recall.add_argument("--json", action="store_true", help="print JSON instead of the seed's text format")
+    recall.add_argument("--now", metavar="ISO", help="resolve time words against this moment")
+
+    show = commands.add_parser("show", help="print one turn by its id")
+    show.add_argument("turn_id")
+    show.add_argument("--json", action="store_true", help="print JSON")
+
+    commands.add_parser("reindex", help="rebuild the index from the transcripts (after changing the model)")
+    sessions = commands.add_parser("sessions", help="list stored sessions")
+    sessions.add_argument("--json", action="store_true", help="print JSON")
+
+    bench = commands.add_parser("bench", help="benchmarks: recall, timegen, scale, startup")
+    from benchmarks.cli import add_bench_arguments
+
+    add_bench_arguments(bench)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Entry point of the ``huichat`` command."""
+    os.environ.setdefault("LANCEDB_LOG", "error")
+    os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+    args = _parser().parse_args(argv)
+    try:
+        loaded = load_config(args.config)
+        zone = resolve_zone(loaded)
+    except ConfigError as exc:
+        print(f"huichat: configuration error: {exc}", file=sys.stderr)
+        return EXIT_CONFIG
+    if args.provider and args.provider not in loaded.config.providers.named:
+        known = ", ".join(loaded.config.providers.named) or "none configured"
+        print(f"huichat: unknown provider '{args.provider}' (configured: {known})", file=sys.stderr)
+        return EXIT_CONFIG
+    faces = runtime(loaded, zone)
+    if args.command is None:
+        from app.tui import run_tui
+
+        return run_tui(faces, args.provider, args.session)
+    if args.command == "bench":
+        from benchmarks.cli import run_bench
+
+        return run_bench(args, faces)
+    from app import cli
+
+    return cli.run_command(args, faces)

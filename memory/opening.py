@@ -1,0 +1,89 @@
+"""The one way to open memory: used by the app, the CLI, the services, the benchmarks and the tests."""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Callable
+from dataclasses import dataclass
+from datetime import date, datetime, tzinfo
+from pathlib import Path
+
+from memory.config import ArchiveConfig, RetrieverConfig
+from memory.embedding import Embedder
+from memory.kernel import MemoryKernel
+from memory.retrieval import Fusion
+from memory.store import TurnStore
+
+
+@dataclass(frozen=True)
+class MemoryLocation:
+    """Where one memory lives: its data folder, its transcripts, and its index."""
+
+    data_dir: Path
+    sessions_dir: Path
+    db_uri: str
+
+    @classmethod
+    def under(cls, root: Path) -> MemoryLocation:
+        """Everything in one folder (tests, benchmarks, per-user stores)."""
+        return cls(root, root / "sessions", str(root / "index.lancedb"))
+
+    @property
+    def remote(self) -> bool:
+        """True when the index is on object storage (another machine may write it)."""
+        return "://" in self.db_uri
+
+
+def open_kernel(
+    location: MemoryLocation,
+    embedder: Embedder,
+    retriever: RetrieverConfig,
+    zone: tzinfo,
+    *,
+    now: datetime,
+    archive: ArchiveConfig | None = None,
+    reconcile: bool = True,
+    for_rebuild: bool = False,
+    id_source: Callable[[], str] | None = None,
+    fusion: Fusion | None = None,
+) -> MemoryKernel:
+    """Open the index and the transcripts, and bring them in line.
+
+    Old months are packed into archives first when ``archive.pack_after_months`` says so
+    (only by a process that is alone); then turns written since the index last saw the
+    transcripts are reconciled into it. ``for_rebuild`` opens an index that is about to be
+    rebuilt (``reindex``): it is not checked against the embedder, packed or reconciled.
+    """
+    store = TurnStore(
+        location.db_uri,
+        embedder.dim,
+        embedder.name,
+        consistency_seconds=5.0 if location.remote else 0.0,
+        for_rebuild=for_rebuild,
+    )
+    digest = hashlib.sha1(location.db_uri.encode()).hexdigest()[:10]
+    manifest = location.data_dir / (f"index-manifest-{digest}.json" if location.remote else "index-manifest.json")
+    kernel = MemoryKernel(
+        store,
+        embedder,
+        location.sessions_dir,
+        retriever,
+        zone,
+        manifest_path=manifest,
+        fusion=fusion,
+        id_source=id_source,
+    )
+    alone = kernel.acquire_process_lock(location.data_dir / ".huichat.lock")
+    if for_rebuild:
+        return kernel
+    months = archive.pack_after_months if archive else 0
+    if months and alone:
+        from memory.archive import pack_months
+
+        today = now.astimezone(zone).date()
+        index = today.year * 12 + today.month - 1 - months
+        pack_months(location.sessions_dir, date(index // 12, index % 12 + 1, 1), archive.level if archive else 3)
+    if reconcile:
+        kernel.reconcile()
+        kernel.maintain(cleanup_unverified=alone and not location.remote)
+    return kernel

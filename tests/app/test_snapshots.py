@@ -42,9 +42,7 @@ async def _reply_done(pilot: Any, text: str, messages: int) -> None:
     await ready(pilot)
     await pilot.press(*text)
     await pilot.press("enter")
-    await wait_until(
-        pilot, lambda: not app.chat_screen.replying and len(said(app)) == messages
-    )
+    await wait_until(pilot, lambda: not app.chat_screen.replying and len(said(app)) == messages)
     await pilot.pause(0.3)
 
 

@@ -25,19 +25,21 @@ def _unknown(source: Source, found: str) -> ImportFormatError:
     return ImportFormatError(f"{source.label}: unknown format: expected {EXPECTED}; found {found}")
 
 
-def json_keys(source: Source) -> tuple[str, dict[str, frozenset[str]]]:
+def json_keys(source: Source) -> tuple[str, dict[str, frozenset[str]], bool]:
     """``("array" | "object", {path: keys})`` for the first value of a JSON file.
 
     For an array the first item is examined, for objects (one, or JSON Lines) the first
     object; paths are relative to that value (``""``, ``"data"``, ``"data.biz_data"``).
-    An empty array, or one of non-objects, gives no keys.
+    The flag says whether the array had an item (an array of non-objects has no keys).
     """
     container = "array" if first_char(source.head(4096)) == "[" else "object"
     keys: dict[str, set[str]] = {}
+    items = False
     try:
         with json_stream(source) as stream:
             for prefix, event, value in ijson.parse(stream, multiple_values=container == "object"):
                 if container == "array":
+                    items = items or prefix == "item"
                     if (prefix == "" and event == "end_array") or (
                         prefix == "item" and event not in ("start_map", "map_key")
                     ):
@@ -55,11 +57,13 @@ def json_keys(source: Source) -> tuple[str, dict[str, frozenset[str]]]:
                     keys.setdefault(path, set()).add(str(value))
     except ijson.JSONError as exc:
         raise json_error(source, exc, EXPECTED) from exc
-    return container, {path: frozenset(found) for path, found in keys.items()}
+    return container, {path: frozenset(found) for path, found in keys.items()}, items
 
 
-def _from_keys(source: Source, container: str, keys: Mapping[str, frozenset[str]]) -> SourceFormat:
+def _from_keys(source: Source, container: str, keys: Mapping[str, frozenset[str]], items: bool) -> SourceFormat:
     top = keys.get("", frozenset())
+    if not keys and items:
+        raise _unknown(source, f"a JSON {container} whose items are not objects")
     if not keys:
         raise ImportFormatError(f"{source.label}: an empty JSON {container}: no conversations in it")
     if "chat_messages" in keys.get("data.biz_data", frozenset()) or {"chat_session", "chat_messages"} <= top:
@@ -116,8 +120,7 @@ def detect(source: Source) -> SourceFormat:
         return _from_tables(source)
     opening = first_char(head)
     if opening in ("[", "{"):
-        container, keys = json_keys(source)
-        return _from_keys(source, container, keys)
+        return _from_keys(source, *json_keys(source))
     text = head.decode("utf-8", errors="ignore")
     if "<!-- huichat:session " in text or "<!-- huichat:turn " in text:
         return SourceFormat.HUICHAT

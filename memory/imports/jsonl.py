@@ -106,7 +106,7 @@ def conversation(item: Mapping[str, Any], source: Source, index: int) -> Importe
     """One ``{"messages": [...]}`` object."""
     messages = item.get("messages")
     if not isinstance(messages, list):
-        raise ImportFormatError(f"{source.label}: line {index + 1} has no messages list; expected {EXPECTED}")
+        raise ImportFormatError(f"{source.label}: record {index + 1} has no messages list; expected {EXPECTED}")
     notes = [Note(NoteKind.TIME_SYNTHESISED, "the file has no times: the file's modification time is used")]
     order = [_node(i, as_dict(m), notes) for i, m in enumerate(messages)]
     head = Header(
@@ -126,5 +126,5 @@ def read(source: Source) -> Iterator[ImportedConversation]:
     """The conversations of a chat JSONL file, one line at a time."""
     for index, item in json_values(source, EXPECTED):
         if not isinstance(item, dict):
-            raise ImportFormatError(f"{source.label}: line {index + 1} is not an object; expected {EXPECTED}")
+            raise ImportFormatError(f"{source.label}: record {index + 1} is not an object; expected {EXPECTED}")
         yield conversation(item, source, index)

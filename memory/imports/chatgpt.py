@@ -35,7 +35,7 @@ from memory.imports.text import (
     to_json,
 )
 from memory.imports.times import from_epoch, raw_text
-from memory.imports.tree import Header, Node, assemble, latest_leaf
+from memory.imports.tree import Header, Node, assemble, latest_leaf, read_mapping
 
 EXPECTED = "a ChatGPT export (a JSON array of conversations with mapping and current_node)"
 _ROLES = {"user": Role.USER, "assistant": Role.ASSISTANT, "system": Role.SYSTEM, "tool": Role.TOOL}
@@ -199,17 +199,10 @@ def conversation(item: Mapping[str, Any], source: Source, index: int) -> Importe
     if not isinstance(mapping, dict):
         raise ImportFormatError(f"{source.label}: conversation {index} has no mapping; expected {EXPECTED}")
     notes: list[Note] = []
-    order: list[Node] = []
-    links: dict[str, str | None] = {}
-    for key, entry in mapping.items():
-        entry = as_dict(entry)
-        node_id = str(entry.get("id") or key)
-        parent = str(entry["parent"]) if entry.get("parent") is not None else None
-        message = entry.get("message")
-        if isinstance(message, dict):
-            order.append(_node(node_id, parent, message, notes))
-        else:
-            links[node_id] = parent  # the root (or a node without a message) passes the chain on
+    order, links, bridged = read_mapping(
+        mapping, lambda node_id, parent, message: _node(node_id, parent, message, notes)
+    )
+    notes += bridged
     leaf = item.get("current_node")
     heuristic = not isinstance(leaf, str) or (leaf not in mapping)
     if heuristic:

@@ -27,7 +27,7 @@ from memory.imports.model import (
 from memory.imports.sources import Source, json_values
 from memory.imports.text import as_dict, as_list, as_text, human_size, placeholder, stable_id, to_json
 from memory.imports.times import parse_stamp, raw_text
-from memory.imports.tree import Header, Node, assemble, latest_leaf
+from memory.imports.tree import Header, Node, assemble, latest_leaf, read_mapping
 
 EXPECTED_EXPORT = "a DeepSeek export (a JSON array of conversations with mapping and inserted_at)"
 EXPECTED_WEB = "DeepSeek web-API JSON (data.biz_data with chat_session and chat_messages)"
@@ -128,16 +128,10 @@ def export_conversation(item: Mapping[str, Any], source: Source, index: int) -> 
     if not isinstance(mapping, dict):
         raise ImportFormatError(f"{source.label}: conversation {index} has no mapping; expected {EXPECTED_EXPORT}")
     notes: list[Note] = []
-    order: list[Node] = []
-    links: dict[str, str | None] = {}
-    for key, entry in mapping.items():
-        entry = as_dict(entry)
-        node_id = as_text(entry.get("id") or key)
-        parent = as_text(entry["parent"]) if entry.get("parent") is not None else None
-        if isinstance(entry.get("message"), dict):
-            order.append(_node(node_id, parent, entry["message"], None, notes))
-        else:
-            links[node_id] = parent
+    order, links, bridged = read_mapping(
+        mapping, lambda node_id, parent, message: _node(node_id, parent, message, None, notes)
+    )
+    notes += bridged
     parents = {n.parent_id for n in order}
     heuristic = sum(1 for n in order if n.id not in parents and n.skip is None) > 1
     if heuristic:

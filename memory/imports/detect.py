@@ -12,7 +12,17 @@ from collections.abc import Mapping
 import ijson
 
 from memory.imports.model import ImportFormatError, SourceFormat
-from memory.imports.sources import SQLITE_MAGIC, Source, first_char, json_error, json_stream, open_sqlite, sqlite_tables
+from memory.imports.sources import (
+    SQLITE_MAGIC,
+    ZIP_MAGIC,
+    ZSTD_MAGIC,
+    Source,
+    first_char,
+    json_error,
+    json_stream,
+    open_sqlite,
+    sqlite_tables,
+)
 
 EXPECTED = (
     "a ChatGPT, Claude or DeepSeek export (JSON), an llm logs.db or elia SQLite database, "
@@ -118,6 +128,8 @@ def detect(source: Source) -> SourceFormat:
     head = source.head()
     if head.startswith(SQLITE_MAGIC):
         return _from_tables(source)
+    if head.startswith((ZIP_MAGIC, ZSTD_MAGIC)):  # containers are opened by expand(): this one is nested
+        raise ImportFormatError(f"{source.label}: an archive inside an archive; extract it and import it on its own")
     opening = first_char(head)
     if opening in ("[", "{"):
         return _from_keys(source, *json_keys(source))

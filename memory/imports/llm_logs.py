@@ -24,6 +24,7 @@ from datetime import datetime, timedelta
 from memory.imports.llm_legacy import LegacyReader, column
 from memory.imports.model import (
     ImportedConversation,
+    ImportFormatError,
     Note,
     NoteKind,
     Part,
@@ -282,5 +283,7 @@ def read(source: Source) -> Iterator[ImportedConversation]:
             covered = reader.covered_responses
         if "responses" in tables:
             yield from LegacyReader(connection, source, tables).read(covered)
+    except sqlite3.Error as exc:
+        raise ImportFormatError(f"{source.label}: cannot read the llm database: {exc}") from exc
     finally:
         connection.close()

@@ -12,6 +12,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
+from typing import Any
 
 from memory.imports.model import (
     Branch,
@@ -124,6 +125,38 @@ def visible_path(
     return path
 
 
+def read_mapping(
+    mapping: Mapping[str, Any], build: Callable[[str, str | None, Mapping[str, Any]], Node]
+) -> tuple[list[Node], dict[str, str | None], list[Note]]:
+    """The nodes of a ChatGPT-style ``mapping`` (``{id: {id, parent, children, message}}``).
+
+    Entries without a message (the root) become links. A node missing from the mapping but
+    named in its parent's ``children`` (exports are said to strip tool nodes) is bridged to
+    that parent, so the branch through it is not cut.
+    """
+    order: list[Node] = []
+    links: dict[str, str | None] = {}
+    notes: list[Note] = []
+    for key, value in mapping.items():
+        entry = value if isinstance(value, dict) else {}
+        node_id = str(entry.get("id") or key)
+        parent = str(entry["parent"]) if entry.get("parent") is not None else None
+        message = entry.get("message")
+        if isinstance(message, dict):
+            order.append(build(node_id, parent, message))
+        else:
+            links[node_id] = parent
+        for child in entry.get("children") or ():
+            if isinstance(child, str) and child not in mapping:
+                links[child] = node_id
+                notes.append(
+                    Note(
+                        NoteKind.MISSING_PARENT, f"{child} is not in the export; its parent {node_id} stands in", child
+                    )
+                )
+    return order, links, notes
+
+
 def latest_leaf(order: Sequence[Node]) -> str | None:
     """The kept node without children that has the latest time (source order breaks ties).
 
@@ -154,6 +187,51 @@ def _tree_order(order: Sequence[Node], parent_of: Callable[[Node], str | None]) 
             ordered.append(node)
             stack.extend(reversed(children.get(node.id, [])))
     return ordered
+
+
+def _created(head: Header, nodes: Mapping[str, Node], path: Sequence[str]) -> SourceTime:
+    """The conversation's start: the source's, else its first timed message, its update or the file."""
+    if head.created is not None:
+        return head.created
+    first = next((nodes[i].instant for i in path if nodes[i].instant is not None), None)
+    return SourceTime("", first or (head.updated.instant if head.updated else head.fallback_time), estimated=True)
+
+
+def _off_path(
+    order: Sequence[Node],
+    parent_of: Callable[[Node], str | None],
+    on_path: set[str],
+    times: _Times,
+    fallback: SourceTime,
+) -> tuple[list[Branch], list[SkippedNode]]:
+    """The non-current branches and the skipped nodes, in tree order."""
+    branches: list[tuple[str | None, list[ImportedMessage]]] = []
+    tail_of: dict[str, int] = {}  # message id -> index of the branch it currently ends
+    skipped: list[SkippedNode] = []
+    nearest_kept: dict[str, str | None] = {}
+    for node in _tree_order(order, parent_of):
+        # a branch follows the nearest kept ancestor: skipped nodes do not break the chain
+        parent = parent_of(node)
+        fork = nearest_kept.get(parent) if parent is not None else None
+        if node.skip is not None:
+            nearest_kept[node.id] = fork
+            skipped.append(
+                SkippedNode(node.id, node.parent_id, node.skip, node.role.value, node.raw, node.id in on_path)
+            )
+            continue
+        nearest_kept[node.id] = node.id
+        if node.id in on_path:
+            continue
+        before = times.settled.get(fork) if fork else None
+        message = node.build(times.settle(node, before, fallback))
+        if fork is not None and fork in tail_of:  # the first child continues its parent's branch
+            index = tail_of.pop(fork)
+            branches[index][1].append(message)
+        else:
+            index = len(branches)
+            branches.append((fork, [message]))
+        tail_of[node.id] = index
+    return [Branch(fork, tuple(messages)) for fork, messages in branches], skipped
 
 
 def assemble(
@@ -188,52 +266,17 @@ def assemble(
             parent, hops = links[parent], hops + 1
         return parent if parent in nodes else None
 
-    on_path = set(path)
-
-    created = head.created
-    first_known = next((nodes[i] for i in path if nodes[i].instant is not None), None)
-    if created is None:
-        instant = first_known.instant if first_known and first_known.instant else None
-        instant = instant or (head.updated.instant if head.updated else head.fallback_time)
-        created = SourceTime("", instant, estimated=True)
+    created = _created(head, nodes, path)
     # a message before any timed one: the conversation's own start is the best estimate there
     fallback = SourceTime("", created.instant, estimated=True)
-
     times = _Times()
     visible: list[ImportedMessage] = []
     previous: SourceTime | None = None
     for node_id in path:
-        node = nodes[node_id]
-        if node.skip is None:
-            previous = times.settle(node, previous, fallback)
-            visible.append(node.build(previous))
-
-    branches: list[tuple[str | None, list[ImportedMessage]]] = []
-    tail_of: dict[str, int] = {}  # message id -> index of the branch it currently ends
-    skipped: list[SkippedNode] = []
-    nearest_kept: dict[str, str | None] = {}
-    for node in _tree_order(order, parent_of):
-        # the branch follows the nearest kept ancestor: skipped nodes do not break the chain
-        parent = parent_of(node)
-        fork = nearest_kept.get(parent) if parent is not None else None
-        if node.skip is not None:
-            nearest_kept[node.id] = fork
-            skipped.append(
-                SkippedNode(node.id, node.parent_id, node.skip, node.role.value, node.raw, node.id in on_path)
-            )
-            continue
-        nearest_kept[node.id] = node.id
-        if node.id in on_path:
-            continue
-        before = times.settled.get(fork) if fork else None
-        message = node.build(times.settle(node, before, fallback))
-        if fork is not None and fork in tail_of:
-            index = tail_of.pop(fork)
-            branches[index][1].append(message)
-        else:
-            index = len(branches)
-            branches.append((fork, [message]))
-        tail_of[node.id] = index
+        if nodes[node_id].skip is None:
+            previous = times.settle(nodes[node_id], previous, fallback)
+            visible.append(nodes[node_id].build(previous))
+    branches, skipped = _off_path(order, parent_of, set(path), times, fallback)
 
     if times.estimated:
         notes.append(Note(NoteKind.TIME_ESTIMATED, f"{times.estimated} message(s) without a time took the time before"))
@@ -246,7 +289,7 @@ def assemble(
         created=created,
         updated=head.updated,
         messages=tuple(visible),
-        alternatives=tuple(Branch(fork, tuple(messages)) for fork, messages in branches),
+        alternatives=tuple(branches),
         skipped=tuple(skipped),
         notes=tuple(notes),
         origin=head.origin,

@@ -171,3 +171,13 @@ def test_a_missing_current_node_takes_the_latest_leaf_and_says_it_guessed(tmp_pa
     assert conversation.branch_heuristic
     assert ids(conversation.messages)[-1] == "a2-old"  # the newest leaf: only ever a guess
     assert any(n.kind is NoteKind.BRANCH_HEURISTIC for n in conversation.notes)
+
+
+def test_a_node_stripped_from_the_export_does_not_cut_the_visible_branch(tmp_path: Path) -> None:
+    item = json.loads((FIXTURES / "chatgpt" / "conversations.json").read_text())[0]
+    del item["mapping"]["out"]  # the tool result is gone; its parent still lists it, its child still names it
+    path = tmp_path / "conversations.json"
+    path.write_text(json.dumps([item]))
+    conversation = read_all(path)["conv-a"]
+    assert ids(conversation.messages) == ["u1", "a1", "u2", "th", "rc", "code", "a2", "voice", "weird", "a3"]
+    assert [n.message_id for n in conversation.notes if n.kind is NoteKind.MISSING_PARENT] == ["out"]

@@ -210,8 +210,9 @@ def conversation(item: Mapping[str, Any], source: Source, index: int) -> Importe
         notes.append(Note(NoteKind.BRANCH_HEURISTIC, "current_node is missing: the latest leaf was taken"))
     created_raw, created = _time(item.get("create_time"))
     _, updated = _time(item.get("update_time"))
+    # without an id, one from the content: the same conversation gets the same id on every import
     conversation_id = as_text(item.get("conversation_id") or item.get("id")) or stable_id(
-        source.label, str(index), created_raw, as_text(item.get("title"))
+        created_raw, as_text(item.get("title")), *sorted(mapping)
     )
     flags = tuple((k, as_text(item[k])) for k in ("is_archived", "is_starred", "gizmo_id") if item.get(k))
     head = Header(

@@ -139,7 +139,7 @@ def conversation(item: Mapping[str, Any], source: Source, index: int) -> Importe
     head = Header(
         source=SourceFormat.CLAUDE,
         conversation_id=as_text(item.get("uuid"))
-        or stable_id(source.label, str(index), as_text(item.get("created_at"))),
+        or stable_id(as_text(item.get("created_at")), as_text(item.get("name")), *(n.id for n in order)),
         title=as_text(item.get("name")),
         origin=source.label,
         created=_time(item.get("created_at")),

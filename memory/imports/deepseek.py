@@ -9,7 +9,7 @@ types where there is no role field (REQUEST is the user; RESPONSE, THINK, SEARCH
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
 
 from memory.imports.model import (
@@ -106,12 +106,18 @@ def _node(node_id: str, parent: str | None, message: Mapping[str, Any], role: Ro
 
 
 def _head(
-    item: Mapping[str, Any], source: Source, index: int, fmt: SourceFormat, notes: list[Note], heuristic: bool
+    item: Mapping[str, Any],
+    source: Source,
+    order: Sequence[Node],
+    fmt: SourceFormat,
+    notes: list[Note],
+    heuristic: bool,
 ) -> Header:
+    # without an id, one from the content: the same conversation gets the same id on every import
     return Header(
         source=fmt,
         conversation_id=as_text(item.get("id"))
-        or stable_id(source.label, str(index), raw_text(item.get("inserted_at"))),
+        or stable_id(raw_text(item.get("inserted_at")), as_text(item.get("title")), *sorted(n.id for n in order)),
         title=as_text(item.get("title")),
         origin=source.label,
         created=_time(item.get("inserted_at")),
@@ -136,7 +142,7 @@ def export_conversation(item: Mapping[str, Any], source: Source, index: int) -> 
     heuristic = sum(1 for n in order if n.id not in parents and n.skip is None) > 1
     if heuristic:
         notes.append(Note(NoteKind.BRANCH_HEURISTIC, "no current-branch pointer: the latest leaf was taken"))
-    head = _head(item, source, index, SourceFormat.DEEPSEEK, notes, heuristic)
+    head = _head(item, source, order, SourceFormat.DEEPSEEK, notes, heuristic)
     return assemble(head, order, latest_leaf(order), links=links)
 
 
@@ -161,7 +167,7 @@ def web_conversation(item: Mapping[str, Any], source: Source, index: int) -> Imp
     if heuristic:
         leaf = latest_leaf(order)
         notes.append(Note(NoteKind.BRANCH_HEURISTIC, "current_message_id is missing: the latest leaf was taken"))
-    return assemble(_head(session, source, index, SourceFormat.DEEPSEEK_WEB, notes, heuristic), order, leaf)
+    return assemble(_head(session, source, order, SourceFormat.DEEPSEEK_WEB, notes, heuristic), order, leaf)
 
 
 def read_export(source: Source) -> Iterator[ImportedConversation]:

@@ -181,3 +181,13 @@ def test_a_node_stripped_from_the_export_does_not_cut_the_visible_branch(tmp_pat
     conversation = read_all(path)["conv-a"]
     assert ids(conversation.messages) == ["u1", "a1", "u2", "th", "rc", "code", "a2", "voice", "weird", "a3"]
     assert [n.message_id for n in conversation.notes if n.kind is NoteKind.MISSING_PARENT] == ["out"]
+
+
+def test_a_conversation_without_an_id_gets_the_same_one_from_any_file(tmp_path: Path) -> None:
+    item = json.loads((FIXTURES / "chatgpt" / "conversations.json").read_text())[0]
+    del item["id"], item["conversation_id"]
+    found = set()
+    for name in ("a.json", "elsewhere.json"):
+        (tmp_path / name).write_text(json.dumps([{"title": "other", "mapping": {}, "current_node": "x"}, item]))
+        found.add(list(read_all(tmp_path / name))[1])
+    assert len(found) == 1

@@ -90,6 +90,24 @@ def _attachments(metadata: Mapping[str, Any], represented: str) -> list[Part]:
     return parts
 
 
+def _text_parts(content: Mapping[str, Any], metadata: Mapping[str, Any], role: Role) -> list[Part]:
+    """``text`` and ``multimodal_text``: strings, asset placeholders, then uploads not shown already."""
+    uploads = as_list(metadata.get("attachments"))
+    names = {str(as_dict(a).get("id") or ""): as_text(as_dict(a).get("name")) for a in uploads}
+    parts: list[Part] = []
+    pointers: list[str] = []
+    for piece in as_list(content.get("parts")):
+        if isinstance(piece, str):
+            if piece:
+                parts.append(Part(PartKind.TEXT, readable_citations(piece) if role is Role.ASSISTANT else piece))
+        elif isinstance(piece, dict):
+            parts.append(_asset(piece, names))
+            pointers.append(as_text(piece.get("asset_pointer")))
+    if uploads:
+        parts += _attachments(metadata, " ".join(pointers))
+    return parts
+
+
 def _content_parts(message: Mapping[str, Any], role: Role) -> tuple[list[Part], str]:
     """The typed parts of a message, and its content type when it is one this reader does not know."""
     content = as_dict(message.get("content"))
@@ -97,21 +115,11 @@ def _content_parts(message: Mapping[str, Any], role: Role) -> tuple[list[Part], 
     metadata = as_dict(message.get("metadata"))
     recipient = str(message.get("recipient") or "all")
     tool = as_text(as_dict(message.get("author")).get("name")) or recipient
-    names = {
-        str(as_dict(a).get("id") or ""): as_text(as_dict(a).get("name")) for a in as_list(metadata.get("attachments"))
-    }
     parts: list[Part] = []
     unknown = ""
     if kind in ("text", "multimodal_text"):
-        for piece in as_list(content.get("parts")):
-            if isinstance(piece, str):
-                if piece:
-                    parts.append(Part(PartKind.TEXT, readable_citations(piece) if role is Role.ASSISTANT else piece))
-            elif isinstance(piece, dict):
-                parts.append(_asset(piece, names))
-                unknown = unknown or (parts[-1].name if parts[-1].kind is PartKind.UNKNOWN else "")
-        pointers = " ".join(as_text(as_dict(piece).get("asset_pointer")) for piece in as_list(content.get("parts")))
-        parts += _attachments(metadata, pointers)
+        parts = _text_parts(content, metadata, role)
+        unknown = next((p.name for p in parts if p.kind is PartKind.UNKNOWN), "")
         if recipient != "all":  # text addressed to a tool (bio, dalle, web) is a call
             parts = [Part(PartKind.TOOL_CALL, p.text, name=recipient) if p.kind is PartKind.TEXT else p for p in parts]
         elif role is Role.TOOL:

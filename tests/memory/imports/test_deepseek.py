@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import json
 from datetime import UTC, datetime
+from pathlib import Path
 
 import pytest
 
@@ -66,3 +68,27 @@ def test_the_web_form_reads_float_times_and_shares_the_deepseek_id_space(web: Im
     assert message(web, "4").time.raw == "1763826160.25"
     assert message(web, "4").time.instant == datetime(2025, 11, 22, 15, 42, 40, 250000, tzinfo=UTC)
     assert web.source is SourceFormat.DEEPSEEK_WEB and web.key("4") == ("deepseek", "ds-web-1", "4")
+
+
+def test_the_older_web_form_without_fragments_and_without_the_wrapper(tmp_path: Path) -> None:
+    session = {
+        "chat_session": {"id": "old-web", "title": "t", "current_message_id": 2, "inserted_at": 1700000000.5},
+        "chat_messages": [
+            {"message_id": 1, "parent_id": None, "role": "USER", "content": "问题", "inserted_at": 1700000000.5},
+            {
+                "message_id": 2,
+                "parent_id": 1,
+                "role": "ASSISTANT",
+                "content": "答案",
+                "thinking_content": "想",
+                "inserted_at": None,
+            },
+        ],
+    }
+    path = tmp_path / "saved.json"
+    path.write_text(json.dumps([session, session | {"chat_session": session["chat_session"] | {"id": "again"}}]))
+    conversations = read_all(path)
+    assert set(conversations) == {"old-web", "again"}
+    answer = conversations["old-web"].messages[1]
+    assert (answer.text, parts(answer, PartKind.REASONING)[0].text) == ("答案", "想")
+    assert answer.time.estimated and answer.time.raw == ""

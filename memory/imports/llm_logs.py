@@ -56,10 +56,11 @@ class _Thread:
 class ThreadReader:
     """Reads the content-addressed tables of one open database."""
 
-    def __init__(self, connection: sqlite3.Connection, source: Source, legacy: bool) -> None:
+    def __init__(self, connection: sqlite3.Connection, source: Source, tables: frozenset[str]) -> None:
         self.db = connection
         self.source = source
-        self.legacy = legacy
+        self.tables = tables
+        self.legacy = "responses" in tables
         """The file also holds the older ``responses`` tables."""
         self.read_hashes: set[str] = set()
         self.covered_responses: set[str] = set()
@@ -89,6 +90,26 @@ class ThreadReader:
                 )
         return parts
 
+    def _attachments(self, row: sqlite3.Row) -> list[Part]:
+        """An attachment part, named from the ``attachments`` table where the junction says which."""
+        found = []
+        if {"part_attachments", "attachments"} <= self.tables:
+            found = self.db.execute(
+                "select a.type, a.path, a.url from part_attachments p join attachments a on a.id = p.attachment_id "
+                'where p.part_id = ? order by p."order"',
+                (row["id"],),
+            ).fetchall()
+        if not found:
+            return [Part(PartKind.ATTACHMENT, placeholder("attachment"), raw=as_text(row["payload"]))]
+        return [
+            Part(
+                PartKind.ATTACHMENT,
+                placeholder("attachment", as_text(a["path"] or a["url"]), as_text(a["type"])),
+                name=as_text(a["path"] or a["url"]),
+            )
+            for a in found
+        ]
+
     def _parts(self, message_hash: str) -> tuple[list[Part], list[str]]:
         parts: list[Part] = []
         unknown: list[str] = []
@@ -109,7 +130,7 @@ class ThreadReader:
                     Part(PartKind.TOOL_RESULT, output, name=tool, call_id=call_id, raw=as_text(row["payload"]))
                 )
             elif kind == "attachment":
-                parts.append(Part(PartKind.ATTACHMENT, placeholder("attachment"), raw=as_text(row["payload"])))
+                parts += self._attachments(row)
             else:
                 unknown.append(kind)
                 parts.append(
@@ -277,7 +298,7 @@ def read(source: Source) -> Iterator[ImportedConversation]:
         tables = sqlite_tables(connection)
         covered: set[str] = set()
         if {"threads", "turns", "messages", "parts"} <= tables:
-            reader = ThreadReader(connection, source, legacy="responses" in tables)
+            reader = ThreadReader(connection, source, tables)
             for thread in reader.threads():
                 yield reader.thread(thread)
             covered = reader.covered_responses

@@ -181,7 +181,7 @@ def json_values(source: Source, expected: str) -> Iterator[tuple[int, Any]]:
     Numbers come as ``Decimal`` so times keep every digit the source wrote.
     """
     opening = first_char(source.head(4096))
-    if opening not in "[{" or not opening:
+    if opening not in ("[", "{"):
         raise ImportFormatError(f"{source.label}: not JSON; expected {expected}")
     prefix, multiple = ("item", False) if opening == "[" else ("", True)
     try:

@@ -94,6 +94,11 @@ def test_text_refs_tool_parts_and_unknown_parts_are_resolved(both: dict[str, Imp
     assert parts(message(thread, "b2:fa2"), PartKind.UNKNOWN)[0].raw == '{"beam": true}'
 
 
+def test_attachments_are_named_from_the_attachments_table(both: dict[str, ImportedConversation]) -> None:
+    (question,) = both["01t7"].messages[:1]
+    assert question.text == "orphan q\n\n[attachment https://example.com/pelican.jpg, image/jpeg]"
+
+
 def test_both_generations_are_read_without_counting_anything_twice(both: dict[str, ImportedConversation]) -> None:
     assert set(both) == {"thread-1", "thread-2", "thread-3", "01t7", "conv-old"}
     everything = [m.id for c in both.values() for m in [*c.messages, *(m for b in c.alternatives for m in b.messages)]]

@@ -15,13 +15,13 @@ again; the others are read from the legacy tables.
 from __future__ import annotations
 
 import itertools
-import json
 import sqlite3
 from collections.abc import Iterator
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 
-from memory.imports.llm_legacy import LegacyReader, column
+from memory.imports.llm_legacy import LegacyReader
+from memory.imports.llm_parts import PartReader
 from memory.imports.model import (
     ImportedConversation,
     ImportFormatError,
@@ -35,7 +35,7 @@ from memory.imports.model import (
     SourceTime,
 )
 from memory.imports.sources import Source, open_sqlite, sqlite_tables
-from memory.imports.text import as_dict, as_list, as_text, placeholder, to_json
+from memory.imports.text import as_text, to_json
 from memory.imports.times import parse_stamp
 from memory.imports.tree import Header, Node, assemble
 
@@ -59,86 +59,12 @@ class ThreadReader:
     def __init__(self, connection: sqlite3.Connection, source: Source, tables: frozenset[str]) -> None:
         self.db = connection
         self.source = source
-        self.tables = tables
+        self.parts = PartReader(connection, tables)
         self.legacy = "responses" in tables
         """The file also holds the older ``responses`` tables."""
         self.read_hashes: set[str] = set()
         self.covered_responses: set[str] = set()
         """Legacy response ids whose content was read here (turn ids, matched prompts)."""
-
-    def _text(self, row: sqlite3.Row) -> list[Part]:
-        """A text part's pieces: literal text, and fragments (as attachments with their content)."""
-        if row["text"] is not None:
-            return [Part(PartKind.TEXT, as_text(row["text"]))]
-        parts: list[Part] = []
-        for piece in as_list(as_dict(_payload(row)).get("text_ref")):
-            piece = as_dict(piece)
-            if "literal" in piece:
-                parts.append(Part(PartKind.TEXT, as_text(piece["literal"])))
-            elif "fragment" in piece:
-                found = self.db.execute(
-                    "select content, source from fragments where id = ?", (piece["fragment"],)
-                ).fetchone()
-                content, name = (as_text(found["content"]), as_text(found["source"])) if found else ("", "")
-                parts.append(
-                    Part(
-                        PartKind.ATTACHMENT,
-                        placeholder("fragment", name, f"{len(content)} chars"),
-                        name=name,
-                        content=content,
-                    )
-                )
-        return parts
-
-    def _attachments(self, row: sqlite3.Row) -> list[Part]:
-        """An attachment part, named from the ``attachments`` table where the junction says which."""
-        found = []
-        if {"part_attachments", "attachments"} <= self.tables:
-            found = self.db.execute(
-                "select a.type, a.path, a.url from part_attachments p join attachments a on a.id = p.attachment_id "
-                'where p.part_id = ? order by p."order"',
-                (row["id"],),
-            ).fetchall()
-        if not found:
-            return [Part(PartKind.ATTACHMENT, placeholder("attachment"), raw=as_text(row["payload"]))]
-        return [
-            Part(
-                PartKind.ATTACHMENT,
-                placeholder("attachment", as_text(a["path"] or a["url"]), as_text(a["type"])),
-                name=as_text(a["path"] or a["url"]),
-            )
-            for a in found
-        ]
-
-    def _parts(self, message_hash: str) -> tuple[list[Part], list[str]]:
-        parts: list[Part] = []
-        unknown: list[str] = []
-        for row in self.db.execute("select * from parts where message_hash = ? order by position", (message_hash,)):
-            kind = as_text(row["type"])
-            payload = as_dict(_payload(row))
-            tool = as_text(column(row, "tool_name") or payload.get("name"))
-            call_id = as_text(payload.get("tool_call_id"))
-            if kind == "text":
-                parts += self._text(row)
-            elif kind == "reasoning":
-                parts += [Part(PartKind.REASONING, p.text) for p in self._text(row)]
-            elif kind == "tool_call":
-                parts.append(Part(PartKind.TOOL_CALL, as_text(payload.get("arguments")), name=tool, call_id=call_id))
-            elif kind == "tool_result":
-                output = as_text(row["text"]) if row["text"] is not None else as_text(payload.get("output"))
-                parts.append(
-                    Part(PartKind.TOOL_RESULT, output, name=tool, call_id=call_id, raw=as_text(row["payload"]))
-                )
-            elif kind == "attachment":
-                parts += self._attachments(row)
-            else:
-                unknown.append(kind)
-                parts.append(
-                    Part(
-                        PartKind.UNKNOWN, placeholder("unsupported part", kind), name=kind, raw=as_text(row["payload"])
-                    )
-                )
-        return parts, unknown
 
     def _walk(self, tip: str | None, found: dict[str, sqlite3.Row]) -> list[str]:
         """Hashes from ``tip`` back to the root (or to a message another thread read), newest first."""
@@ -218,7 +144,7 @@ class ThreadReader:
         parts_of: dict[str, list[Part]] = {}
         texts: dict[str, tuple[Role, str]] = {}
         for message_hash, row in found.items():
-            parts, unknown = self._parts(message_hash)
+            parts, unknown = self.parts.read(message_hash)
             notes += [Note(NoteKind.UNKNOWN_CONTENT, f"part type {k} kept raw", message_hash) for k in unknown]
             role = _ROLES.get(as_text(row["role"]), Role.TOOL)
             if role is Role.USER and parts and all(p.kind is PartKind.TOOL_RESULT for p in parts):
@@ -282,13 +208,6 @@ class ThreadReader:
             yield _Thread(
                 as_text(row["id"]), "", row["tip_message_hash"], as_text(row["datetime_utc"]), "", orphan=True
             )
-
-
-def _payload(row: sqlite3.Row) -> object:
-    try:
-        return json.loads(row["payload"]) if row["payload"] else None
-    except ValueError:
-        return None
 
 
 def read(source: Source) -> Iterator[ImportedConversation]:

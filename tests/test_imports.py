@@ -20,6 +20,7 @@ def _loaded_after(statement: str) -> set[str]:
     [
         "import memory",
         "import memory.kernel, memory.store, memory.retrieval, memory.embedding, memory.timeparse",
+        "import memory.imports.reader, memory.imports.summary, memory.imports.synthetic, memory.imports.grouping",
     ],
 )
 def test_memory_loads_neither_textual_nor_litellm(statement: str) -> None:

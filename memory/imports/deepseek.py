@@ -1,0 +1,182 @@
+"""DeepSeek: the official export and the web-API JSON that exporter scripts save.
+
+The official export mimics ChatGPT's ``mapping`` but has no ``current_node``: the leaf with
+the latest ``inserted_at`` is taken and the conversation is marked as guessed when there was
+more than one leaf. The web-API form names its ``current_message_id``; several
+``parent_id: null`` roots there are edits of the first prompt. Roles come from the fragment
+types where there is no role field (REQUEST is the user; RESPONSE, THINK, SEARCH the model).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Mapping, Sequence
+from typing import Any
+
+from memory.imports.model import (
+    ImportedConversation,
+    ImportFormatError,
+    Note,
+    NoteKind,
+    Part,
+    PartKind,
+    Role,
+    SkipReason,
+    SourceFormat,
+    SourceTime,
+)
+from memory.imports.sources import Source, json_values
+from memory.imports.text import as_dict, as_list, as_text, human_size, placeholder, stable_id, to_json
+from memory.imports.times import parse_stamp, raw_text
+from memory.imports.tree import Header, Node, assemble, latest_leaf, read_mapping
+
+EXPECTED_EXPORT = "a DeepSeek export (a JSON array of conversations with mapping and inserted_at)"
+EXPECTED_WEB = "DeepSeek web-API JSON (data.biz_data with chat_session and chat_messages)"
+
+
+def _time(value: Any) -> SourceTime | None:
+    instant = parse_stamp(value) if not isinstance(value, dict | list) else None
+    return SourceTime(raw_text(value), instant) if instant else None
+
+
+def _fragment(fragment: Mapping[str, Any]) -> Part:
+    kind = str(fragment.get("type") or "").upper()
+    content = as_text(fragment.get("content"))
+    if kind in ("REQUEST", "RESPONSE"):
+        return Part(PartKind.TEXT, content)
+    if kind == "THINK":
+        return Part(PartKind.REASONING, content)
+    if kind == "SEARCH" or kind.startswith("TOOL"):
+        results = [as_dict(r) for r in as_list(fragment.get("results"))]
+        text = content or "\n".join(" ".join(as_text(r.get(k)) for k in ("title", "url") if r.get(k)) for r in results)
+        return Part(PartKind.TOOL_RESULT, text, name=kind.lower(), raw=to_json(fragment))
+    return Part(PartKind.UNKNOWN, placeholder("unsupported fragment", kind), name=kind, raw=to_json(fragment))
+
+
+def _parts(message: Mapping[str, Any]) -> list[Part]:
+    parts = []
+    for item in as_list(message.get("files")):
+        item = as_dict(item)
+        name = as_text(item.get("file_name") or item.get("name"))
+        parts.append(
+            Part(
+                PartKind.ATTACHMENT,
+                placeholder("file", name, human_size(item.get("file_size"))),
+                name=name,
+                raw=to_json(item),
+            )
+        )
+    fragments = [as_dict(f) for f in as_list(message.get("fragments"))]
+    if fragments:
+        parts += [_fragment(f) for f in fragments]
+    else:  # the web API before fragments: flat fields
+        if message.get("thinking_content"):
+            parts.append(Part(PartKind.REASONING, as_text(message["thinking_content"])))
+        if message.get("content"):
+            parts.append(Part(PartKind.TEXT, as_text(message["content"])))
+    return parts
+
+
+def _node(node_id: str, parent: str | None, message: Mapping[str, Any], role: Role | None, notes: list[Note]) -> Node:
+    parts = _parts(message)
+    kinds = {str(as_dict(f).get("type") or "").upper() for f in as_list(message.get("fragments"))}
+    if role is None:
+        role = Role.USER if "REQUEST" in kinds else Role.ASSISTANT
+    for part in parts:
+        if part.kind is PartKind.UNKNOWN:
+            notes.append(Note(NoteKind.UNKNOWN_CONTENT, f"fragment {part.name} kept raw", node_id))
+    status = as_text(message.get("status"))
+    if status and status != "FINISHED":
+        notes.append(Note(NoteKind.INTERRUPTED, f"status {status}", node_id))
+    time = _time(message.get("inserted_at"))
+    empty = not any(p.text for p in parts)
+    return Node(
+        id=node_id,
+        parent_id=parent,
+        role=role,
+        parts=tuple(parts),
+        time_raw=raw_text(message.get("inserted_at"))
+        if not isinstance(message.get("inserted_at"), dict | list)
+        else "",
+        instant=time.instant if time else None,
+        model=as_text(message.get("model")),
+        skip=SkipReason.EMPTY if empty else None,
+        raw=to_json(message) if empty else "",
+        extra=(("status", status),) if status and status != "FINISHED" else (),
+    )
+
+
+def _head(
+    item: Mapping[str, Any],
+    source: Source,
+    order: Sequence[Node],
+    fmt: SourceFormat,
+    notes: list[Note],
+    heuristic: bool,
+) -> Header:
+    # without an id, one from the content: the same conversation gets the same id on every import
+    return Header(
+        source=fmt,
+        conversation_id=as_text(item.get("id"))
+        or stable_id(raw_text(item.get("inserted_at")), as_text(item.get("title")), *sorted(n.id for n in order)),
+        title=as_text(item.get("title")),
+        origin=source.label,
+        created=_time(item.get("inserted_at")),
+        updated=_time(item.get("updated_at")),
+        fallback_time=source.modified,
+        branch_heuristic=heuristic,
+        notes=tuple(notes),
+    )
+
+
+def export_conversation(item: Mapping[str, Any], source: Source, index: int) -> ImportedConversation:
+    """One conversation of the official export."""
+    mapping = item.get("mapping")
+    if not isinstance(mapping, dict):
+        raise ImportFormatError(f"{source.label}: conversation {index} has no mapping; expected {EXPECTED_EXPORT}")
+    notes: list[Note] = []
+    order, links, bridged = read_mapping(
+        mapping, lambda node_id, parent, message: _node(node_id, parent, message, None, notes)
+    )
+    notes += bridged
+    parents = {n.parent_id for n in order}
+    heuristic = sum(1 for n in order if n.id not in parents and n.skip is None) > 1
+    if heuristic:
+        notes.append(Note(NoteKind.BRANCH_HEURISTIC, "no current-branch pointer: the latest leaf was taken"))
+    head = _head(item, source, order, SourceFormat.DEEPSEEK, notes, heuristic)
+    return assemble(head, order, latest_leaf(order), links=links)
+
+
+def web_conversation(item: Mapping[str, Any], source: Source, index: int) -> ImportedConversation:
+    """One conversation saved from the web API (``{data: {biz_data: …}}`` or ``biz_data`` itself)."""
+    biz = as_dict(as_dict(item.get("data")).get("biz_data")) or item
+    session = as_dict(biz.get("chat_session"))
+    messages = biz.get("chat_messages")
+    if not session or not isinstance(messages, list):
+        raise ImportFormatError(f"{source.label}: item {index} has no chat_session; expected {EXPECTED_WEB}")
+    notes: list[Note] = []
+    order = []
+    for raw in messages:
+        message = as_dict(raw)
+        parent = message.get("parent_id")
+        role = {"USER": Role.USER, "ASSISTANT": Role.ASSISTANT}.get(str(message.get("role")).upper())
+        node_id = as_text(message.get("message_id"))
+        order.append(_node(node_id, as_text(parent) if parent is not None else None, message, role, notes))
+    current = session.get("current_message_id")
+    leaf = as_text(current) if current is not None else None
+    heuristic = leaf is None or all(n.id != leaf for n in order)
+    if heuristic:
+        leaf = latest_leaf(order)
+        notes.append(Note(NoteKind.BRANCH_HEURISTIC, "current_message_id is missing: the latest leaf was taken"))
+    return assemble(_head(session, source, order, SourceFormat.DEEPSEEK_WEB, notes, heuristic), order, leaf)
+
+
+def read_export(source: Source) -> Iterator[ImportedConversation]:
+    """The conversations of an official DeepSeek export file."""
+    for index, item in json_values(source, EXPECTED_EXPORT):
+        yield export_conversation(as_dict(item), source, index)
+
+
+def read_web(source: Source) -> Iterator[ImportedConversation]:
+    """The conversation(s) of a saved web-API response (one object, or an array of them)."""
+    for index, item in json_values(source, EXPECTED_WEB):
+        yield web_conversation(as_dict(item), source, index)

@@ -1,0 +1,86 @@
+"""elia's SQLite database (``chat`` and ``message`` tables), opened read-only.
+
+elia shows a chat as all its messages in id order, so that is the visible branch here too
+(``parent_id`` is kept as the source parent). Its datetimes are naive: elia itself writes
+UTC (``datetime.now(UTC)`` and SQLite's ``now()``), but its ChatGPT importer wrote local
+times. They are read as UTC and every conversation carries a note saying so.
+
+elia's ids are small integers that repeat across databases, so a conversation's id is the
+chat id with its start time (``12@2024-05-01T10:00:00``).
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Iterator
+
+from memory.imports.llm_legacy import column
+from memory.imports.model import (
+    ImportedConversation,
+    ImportFormatError,
+    Note,
+    NoteKind,
+    Part,
+    PartKind,
+    Role,
+    SkipReason,
+    SourceFormat,
+    SourceTime,
+)
+from memory.imports.sources import Source, open_sqlite
+from memory.imports.text import as_text, to_json
+from memory.imports.times import from_iso
+from memory.imports.tree import Header, Node, assemble
+
+_ROLES = {"user": Role.USER, "assistant": Role.ASSISTANT, "system": Role.SYSTEM, "tool": Role.TOOL}
+_NAIVE = Note(NoteKind.TIME_ASSUMED_UTC, "elia stores times without a zone; they were read as UTC")
+
+
+def _time(value: object) -> SourceTime | None:
+    instant = from_iso(str(value)) if value is not None else None
+    return SourceTime(str(value), instant) if instant else None
+
+
+def _node(row: sqlite3.Row) -> Node:
+    role = _ROLES.get(as_text(row["role"]), Role.TOOL)
+    text = as_text(row["content"])
+    parts = (Part(PartKind.TEXT, text),) if text else ()
+    skip = SkipReason.SYSTEM if role is Role.SYSTEM else (None if text.strip() else SkipReason.EMPTY)
+    time = _time(row["timestamp"])
+    return Node(
+        id=as_text(row["id"]),
+        parent_id=as_text(row["parent_id"]) if row["parent_id"] is not None else None,
+        role=role,
+        parts=parts,
+        time_raw=as_text(row["timestamp"]),
+        instant=time.instant if time else None,
+        model=as_text(row["model"]) if role is Role.ASSISTANT else "",
+        skip=skip,
+        raw=to_json(dict(zip(row.keys(), tuple(row), strict=True))) if skip else "",
+    )
+
+
+def read(source: Source) -> Iterator[ImportedConversation]:
+    """Every chat in an elia database."""
+    connection = open_sqlite(source)
+    try:
+        for chat in connection.execute("select * from chat order by id").fetchall():
+            rows = connection.execute("select * from message where chat_id = ? order by id", (chat["id"],)).fetchall()
+            started = _time(chat["started_at"])
+            head = Header(
+                source=SourceFormat.ELIA,
+                conversation_id=f"{chat['id']}@{started.instant.isoformat() if started else ''}",
+                title=as_text(chat["title"]),
+                origin=source.label,
+                created=started,
+                updated=None,
+                fallback_time=source.modified,
+                model=as_text(chat["model"]),
+                notes=(_NAIVE,),
+                extra=(("archived", "true"),) if column(chat, "archived") else (),
+            )
+            yield assemble(head, [_node(r) for r in rows], None, linear=True)
+    except sqlite3.Error as exc:
+        raise ImportFormatError(f"{source.label}: cannot read the elia database: {exc}") from exc
+    finally:
+        connection.close()

@@ -1,0 +1,197 @@
+"""simonw/llm ``logs.db``, the ``responses`` generation (llm 0.5 to 0.31).
+
+One row is one model call: the prompt, optional tool results sent with it, the reply with
+its reasoning and tool calls. Rows of a conversation are ordered by id (ULIDs, issued in
+time order). ``datetime_utc`` is when the request started; the reply is dated start +
+``duration_ms``, and its raw time says so.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Collection, Iterator
+from datetime import datetime, timedelta
+
+from memory.imports.model import ImportedConversation, Part, PartKind, Role, SkipReason, SourceFormat, SourceTime
+from memory.imports.sources import Source
+from memory.imports.text import as_text, placeholder, to_json
+from memory.imports.times import parse_stamp
+from memory.imports.tree import Header, Node, assemble
+
+
+def column(row: sqlite3.Row, name: str) -> object:
+    """A column that older schemas may not have (``None`` then)."""
+    names = row.keys()  # `name in row` would search the values
+    return row[name] if name in names else None
+
+
+class LegacyReader:
+    """Reads the ``responses`` tables of one open database."""
+
+    def __init__(self, connection: sqlite3.Connection, source: Source, tables: Collection[str]) -> None:
+        self.db = connection
+        self.source = source
+        self.tables = tables
+
+    def _rows(self, sql: str, *args: object) -> list[sqlite3.Row]:
+        return self.db.execute(sql, args).fetchall()
+
+    def _user_parts(self, response_id: str, prompt: str) -> list[Part]:
+        parts: list[Part] = []
+        if "prompt_fragments" in self.tables and "fragments" in self.tables:
+            for row in self._rows(
+                "select f.content, f.source from prompt_fragments p join fragments f on f.id = p.fragment_id "
+                'where p.response_id = ? order by p."order"',
+                response_id,
+            ):
+                content = as_text(row["content"])
+                name = as_text(row["source"])
+                parts.append(
+                    Part(
+                        PartKind.ATTACHMENT,
+                        placeholder("fragment", name, f"{len(content)} chars"),
+                        name=name,
+                        content=content,
+                    )
+                )
+        if "prompt_attachments" in self.tables and "attachments" in self.tables:
+            for row in self._rows(
+                "select a.type, a.path, a.url from prompt_attachments p join attachments a on a.id = p.attachment_id "
+                'where p.response_id = ? order by p."order"',
+                response_id,
+            ):
+                name = as_text(row["path"] or row["url"])
+                parts.append(
+                    Part(PartKind.ATTACHMENT, placeholder("attachment", name, as_text(row["type"])), name=name)
+                )
+        if prompt:
+            parts.append(Part(PartKind.TEXT, prompt))
+        return parts
+
+    def _tool_parts(self, table: str, response_id: str) -> list[Part]:
+        if table not in self.tables:
+            return []
+        rows = self._rows(
+            f"select * from {table} where response_id = ? order by id", response_id
+        )  # two fixed table names
+        if table == "tool_calls":
+            return [
+                Part(
+                    PartKind.TOOL_CALL,
+                    as_text(r["arguments"]),
+                    name=as_text(r["name"]),
+                    call_id=as_text(r["tool_call_id"]),
+                )
+                for r in rows
+            ]
+        return [
+            Part(
+                PartKind.TOOL_RESULT,
+                as_text(r["output"]),
+                name=as_text(r["name"]),
+                call_id=as_text(r["tool_call_id"]),
+                raw=to_json({"exception": column(r, "exception")}) if column(r, "exception") else "",
+            )
+            for r in rows
+        ]
+
+    def _nodes(self, row: sqlite3.Row, parent: str | None, system_before: str) -> list[Node]:
+        rid = as_text(row["id"])
+        start_raw = as_text(row["datetime_utc"])
+        start = parse_stamp(start_raw)
+        nodes: list[Node] = []
+
+        def add(
+            suffix: str,
+            role: Role,
+            parts: list[Part],
+            raw: str,
+            instant: datetime | None,
+            skip: SkipReason | None = None,
+        ) -> None:
+            node_id = f"{rid}:{suffix}"
+            empty = not any(p.text or p.content for p in parts)
+            reason = skip or (SkipReason.EMPTY if empty else None)
+            nodes.append(
+                Node(
+                    id=node_id,
+                    parent_id=nodes[-1].id if nodes else parent,
+                    role=role,
+                    parts=tuple(parts),
+                    time_raw=raw,
+                    instant=instant,
+                    model=as_text(row["model"]) if role is Role.ASSISTANT else "",
+                    skip=reason,
+                    raw=to_json(dict(zip(row.keys(), tuple(row), strict=True))) if reason else "",
+                )
+            )
+
+        system = as_text(row["system"])
+        if system and system != system_before:
+            add("system", Role.SYSTEM, [Part(PartKind.TEXT, system)], start_raw, start, SkipReason.SYSTEM)
+        results = self._tool_parts("tool_results", rid)
+        if results:
+            add("tool_results", Role.TOOL, results, start_raw, start)
+        prompt_parts = self._user_parts(rid, as_text(row["prompt"]))
+        if prompt_parts or not results:
+            add("prompt", Role.USER, prompt_parts, start_raw, start)
+        reply: list[Part] = []
+        if column(row, "reasoning"):
+            reply.append(Part(PartKind.REASONING, as_text(column(row, "reasoning"))))
+        if row["response"]:
+            reply.append(Part(PartKind.TEXT, as_text(row["response"])))
+        reply += self._tool_parts("tool_calls", rid)
+        duration = column(row, "duration_ms")
+        if isinstance(duration, int) and start is not None:
+            add(
+                "response",
+                Role.ASSISTANT,
+                reply,
+                f"{start_raw} + {duration} ms",
+                start + timedelta(milliseconds=duration),
+            )
+        else:
+            add("response", Role.ASSISTANT, reply, start_raw, start)
+        return nodes
+
+    def conversation(self, conversation_id: str, rows: list[sqlite3.Row], name: str) -> ImportedConversation:
+        """The conversation of ``rows`` (ordered by id)."""
+        order: list[Node] = []
+        system = ""
+        for row in rows:
+            order += self._nodes(row, order[-1].id if order else None, system)
+            system = as_text(row["system"]) or system
+        start = parse_stamp(as_text(rows[0]["datetime_utc"])) if rows else None
+        head = Header(
+            source=SourceFormat.LLM,
+            conversation_id=conversation_id,
+            title=name,
+            origin=self.source.label,
+            created=SourceTime(as_text(rows[0]["datetime_utc"]), start) if rows and start else None,
+            updated=None,
+            fallback_time=self.source.modified,
+            model=as_text(rows[0]["model"]) if rows else "",
+        )
+        return assemble(head, order, None, linear=True)
+
+    def read(self, skip_ids: Collection[str]) -> Iterator[ImportedConversation]:
+        """Every conversation, leaving out responses in ``skip_ids`` (already read from the newer tables)."""
+        names = {}
+        if "conversations" in self.tables:
+            names = {as_text(r["id"]): as_text(r["name"]) for r in self._rows("select id, name from conversations")}
+        firsts = self._rows(
+            "select conversation_id, min(id) as first from responses where conversation_id is not null "
+            "group by conversation_id order by first"
+        )
+        for first in firsts:
+            conversation_id = as_text(first["conversation_id"])
+            rows = [
+                r
+                for r in self._rows("select * from responses where conversation_id = ? order by id", conversation_id)
+                if as_text(r["id"]) not in skip_ids
+            ]
+            if rows:
+                yield self.conversation(conversation_id, rows, names.get(conversation_id, ""))
+        for row in self._rows("select * from responses where conversation_id is null order by id"):
+            if as_text(row["id"]) not in skip_ids:
+                yield self.conversation(as_text(row["id"]), [row], "")

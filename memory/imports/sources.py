@@ -1,0 +1,212 @@
+"""Where import data comes from: files, folders, zips and huichat's ``.tar.zst`` archives.
+
+A ``Source`` is one readable stream with a label for messages (``export.zip:conversations.json``).
+Archive members are read from the archive, never extracted to disk. JSON is streamed with
+ijson, so a file of hundreds of MB is read one conversation at a time.
+"""
+
+from __future__ import annotations
+
+import io
+import re
+import sqlite3
+import tarfile
+import zipfile
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import IO, Any
+
+import ijson
+import zstandard
+
+from memory.imports.model import ImportFormatError
+
+BOM = b"\xef\xbb\xbf"
+ZIP_MAGIC = b"PK\x03\x04"
+ZSTD_MAGIC = b"\x28\xb5\x2f\xfd"
+SQLITE_MAGIC = b"SQLite format 3\x00"
+
+
+@dataclass(frozen=True)
+class Source:
+    """One file or archive member to read."""
+
+    label: str
+    opener: Callable[[], IO[bytes]]
+    modified: datetime
+    """The file's own time: the base for times a source does not have (JSONL)."""
+    path: Path | None = None
+    """The file on disk, when it is one (SQLite needs a real file)."""
+
+    def open(self) -> IO[bytes]:
+        """A fresh binary stream from the start."""
+        try:
+            return self.opener()
+        except (OSError, zipfile.BadZipFile, tarfile.TarError, zstandard.ZstdError) as exc:
+            raise ImportFormatError(f"{self.label}: cannot read: {exc}") from exc
+        except RuntimeError as exc:  # zipfile's answer to an encrypted member
+            raise ImportFormatError(f"{self.label}: cannot read: {exc}") from exc
+
+    def head(self, size: int = 65536) -> bytes:
+        """The first ``size`` bytes."""
+        with self.open() as stream:
+            try:
+                return stream.read(size)
+            except (OSError, zipfile.BadZipFile, zstandard.ZstdError, EOFError) as exc:
+                raise ImportFormatError(f"{self.label}: cannot read: {exc}") from exc
+
+
+def _natural(name: str) -> list[Any]:
+    # conversations-2.json before conversations-10.json
+    return [int(piece) if piece.isdigit() else piece for piece in re.split(r"(\d+)", name)]
+
+
+def _mtime(path: Path) -> datetime:
+    return datetime.fromtimestamp(path.stat().st_mtime, UTC)
+
+
+def _file(path: Path, label: str) -> Source:
+    return Source(label, lambda: path.open("rb"), _mtime(path), path)
+
+
+def _zip_members(path: Path, label: str, modified: datetime) -> Iterator[Source]:
+    try:
+        with zipfile.ZipFile(path) as archive:
+            infos = [info for info in archive.infolist() if not info.is_dir()]
+    except (OSError, zipfile.BadZipFile) as exc:
+        raise ImportFormatError(f"{label}: not a readable zip: {exc}") from exc
+    for info in sorted(infos, key=lambda i: _natural(i.filename)):
+
+        def opener(name: str = info.filename) -> IO[bytes]:
+            # the member stream keeps the archive's file open until it is closed
+            return zipfile.ZipFile(path).open(name)
+
+        yield Source(f"{label}:{info.filename}", opener, modified)
+
+
+def _tar_members(path: Path, label: str, modified: datetime) -> Iterator[Source]:
+    """Members of a huichat month archive (``.tar.zst``), read in one streaming pass."""
+    try:
+        with (
+            path.open("rb") as raw,
+            zstandard.ZstdDecompressor().stream_reader(raw) as stream,
+            tarfile.open(fileobj=stream, mode="r|") as tar,
+        ):
+            for member in tar:
+                handle = tar.extractfile(member) if member.isfile() else None
+                if handle is None:
+                    continue
+                data = handle.read()  # one session transcript: small
+
+                def opener(data: bytes = data) -> IO[bytes]:
+                    return io.BytesIO(data)
+
+                yield Source(f"{label}:{member.name}", opener, modified)
+    except (OSError, tarfile.TarError, zstandard.ZstdError) as exc:
+        raise ImportFormatError(f"{label}: not a readable .tar.zst archive: {exc}") from exc
+
+
+def expand(path: Path) -> Iterator[Source]:
+    """Every file under ``path`` (a file, a folder, a zip or a ``.tar.zst``), in a stable order."""
+    if not path.exists():
+        raise ImportFormatError(f"{path}: no such file or folder")
+    if path.is_dir():
+        for child in sorted((p for p in path.rglob("*") if p.is_file()), key=lambda p: _natural(p.as_posix())):
+            yield from _expand_file(child, str(child))
+        return
+    yield from _expand_file(path, str(path))
+
+
+def _expand_file(path: Path, label: str) -> Iterator[Source]:
+    try:
+        with path.open("rb") as handle:
+            magic = handle.read(4)
+    except OSError as exc:
+        raise ImportFormatError(f"{label}: cannot read: {exc.strerror or exc}") from exc
+    if magic == ZIP_MAGIC:
+        yield from _zip_members(path, label, _mtime(path))
+    elif magic == ZSTD_MAGIC:
+        yield from _tar_members(path, label, _mtime(path))
+    else:
+        yield _file(path, label)
+
+
+class _AfterBom:
+    """A stream with a leading UTF-8 byte-order mark removed (ijson rejects it)."""
+
+    def __init__(self, stream: IO[bytes]) -> None:
+        self._stream = stream
+        head = stream.read(len(BOM))
+        self._head = b"" if head == BOM else head
+
+    def read(self, size: int = -1) -> bytes:
+        if size == 0:  # ijson probes the stream's type with read(0)
+            return b""
+        if self._head:
+            head, self._head = self._head, b""
+            if size < 0:
+                return head + self._stream.read()
+            return head + self._stream.read(max(0, size - len(head)))
+        return self._stream.read(size)
+
+
+def first_char(head: bytes) -> str:
+    """The first significant character of a text file (after a BOM and whitespace)."""
+    text = head.removeprefix(BOM).lstrip(b" \t\r\n")
+    return chr(text[0]) if text else ""
+
+
+def json_error(source: Source, exc: Exception, expected: str) -> ImportFormatError:
+    """One clear line for a JSON file that is cut short or broken."""
+    reason = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+    if "premature EOF" in reason or "Incomplete JSON" in reason:
+        reason = "the file ends in the middle of the JSON (truncated?)"
+    return ImportFormatError(f"{source.label}: malformed JSON: {reason}; expected {expected}")
+
+
+@contextmanager
+def json_stream(source: Source) -> Iterator[Any]:
+    """The source opened for ijson (BOM removed)."""
+    with source.open() as stream:
+        yield _AfterBom(stream)
+
+
+def json_values(source: Source, expected: str) -> Iterator[tuple[int, Any]]:
+    """The items of a top-level array, or the top-level values of a file of JSON objects
+    (one object, or JSON Lines), one at a time, with their position.
+
+    Numbers come as ``Decimal`` so times keep every digit the source wrote.
+    """
+    opening = first_char(source.head(4096))
+    if opening not in ("[", "{"):
+        raise ImportFormatError(f"{source.label}: not JSON; expected {expected}")
+    prefix, multiple = ("item", False) if opening == "[" else ("", True)
+    try:
+        with json_stream(source) as stream:
+            yield from enumerate(ijson.items(stream, prefix, multiple_values=multiple))
+    except ijson.JSONError as exc:
+        raise json_error(source, exc, expected) from exc
+    except (OSError, zipfile.BadZipFile, zstandard.ZstdError, EOFError) as exc:
+        raise ImportFormatError(f"{source.label}: cannot read: {exc}") from exc
+
+
+def open_sqlite(source: Source) -> sqlite3.Connection:
+    """The source's SQLite database, opened read-only (another program may be writing it)."""
+    if source.path is None:
+        raise ImportFormatError(f"{source.label}: a SQLite database inside an archive; extract it and import the file")
+    try:
+        connection = sqlite3.connect(f"{source.path.resolve().as_uri()}?mode=ro", uri=True)
+        connection.row_factory = sqlite3.Row
+        connection.execute("select count(*) from sqlite_master").fetchone()
+    except sqlite3.Error as exc:
+        raise ImportFormatError(f"{source.label}: cannot open the SQLite database: {exc}") from exc
+    return connection
+
+
+def sqlite_tables(connection: sqlite3.Connection) -> frozenset[str]:
+    """The names of the tables in a database."""
+    rows = connection.execute("select name from sqlite_master where type in ('table', 'view')").fetchall()
+    return frozenset(str(row[0]) for row in rows)

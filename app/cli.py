@@ -168,13 +168,17 @@ def reindex(args: argparse.Namespace, runtime: Runtime) -> int:
 
     kernel = runtime.open_kernel(reconcile=False, for_rebuild=True)
     with Progress(transient=True) as progress:
-        task = progress.add_task("re-embedding turns", total=None)
+        # words first (every turn searchable in seconds), then the vectors
+        task = progress.add_task("indexing turns", total=None)
 
         def advance(done: int, total: int) -> None:
             progress.update(task, completed=done, total=total)
 
         try:
-            report = kernel.reindex(advance)
+            report = kernel.reindex(advance, embed=False)
+            embedding = progress.add_task("embedding turns", total=kernel.pending_vectors)
+            while batch := kernel.embed_pending(limit=256):
+                progress.advance(embedding, batch)
         finally:
             kernel.close()
     print(

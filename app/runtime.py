@@ -32,7 +32,12 @@ class KernelOpener(Protocol):
     """Opens the memory kernel (see ``memory.opening.open_kernel``)."""
 
     def __call__(
-        self, embedder: Embedder | None = None, *, reconcile: bool = True, for_rebuild: bool = False
+        self,
+        embedder: Embedder | None = None,
+        *,
+        reconcile: bool = True,
+        embed: bool = True,
+        for_rebuild: bool = False,
     ) -> MemoryKernel: ...
 
 

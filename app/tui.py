@@ -119,9 +119,14 @@ class HuichatApp(App[int]):
 
     @work(thread=True, group="load", exit_on_error=False)
     def load_memory(self) -> None:
-        """Import lancedb, load the embedding model, open and reconcile the index."""
+        """Import lancedb, load the embedding model, open and reconcile the index.
+
+        Turns found in the transcripts but not in the index are added without vectors (found
+        by their words at once); the chat screen embeds them in the background.
+        """
         gateway = self.gateway
-        self._load("memory", self.runtime.open_kernel, KernelError, gateway.kernel_loaded, gateway.kernel_failed)
+        opener = partial(self.runtime.open_kernel, embed=False)
+        self._load("memory", opener, KernelError, gateway.kernel_loaded, gateway.kernel_failed)
 
     @work(thread=True, group="load", exit_on_error=False)
     def load_llm(self) -> None:

@@ -57,7 +57,7 @@ def runtime(loaded: LoadedConfig, zone: Zone | None = None) -> Runtime:
         return load_embedder(loaded.config.embedding, loaded.paths.models_dir, loaded.paths.cache_dir)
 
     def open_kernel(
-        embedder: Embedder | None = None, *, reconcile: bool = True, for_rebuild: bool = False
+        embedder: Embedder | None = None, *, reconcile: bool = True, embed: bool = True, for_rebuild: bool = False
     ) -> MemoryKernel:
         from memory.opening import MemoryLocation
         from memory.opening import open_kernel as open_memory
@@ -71,6 +71,7 @@ def runtime(loaded: LoadedConfig, zone: Zone | None = None) -> Runtime:
             now=utc_now(),
             archive=loaded.config.archive,
             reconcile=reconcile,
+            embed=embed,
             for_rebuild=for_rebuild,
         )
 

@@ -21,8 +21,9 @@ import pyarrow as pa
 from memory.filters import All, Any_, Compare, Filter, In, Not
 from memory.turns import Message, Turn, index_digest, is_turn_id
 
-SCHEMA_VERSION = 3
-"""This code's layout. 3: one turn encoding (``Turn.to_record``) for every JSON column."""
+SCHEMA_VERSION = 4
+"""This code's layout. 3: one turn encoding (``Turn.to_record``) for every JSON column.
+4: ``embedded`` — a turn can be indexed (and found by its words) before its vector exists."""
 REBUILD_BELOW = 2
 """Indexes with an older layout hold derived data this code cannot use: they are rebuilt."""
 
@@ -65,6 +66,7 @@ COLUMNS: tuple[Column, ...] = (
     Column("last_accessed_at", UTC_TS),
     Column("text_hash", pa.string(), light=False),
     Column("extra", pa.string()),
+    Column("embedded", pa.bool_(), fill="true", light=False),
 )
 JSON_COLUMNS = frozenset({"messages", "recalled_ids", "extra"})
 LIGHT_COLUMNS = [c.name for c in COLUMNS if c.light]
@@ -96,9 +98,17 @@ def position_key(session_id: str, turn_index: int) -> str:
 
 
 def rows(
-    turns: Sequence[Turn], texts: Sequence[str], vectors: npt.NDArray[np.float32], table_schema: pa.Schema
+    turns: Sequence[Turn],
+    texts: Sequence[str],
+    vectors: npt.NDArray[np.float32],
+    table_schema: pa.Schema,
+    *,
+    embedded: bool = True,
 ) -> pa.Table:
-    """Turns as an Arrow table: the turn's own record plus what the index derives from it."""
+    """Turns as an Arrow table: the turn's own record plus what the index derives from it.
+
+    ``embedded`` is False when ``vectors`` are placeholders (the vector comes later).
+    """
     columns: dict[str, list[Any]] = {c.name: [] for c in COLUMNS}
     for turn, text in zip(turns, texts, strict=True):
         record = turn.to_record()
@@ -108,6 +118,7 @@ def rows(
             position=position_key(turn.session_id, turn.turn_index),
             text=turn.text,
             text_hash=index_digest(text, turn),
+            embedded=embedded,
         )
         for name in JSON_COLUMNS:
             record[name] = json.dumps(record[name], ensure_ascii=False)

@@ -12,11 +12,11 @@ import fcntl
 import json
 import os
 import threading
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime, tzinfo
 from pathlib import Path
-from typing import IO
+from typing import IO, Any
 
 from memory.archive import ARCHIVE_DIR, read_archive
 from memory.config import RetrieverConfig
@@ -41,6 +41,8 @@ from memory.turns import (
 
 Progress = Callable[[int, int], None]
 _EMBED_BATCH = 64
+_BULK_BATCH = 2048
+"""Turns per index commit when nothing is embedded (imports, rebuilds: words first, vectors later)."""
 _ACCESS_FLUSH_AT = 64
 _MAINTAIN_AFTER_WRITES = 32
 
@@ -165,12 +167,20 @@ class MemoryKernel:
         return self.append_turns(session, [draft])[0]
 
     def append_turns(
-        self, session: SessionHandle, drafts: Sequence[TurnDraft], progress: Progress | None = None
+        self,
+        session: SessionHandle,
+        drafts: Sequence[TurnDraft],
+        progress: Progress | None = None,
+        *,
+        embed: bool = True,
+        session_meta: Mapping[str, Any] | None = None,
     ) -> list[Turn]:
         """Write several turns of one session (imports, benchmarks) through the same path.
 
         Each turn reaches its transcript before anything is indexed; the index gets one
-        commit per batch of embedded turns.
+        commit per batch. Without ``embed`` the turns are found by their words at once and
+        get their vectors later (``embed_pending``). ``session_meta`` goes into the header of
+        a new session's transcript.
         """
         with self._lock:
             turns: list[Turn] = []
@@ -193,25 +203,33 @@ class MemoryKernel:
                         extra=draft.extra,
                     )
                 )
-            self.transcripts.append(turns)
+            self.transcripts.append(turns, session_meta)
             previous = session.last_turn
             if turns:
                 session.next_index += len(turns)
                 session.last_turn = turns[-1]
-            self._index(turns, _search_texts(turns, previous), progress)
+            self._index(turns, _search_texts(turns, previous), progress, embed=embed)
             self._taken().update(t.id for t in turns)
             self._writes_since_maintenance += 1
             self._record_manifest({session.session_file})
             return turns
 
     def _index(
-        self, turns: Sequence[Turn], texts: Sequence[str], progress: Progress | None = None, *, upsert: bool = False
+        self,
+        turns: Sequence[Turn],
+        texts: Sequence[str],
+        progress: Progress | None = None,
+        *,
+        upsert: bool = False,
+        embed: bool = True,
     ) -> None:
+        """Index turns in batches; without ``embed`` their vectors come later (``embed_pending``)."""
         done = 0
-        for start in range(0, len(turns), _EMBED_BATCH * 4):
-            batch = list(turns[start : start + _EMBED_BATCH * 4])
-            batch_texts = list(texts[start : start + _EMBED_BATCH * 4])
-            vectors = self.embedder.embed_passages(batch_texts)
+        step = _EMBED_BATCH * 4 if embed else _BULK_BATCH
+        for start in range(0, len(turns), step):
+            batch = list(turns[start : start + step])
+            batch_texts = list(texts[start : start + step])
+            vectors = self.embedder.embed_passages(batch_texts) if embed else None
             if upsert:
                 self.store.upsert(batch, batch_texts, vectors)
             else:
@@ -219,6 +237,28 @@ class MemoryKernel:
             done += len(batch)
             if progress is not None:
                 progress(done, len(turns))
+
+    @property
+    def pending_vectors(self) -> int:
+        """Turns found by their words but still waiting for their vector."""
+        return self.store.pending_count
+
+    def embed_pending(self, limit: int = _EMBED_BATCH, progress: Progress | None = None) -> int:
+        """Embed up to ``limit`` turns that were indexed without a vector; returns how many.
+
+        Call it repeatedly in the background until it returns 0. Each turn is embedded with
+        its predecessor's tail, exactly as if it had been embedded when written.
+        """
+        with self._lock:
+            waiting = self.store.pending(limit)
+            if not waiting:
+                return 0
+            previous = self.store.get(t.prev_id for t in waiting if t.prev_id)
+            texts = [search_text(t, previous.get(t.prev_id) if t.prev_id else None) for t in waiting]
+            self.store.set_vectors([t.id for t in waiting], self.embedder.embed_passages(texts))
+            if progress is not None:
+                progress(len(waiting), len(waiting) + self.store.pending_count)
+            return len(waiting)
 
     # ------------------------------------------------------------------ read
 
@@ -330,12 +370,14 @@ class MemoryKernel:
         temporary.replace(self.manifest_path)
         self._manifest_dirty = False
 
-    def reconcile(self, progress: Progress | None = None, *, full: bool = False) -> ReconcileReport:
+    def reconcile(self, progress: Progress | None = None, *, full: bool = False, embed: bool = True) -> ReconcileReport:
         """Bring the index in line with the transcripts.
 
         Turns missing from the index are added, turns whose text changed are re-embedded
         (keeping their access statistics), turns removed from an edited transcript are
-        removed. Unchanged files (same size and mtime as last indexed) are skipped.
+        removed. Unchanged files (same size and mtime as last indexed) are skipped. Without
+        ``embed``, vectors come later (``embed_pending``): every turn is found by its words
+        as soon as this returns.
         """
         with self._lock:
             report = ReconcileReport()
@@ -387,8 +429,8 @@ class MemoryKernel:
                     return None
                 return lambda done, _n: progress(offset + done, total)
 
-            self._index(to_add, add_texts, step(0))
-            self._index(to_update, update_texts, step(len(to_add)), upsert=True)
+            self._index(to_add, add_texts, step(0), embed=embed)
+            self._index(to_update, update_texts, step(len(to_add)), upsert=True, embed=embed)
             self.store.delete(to_remove)
             report.added, report.updated, report.removed = (
                 len(to_add),
@@ -433,10 +475,11 @@ class MemoryKernel:
                     parts[rel] = [text]
             seen[key] = [stat.st_size, stat.st_mtime_ns]
 
-    def reindex(self, progress: Progress | None = None) -> ReconcileReport:
+    def reindex(self, progress: Progress | None = None, *, embed: bool = True) -> ReconcileReport:
         """Rebuild the whole index from the transcripts (e.g. after changing the model).
 
-        Access statistics survive the rebuild.
+        Access statistics survive the rebuild. Without ``embed`` every turn is searchable by
+        its words when this returns and gets its vector from ``embed_pending``.
         """
         with self._lock:
             self.flush_access()
@@ -444,7 +487,7 @@ class MemoryKernel:
             self.store.reset()
             self._known_ids = None
             self._manifest, self._manifest_dirty = {}, True
-            report = self.reconcile(progress, full=True)
+            report = self.reconcile(progress, full=True, embed=embed)
             self.store.restore_access(saved)
             self.maintain(force=True)
             return report

@@ -43,6 +43,7 @@ def open_kernel(
     now: datetime,
     archive: ArchiveConfig | None = None,
     reconcile: bool = True,
+    embed: bool = True,
     for_rebuild: bool = False,
     id_source: Callable[[], str] | None = None,
     fusion: Fusion | None = None,
@@ -51,7 +52,8 @@ def open_kernel(
 
     Old months are packed into archives first when ``archive.pack_after_months`` says so
     (only by a process that is alone); then turns written since the index last saw the
-    transcripts are reconciled into it. ``for_rebuild`` opens an index that is about to be
+    transcripts are reconciled into it — embedded at once, or (``embed`` false) found by
+    their words at once and embedded later by ``embed_pending``. ``for_rebuild`` opens an index that is about to be
     rebuilt (``reindex``): it is not checked against the embedder, packed or reconciled.
     """
     store = TurnStore(
@@ -84,6 +86,6 @@ def open_kernel(
         index = today.year * 12 + today.month - 1 - months
         pack_months(location.sessions_dir, date(index // 12, index % 12 + 1, 1), archive.level if archive else 3)
     if reconcile:
-        kernel.reconcile()
+        kernel.reconcile(embed=embed)
         kernel.maintain(cleanup_unverified=alone and not location.remote)
     return kernel

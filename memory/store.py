@@ -81,6 +81,8 @@ class TurnStore:
         except (OSError, ValueError, RuntimeError) as exc:
             raise KernelError(f"cannot open the memory index at {uri}: {exc}") from exc
         self._fts_ready = any(i.index_type == "FTS" for i in self._table.list_indices())
+        has_flag = "embedded" in self._table.schema.names  # an old index opened for rebuilding may lack it
+        self._pending = int(self._table.count_rows("embedded = false")) if has_flag else 0
 
     def _create(self) -> Any:
         try:
@@ -94,6 +96,7 @@ class TurnStore:
         self._db.drop_table(TABLE)
         self._table = self._create()
         self._fts_ready = False
+        self._pending = 0
 
     def restore_access(self, saved: dict[str, tuple[int, datetime | None]]) -> None:
         """Put back access statistics saved before a rebuild."""
@@ -148,19 +151,23 @@ class TurnStore:
 
     # ----------------------------------------------------------------- writing
 
-    def _rows(self, turns: Sequence[Turn], texts: Sequence[str], vectors: npt.NDArray[np.float32]) -> pa.Table:
-        if not len(turns) == len(texts) == len(vectors):
+    def _rows(self, turns: Sequence[Turn], texts: Sequence[str], vectors: npt.NDArray[np.float32] | None) -> pa.Table:
+        if len(turns) != len(texts) or (vectors is not None and len(vectors) != len(turns)):
             raise ValueError("one search text and one vector per turn")
-        if len(turns) and vectors.shape[1] != self.dim:
+        if vectors is not None and len(turns) and vectors.shape[1] != self.dim:
             raise KernelError(f"vector size {vectors.shape[1]} does not match the index ({self.dim})")
-        return rows(turns, texts, vectors, schema(self.dim, self.embedder_name))
+        embedded = vectors is not None
+        if vectors is None:
+            vectors = np.zeros((len(turns), self.dim), dtype=np.float32)
+        return rows(turns, texts, vectors, schema(self.dim, self.embedder_name), embedded=embedded)
 
-    def add(self, turns: Sequence[Turn], texts: Sequence[str], vectors: npt.NDArray[np.float32]) -> None:
+    def add(self, turns: Sequence[Turn], texts: Sequence[str], vectors: npt.NDArray[np.float32] | None) -> None:
         """Append turns in one commit (one LanceDB version).
 
         ``texts`` are what was embedded (the turn with its conversational context); the
         full-text index holds the turn's own words only, so that a turn outranks its
-        successor on the words it actually contains.
+        successor on the words it actually contains. ``vectors`` None: the turns are found
+        by their words now and get their vectors later (``pending``, ``set_vectors``).
         """
         if not turns:
             return
@@ -168,8 +175,10 @@ class TurnStore:
             self._table.add(self._rows(turns, texts, vectors))
         except (OSError, ValueError, RuntimeError) as exc:
             raise KernelError(f"cannot write to the memory index: {exc}") from exc
+        if vectors is None:
+            self._pending += len(turns)
 
-    def upsert(self, turns: Sequence[Turn], texts: Sequence[str], vectors: npt.NDArray[np.float32]) -> None:
+    def upsert(self, turns: Sequence[Turn], texts: Sequence[str], vectors: npt.NDArray[np.float32] | None) -> None:
         """Insert or replace turns by id (used when a transcript was edited)."""
         if not turns:
             return
@@ -182,6 +191,41 @@ class TurnStore:
             )
         except (OSError, ValueError, RuntimeError) as exc:
             raise KernelError(f"cannot update the memory index: {exc}") from exc
+        if vectors is None:
+            self._pending += len(turns)
+
+    def pending(self, limit: int) -> list[Turn]:
+        """Turns indexed without their vector yet (oldest first, at most ``limit``)."""
+        if not self._pending:
+            return []
+        table = self._table.search().where("embedded = false").select(LIGHT_COLUMNS).limit(limit).to_arrow()
+        found = sorted(turns_from(table), key=lambda t: (t.timestamp, t.turn_index))
+        if not found:
+            self._pending = 0
+        return found
+
+    def set_vectors(self, ids: Sequence[str], vectors: npt.NDArray[np.float32]) -> None:
+        """Give turns indexed earlier their vectors (one commit)."""
+        if not len(ids):
+            return
+        flat = pa.array(np.ascontiguousarray(vectors, dtype=np.float32).reshape(-1), type=pa.float32())
+        update = pa.table(
+            {
+                "id": pa.array(list(ids), type=pa.string()),
+                "embedded": pa.array([True] * len(ids), type=pa.bool_()),
+                "vector": pa.FixedSizeListArray.from_arrays(flat, self.dim),
+            }
+        )
+        try:
+            self._table.merge_insert("id").when_matched_update_all().execute(update)
+        except (OSError, ValueError, RuntimeError) as exc:
+            raise KernelError(f"cannot update the memory index: {exc}") from exc
+        self._pending = max(0, self._pending - len(ids))
+
+    @property
+    def pending_count(self) -> int:
+        """How many turns wait for their vector (counted at open, kept up to date by this process)."""
+        return self._pending
 
     def delete(self, ids: Iterable[str]) -> None:
         """Remove turns by id."""
@@ -247,6 +291,23 @@ class TurnStore:
         table = self._table.search().where(f"id IN {ids_sql}").select(LIGHT_COLUMNS).limit(None).to_arrow()
         return {t.id: t for t in self._turns_from(table)}
 
+    def vectors(self, ids: Iterable[str]) -> dict[str, npt.NDArray[np.float32]]:
+        """The stored vectors of turns (only those already embedded)."""
+        ids_sql = id_list(ids)
+        if ids_sql == "()":
+            return {}
+        table = (
+            self._table.search()
+            .where(f"id IN {ids_sql} AND embedded = true")
+            .select(["id", "vector"])
+            .limit(None)
+            .to_arrow()
+        )
+        vectors = table.column("vector").to_numpy(zero_copy_only=False)
+        return {
+            i: np.asarray(v, dtype=np.float32) for i, v in zip(table.column("id").to_pylist(), vectors, strict=True)
+        }
+
     def neighbours(self, hits: Sequence[Turn], window: int, where: Filter | None = None) -> list[Turn]:
         """The turns within ±``window`` positions of each hit in its session (matching ``where``)."""
         if window <= 0 or not hits:
@@ -272,8 +333,12 @@ class TurnStore:
             .select([*LIGHT_COLUMNS, "_distance"])
             .limit(limit)
         )
-        if where is not None:
-            query = query.where(compile_filter(where), prefilter=True)
+        condition = compile_filter(where) if where is not None else ""
+        if self._pending:
+            # placeholder vectors of turns not embedded yet must not look like matches
+            condition = f"{condition} AND embedded = true" if condition else "embedded = true"
+        if condition:
+            query = query.where(condition, prefilter=True)
         table = query.to_arrow()
         distances = table.column("_distance").to_pylist()
         turns = self._turns_from(table.drop_columns(["_distance"]), with_next=False)

@@ -13,8 +13,8 @@ from __future__ import annotations
 import json
 import os
 import re
-from collections.abc import Sequence
-from dataclasses import dataclass, replace
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field, replace
 from datetime import datetime, tzinfo
 from pathlib import Path
 from typing import Any
@@ -90,11 +90,13 @@ class TranscriptWriter:
         """Absolute path of a session file given relative to the root."""
         return self.root / session_file
 
-    def append(self, turns: Sequence[Turn]) -> None:
+    def append(self, turns: Sequence[Turn], session_meta: Mapping[str, Any] | None = None) -> None:
         """Write consecutive turns of one session at the end of its file, then fsync once.
 
-        Links inside the batch are written directly; the turn before the batch gets its
-        visible ``next`` patched afterwards (a crash leaves at worst a stale label).
+        ``session_meta`` (a title, where an imported session came from…) goes into the
+        session's header when the file is created. Links inside the batch are written
+        directly; the turn before the batch gets its visible ``next`` patched afterwards (a
+        crash leaves at worst a stale label).
         """
         if not turns:
             return
@@ -106,7 +108,11 @@ class TranscriptWriter:
             path.parent.mkdir(parents=True, exist_ok=True)
             with path.open("a", encoding="utf-8", newline="\n") as handle:
                 if created or handle.tell() == 0:
-                    head = {"session_id": first.session_id, "created": first.timestamp.isoformat()}
+                    head = {
+                        **(session_meta or {}),
+                        "session_id": first.session_id,
+                        "created": first.timestamp.isoformat(),
+                    }
                     handle.write(f"# huichat session {first.session_id}\n<!-- huichat:session {_json(head)} -->\n")
                 handle.write("".join(render_turn(t, self.zone, n) for t, n in zip(turns, following, strict=True)))
                 handle.flush()
@@ -115,6 +121,19 @@ class TranscriptWriter:
                 _fsync_dir(path.parent)
             if first.prev_id:
                 self._patch_next(path, first.prev_id, first.id)
+        except OSError as exc:
+            raise KernelError(f"cannot write transcript {path}: {exc.strerror or exc}") from exc
+
+    def update_session(self, session_file: str, fields: Mapping[str, Any]) -> None:
+        """Record new session-level facts (a new title…) at the end of its file; later ones win."""
+        path = self.path_of(session_file)
+        if not path.exists():
+            raise KernelError(f"no transcript {session_file}")
+        try:
+            with path.open("a", encoding="utf-8", newline="\n") as handle:
+                handle.write(f"\n<!-- huichat:session {_json(dict(fields))} -->\n")
+                handle.flush()
+                os.fsync(handle.fileno())
         except OSError as exc:
             raise KernelError(f"cannot write transcript {path}: {exc.strerror or exc}") from exc
 
@@ -145,10 +164,12 @@ class TranscriptWriter:
 
 @dataclass(frozen=True)
 class ParsedSession:
-    """What a transcript holds: the session id and its turns in order."""
+    """What a transcript holds: the session id, its turns in order, and its session-level facts."""
 
     session_id: str
     turns: list[Turn]
+    meta: dict[str, Any] = field(default_factory=dict)
+    """The header's fields merged with later updates (the last value of a key wins)."""
 
 
 class TurnChunker:
@@ -179,6 +200,7 @@ class TurnChunker:
     def parse(text: str, session_file: str, fallback_session: str = "") -> ParsedSession:
         """Parse transcript ``text``; a truncated last turn (a killed writer) is skipped."""
         session_id = fallback_session
+        session_meta: dict[str, Any] = {}
         raw: list[tuple[dict[str, Any], list[Message]]] = []
         pos = 0
         while True:
@@ -193,6 +215,7 @@ class TurnChunker:
                 continue
             if kind == "session":
                 session_id = str(meta.get("session_id") or session_id)
+                session_meta.update(meta)
             elif kind == "turn":
                 raw.append((meta, []))
             elif raw:
@@ -230,4 +253,4 @@ class TurnChunker:
             )
             for i, turn in enumerate(turns)
         ]
-        return ParsedSession(session_id, linked)
+        return ParsedSession(session_id, linked, session_meta)

@@ -176,6 +176,7 @@ class ChatScreen(Screen[None]):
         finally:
             self.busy = False
         await self.update_memory_status()
+        self.embed_pending()
         app = self.huichat
         if app.start_session:
             await self.open_session(app.start_session)
@@ -189,7 +190,27 @@ class ChatScreen(Screen[None]):
             count = await self.gateway.count()
         except KernelError:
             return
-        self.memory_status = f"memory: {plural(count, 'turn')} · {kernel.embedder.name}"
+        waiting = kernel.pending_vectors
+        vectors = f" · embedding {waiting}…" if waiting else ""
+        self.memory_status = f"memory: {plural(count, 'turn')} · {kernel.embedder.name}{vectors}"
+
+    @work(group="embedding", exclusive=True, exit_on_error=False)
+    async def embed_pending(self) -> None:
+        """Give turns indexed without a vector their vectors, a batch at a time, off the UI thread."""
+        kernel = self.gateway.loaded_kernel
+        if kernel is None or not kernel.pending_vectors:
+            return
+        self.busy = True
+        try:
+            while kernel.pending_vectors:
+                await self.update_memory_status()
+                if not await self.gateway.run(lambda k: k.embed_pending()):
+                    break
+        except KernelError as exc:
+            self.notify(str(exc), title="Memory", severity="warning")
+        finally:
+            self.busy = False
+            await self.update_memory_status()
 
     @work(group="maintenance", exclusive=True, exit_on_error=False)
     async def maintain_memory(self) -> None:

@@ -18,6 +18,9 @@ from memory.store import TurnStore
 from memory.turns import Message, TurnDraft
 from tests.conftest import NOW, open_kernel
 
+LAYOUT_3 = tuple(c for c in COLUMNS if c.name != "embedded")
+"""The columns before turns could be indexed ahead of their vectors."""
+
 
 def _old_index(root: Path, version: int, columns: tuple[Column, ...], messages: str) -> None:
     """A one-row index as an older huichat wrote it: its own columns, its version in the table metadata."""
@@ -49,6 +52,7 @@ def _old_index(root: Path, version: int, columns: tuple[Column, ...], messages: 
         "last_accessed_at": None,
         "text_hash": "x",
         "extra": "",
+        "embedded": True,
         "vector": embedder.embed_query("VPN").tolist(),
     }
     table = pa.Table.from_pylist([{c.name: row[c.name] for c in columns} | {"vector": row["vector"]}], schema=old)
@@ -56,16 +60,17 @@ def _old_index(root: Path, version: int, columns: tuple[Column, ...], messages: 
 
 
 def test_an_index_of_the_previous_layout_is_read_and_stamped_with_the_current_one(tmp_path: Path) -> None:
-    _old_index(tmp_path, 2, COLUMNS, json.dumps([["user", "", "VPN 断了"]], ensure_ascii=False))
+    _old_index(tmp_path, 2, LAYOUT_3, json.dumps([["user", "", "VPN 断了"]], ensure_ascii=False))
     store = TurnStore(str(tmp_path / "index.lancedb"), 64, HashEmbedder(64).name)
     assert store.version == SCHEMA_VERSION
+    assert store.pending_count == 0  # rows written before the flag existed have their vectors
     turn = store.get(["abc123"])["abc123"]
     assert turn.messages == (Message("user", "VPN 断了"),)  # the old [role, speaker, text] encoding
     assert turn.access_count == 3
 
 
 def test_a_missing_column_that_can_be_filled_is_added_in_place(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    _old_index(tmp_path, 2, COLUMNS, "[]")
+    _old_index(tmp_path, 3, COLUMNS, "[]")
     grown = (*COLUMNS, Column("importance", pa.float32(), fill="cast(NULL as float)"))
     monkeypatch.setattr(index_schema, "COLUMNS", grown)
     monkeypatch.setattr("memory.store.COLUMNS", grown)
@@ -75,7 +80,7 @@ def test_a_missing_column_that_can_be_filled_is_added_in_place(tmp_path: Path, m
 
 
 def test_a_layout_that_needs_rebuilding_says_to_run_reindex(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    _old_index(tmp_path, 2, COLUMNS, "[]")
+    _old_index(tmp_path, 3, COLUMNS, "[]")
     grown = (*COLUMNS, Column("text_segmented", pa.string()))  # derived from the text: no fill
     monkeypatch.setattr("memory.store.COLUMNS", grown)
     with pytest.raises(KernelError, match="huichat reindex"):
@@ -87,7 +92,7 @@ def test_a_layout_that_needs_rebuilding_says_to_run_reindex(tmp_path: Path, monk
 
 
 def test_an_index_from_a_newer_huichat_is_refused_with_a_reason(tmp_path: Path) -> None:
-    _old_index(tmp_path, SCHEMA_VERSION + 1, COLUMNS, "[]")
+    _old_index(tmp_path, SCHEMA_VERSION + 1, COLUMNS, "[]")  # (its extra columns unknown here)
     with pytest.raises(KernelError, match="newer huichat"):
         TurnStore(str(tmp_path / "index.lancedb"), 64, HashEmbedder(64).name)
 

@@ -7,6 +7,7 @@ import sys
 from datetime import datetime, timedelta
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from memory.embedding import HashEmbedder
@@ -16,6 +17,7 @@ from memory.kernel import MemoryKernel
 from memory.opening import MemoryLocation
 from memory.opening import open_kernel as open_memory
 from memory.results import SearchRequest
+from memory.transcript import TurnChunker
 from memory.turns import Message, TurnDraft, is_turn_id
 from tests.conftest import NOW, ZONE, open_kernel
 
@@ -267,3 +269,48 @@ def test_progressive_scan_walks_back_week_by_week(kernel: MemoryKernel) -> None:
 def test_maintenance_builds_the_indexes(kernel: MemoryKernel, conversation) -> None:  # type: ignore[no-untyped-def]
     kinds = {i.index_type for i in kernel.store._table.list_indices()}
     assert "FTS" in kinds and "BTree" in kinds
+
+
+def test_turns_indexed_without_vectors_are_found_by_words_then_by_meaning(tmp_path: Path) -> None:
+    kernel = open_kernel(tmp_path)
+    session = kernel.new_session(NOW)
+    drafts = [
+        TurnDraft((Message("user", f"第 {i} 件事：WireGuard keepalive 设成 {i} 秒"),), NOW + timedelta(minutes=i))
+        for i in range(5)
+    ]
+    written = kernel.append_turns(session, drafts, embed=False)
+    assert kernel.pending_vectors == 5
+    by_words = kernel.search(SearchRequest("keepalive", NOW + timedelta(hours=1), 5, mode="text"))
+    assert {h.turn.id for h in by_words.hits} == {t.id for t in written}
+    # placeholder vectors never pass for matches
+    assert kernel.search(SearchRequest("keepalive", NOW + timedelta(hours=1), 5, mode="vector")).hits == []
+    assert kernel.embed_pending(limit=3) == 3
+    assert kernel.embed_pending(limit=3) == 2
+    assert kernel.embed_pending() == 0 and kernel.pending_vectors == 0
+    by_meaning = kernel.search(SearchRequest("keepalive", NOW + timedelta(hours=1), 5, mode="vector"))
+    assert {h.turn.id for h in by_meaning.hits} == {t.id for t in written}
+    # the vector is the one an immediate write would have given: the predecessor's tail included
+    again = open_kernel(tmp_path / "again")
+    fresh = again.append_turns(again.new_session(NOW), drafts)
+    np.testing.assert_allclose(
+        kernel.store.vectors([written[2].id])[written[2].id], again.store.vectors([fresh[2].id])[fresh[2].id], atol=1e-6
+    )
+    again.close()
+    kernel.close()
+    assert open_kernel(tmp_path).pending_vectors == 0
+
+
+def test_a_session_header_keeps_its_facts_and_later_updates_win(tmp_path: Path) -> None:
+    kernel = open_kernel(tmp_path)
+    session = kernel.new_session(NOW)
+    turn = kernel.append_turns(
+        session, [TurnDraft((Message("user", "hi"),), NOW)], session_meta={"title": "旧标题", "source": "chatgpt"}
+    )[0]
+    kernel.transcripts.update_session(turn.session_file, {"title": "新标题"})
+    parsed = TurnChunker.parse(
+        (tmp_path / "sessions" / turn.session_file).read_text(encoding="utf-8"), turn.session_file
+    )
+    assert parsed.meta["title"] == "新标题" and parsed.meta["source"] == "chatgpt"
+    assert parsed.meta["session_id"] == session.session_id
+    assert [t.id for t in parsed.turns] == [turn.id]
+    kernel.close()

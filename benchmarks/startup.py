@@ -1,16 +1,22 @@
-"""``huichat bench startup``: time to first paint and until memory is ready, in fresh processes.
+"""``huichat bench startup``: first paint, memory ready, LLM client ready and quitting, in real processes.
 
-Each run starts a new interpreter (so imports count, as for a user), builds the app through
-the composition root with the real configuration, runs it headless, and reports when the
-first frame was painted and when the kernel (embedding model + index) was ready.
+Each run starts the real ``huichat`` in a pseudo-terminal (so imports, the terminal and
+the exit path all count, as for a user) with the user's configuration. The app notes its
+milestones in the file named by ``$HUICHAT_TRACE``; the benchmark presses ctrl+q once
+everything is loaded ("quit when idle") and, in separate runs, right after the first
+paint ("quit while loading"), and times until the process has exited.
 """
 
 from __future__ import annotations
 
 import argparse
-import json
+import contextlib
+import os
+import pty
+import select
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -24,55 +30,73 @@ from benchmarks.common import machine, median, write_json
 if TYPE_CHECKING:
     from app.runtime import Zone
 
-_PROBE = """
-import sys, time, json, asyncio
-started = float(sys.argv[1])
-from pathlib import Path
-from app.config import load_config
-from app.wiring import runtime
-from app.tui import HuichatApp
-
-config = Path(sys.argv[2]) if sys.argv[2] else None
-marks = {}
-app = HuichatApp(runtime(load_config(config)))
-
-async def main():
-    async with app.run_test(headless=True, size=(120, 40)) as pilot:
-        await pilot.pause()
-        marks["first_paint"] = time.time() - started
-        prompt = app.chat_screen.query_one("#prompt")
-        marks["prompt_focused"] = prompt.has_focus
-        try:
-            kernel = await app.gateway.kernel()
-            marks["memory_error"] = ""
-        except Exception as exc:
-            kernel, marks["memory_error"] = None, str(exc)
-        marks["memory_ready"] = time.time() - started
-        try:
-            await app.gateway.llm()
-        except Exception:
-            pass
-        marks["llm_ready"] = time.time() - started
-        marks["turns"] = kernel.count() if kernel else None
-
-asyncio.run(main())
-print("PROBE " + json.dumps(marks))
-"""
+CTRL_Q = b"\x11"
 
 
-def probe(config: Path | None) -> dict[str, Any]:
-    """One fresh process: seconds from launch to first paint, memory ready, LLM client ready."""
-    started = time.time()
-    done = subprocess.run(
-        [sys.executable, "-c", _PROBE, str(started), str(config or "")],
-        capture_output=True,
-        text=True,
-        timeout=600,
-    )
-    for line in done.stdout.splitlines():
-        if line.startswith("PROBE "):
-            return dict(json.loads(line[6:]))
-    raise RuntimeError(f"startup probe failed: {done.stderr.strip().splitlines()[-1:] or done.returncode}")
+class Launch:
+    """One ``huichat`` process in a pseudo-terminal, its milestones read from the trace file."""
+
+    def __init__(self, config: Path | None, trace: Path) -> None:
+        self.trace = trace
+        self.started = time.time()
+        self.master, slave = pty.openpty()
+        os.set_blocking(self.master, False)
+        command = [sys.executable, "-m", "app"] + (["--config", str(config)] if config else [])
+        env = {**os.environ, "HUICHAT_TRACE": str(trace), "TERM": "xterm-256color", "COLUMNS": "120", "LINES": "36"}
+        self.process = subprocess.Popen(command, stdin=slave, stdout=slave, stderr=slave, env=env, close_fds=True)
+        os.close(slave)
+
+    def _drain(self, seconds: float) -> None:
+        ready, _, _ = select.select([self.master], [], [], seconds)
+        if ready:
+            with contextlib.suppress(OSError):
+                os.read(self.master, 1 << 16)
+
+    def events(self) -> dict[str, float]:
+        """Milestone → seconds after launch."""
+        if not self.trace.exists():
+            return {}
+        found: dict[str, float] = {}
+        for line in self.trace.read_text(encoding="utf-8").splitlines():
+            stamp, _, event = line.partition(" ")
+            found.setdefault(event, float(stamp) - self.started)
+        return found
+
+    def wait_for(self, *events: str, timeout: float = 300.0) -> dict[str, float]:
+        deadline = time.time() + timeout
+        while time.time() < deadline:
+            seen = self.events()
+            if all(e in seen for e in events) or self.process.poll() is not None:
+                return seen
+            self._drain(0.05)
+        raise RuntimeError(f"huichat never reached {events} (saw {sorted(self.events())})")
+
+    def quit(self, timeout: float = 120.0) -> float:
+        """Press ctrl+q; seconds until the process has exited."""
+        pressed = time.time()
+        os.write(self.master, CTRL_Q)
+        deadline = pressed + timeout
+        while self.process.poll() is None and time.time() < deadline:
+            self._drain(0.01)
+        if self.process.poll() is None:
+            self.process.kill()
+            raise RuntimeError("huichat did not exit after ctrl+q")
+        exited = time.time() - pressed
+        os.close(self.master)
+        return exited
+
+
+def one_run(config: Path | None, scratch: Path, index: int) -> dict[str, Any]:
+    """A full start (until memory and the LLM client are ready, then quit) and a quit while loading."""
+    idle = Launch(config, scratch / f"idle-{index}.trace")
+    marks = idle.wait_for("first_paint", "memory_ready", "llm_ready")
+    marks = {**marks, "quit_idle": idle.quit()}
+    early = Launch(config, scratch / f"early-{index}.trace")
+    early.wait_for("first_paint")
+    loading = early.events()
+    marks["quit_loading"] = early.quit()
+    marks["quit_loading_was_loading"] = "memory_ready" not in loading or "llm_ready" not in loading
+    return marks
 
 
 def run_startup_bench(args: argparse.Namespace, loaded: LoadedConfig, zone: Zone) -> int:
@@ -80,24 +104,25 @@ def run_startup_bench(args: argparse.Namespace, loaded: LoadedConfig, zone: Zone
     console = Console()
     config = loaded.files[0] if loaded.files else None
     runs = []
-    with console.status("starting huichat…"):
-        for _ in range(args.runs):
-            runs.append(probe(config))
-    report = {
-        "runs": runs,
-        "median_first_paint_s": round(median([r["first_paint"] for r in runs]), 3),
-        "median_memory_ready_s": round(median([r["memory_ready"] for r in runs]), 3),
-        "median_llm_ready_s": round(median([r["llm_ready"] for r in runs]), 3),
-        "prompt_focused_at_first_paint": all(r["prompt_focused"] for r in runs),
-        "turns": runs[-1].get("turns"),
-        "machine": machine(),
-    }
-    table = Table(title=f"startup · median of {args.runs} fresh processes · {report['turns']} turns in memory")
+    with tempfile.TemporaryDirectory(prefix="huichat-startup-") as scratch, console.status("starting huichat…"):
+        for index in range(args.runs):
+            runs.append(one_run(config, Path(scratch), index))
+    moments = [
+        ("first_paint", "first paint (prompt accepts typing)"),
+        ("memory_ready", "memory ready for recall"),
+        ("llm_ready", "LLM client ready"),
+        ("quit_idle", "quit (ctrl+q → shell prompt), everything loaded"),
+        ("quit_loading", "quit (ctrl+q → shell prompt) right after the first paint"),
+    ]
+    report: dict[str, Any] = {"runs": runs, "machine": machine()}
+    table = Table(title=f"startup · median of {args.runs} fresh processes in a terminal")
     table.add_column("moment")
-    table.add_column("seconds after launch", justify="right")
-    table.add_row("first paint (prompt accepts typing)", f"{report['median_first_paint_s']:.2f}")
-    table.add_row("memory ready (model + index)", f"{report['median_memory_ready_s']:.2f}")
-    table.add_row("LLM client ready (litellm)", f"{report['median_llm_ready_s']:.2f}")
+    table.add_column("median (s)", justify="right")
+    table.add_column("runs (s)")
+    for key, label in moments:
+        values = [r[key] for r in runs if key in r]
+        report[f"median_{key}_s"] = round(median(values), 3)
+        table.add_row(label, f"{median(values):.2f}", ", ".join(f"{v:.2f}" for v in values))
     console.print(table)
     write_json(args.json, report)
     return 0

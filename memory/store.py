@@ -17,12 +17,10 @@ from typing import Any, cast
 
 os.environ.setdefault("LANCEDB_LOG", "error")
 
-import lancedb
+
 import numpy as np
 import numpy.typing as npt
 import pyarrow as pa
-from lancedb.index import FTS, IvfHnswSq
-from lancedb.query import MatchQuery
 
 from memory.errors import KernelError
 from memory.filters import Filter
@@ -48,6 +46,35 @@ from memory.index_schema import (
 )
 from memory.results import Scored, SessionInfo
 from memory.turns import Turn, is_turn_id
+
+
+def _import_lancedb() -> Any:
+    """lancedb, imported with pydantic's schema building deferred.
+
+    Importing lancedb defines hundreds of pydantic models for its REST namespace client,
+    which huichat never uses; building their validators eagerly is half of the import's
+    cost (≈2 s of CPU here), paid by every command. pydantic's own ``defer_build`` makes
+    a model build them on first use instead; it is the default only while lancedb is
+    imported, and a pydantic without that setting simply imports the slow way.
+    """
+    try:
+        from pydantic._internal import _config
+
+        defaults: dict[str, Any] = _config.config_defaults  # type: ignore[assignment]
+    except (ImportError, AttributeError):
+        defaults = {}
+    previous = defaults.get("defer_build", False)
+    if "defer_build" in defaults:
+        defaults["defer_build"] = True
+    try:
+        import lancedb as module
+    finally:
+        if "defer_build" in defaults:
+            defaults["defer_build"] = previous
+    return module
+
+
+lancedb = _import_lancedb()
 
 TABLE = "turns"
 _REINDEX = "run `huichat reindex` to rebuild it from the transcripts"
@@ -353,7 +380,9 @@ class TurnStore:
             if not self._fts_ready:
                 return []
         query = (
-            self._table.search(cast(Any, MatchQuery)(text, "text"), query_type="fts").select(LIGHT_COLUMNS).limit(limit)
+            self._table.search(cast(Any, lancedb.query.MatchQuery)(text, "text"), query_type="fts")
+            .select(LIGHT_COLUMNS)
+            .limit(limit)
         )
         if where is not None:
             query = query.where(compile_filter(where), prefilter=True)
@@ -435,7 +464,7 @@ class TurnStore:
         if "FTS" not in kinds:
             self._table.create_index(
                 "text",
-                config=FTS(base_tokenizer="icu", with_position=False, stem=True, remove_stop_words=True),
+                config=lancedb.index.FTS(base_tokenizer="icu", with_position=False, stem=True, remove_stop_words=True),
                 replace=True,
             )
             created.append("fts(text, icu)")
@@ -447,7 +476,9 @@ class TurnStore:
         if rows >= ann_min_rows and not self.has_ann_index():
             partitions = max(16, int(rows**0.5))
             self._table.create_index(
-                "vector", config=IvfHnswSq(distance_type="cosine", num_partitions=partitions), replace=True
+                "vector",
+                config=lancedb.index.IvfHnswSq(distance_type="cosine", num_partitions=partitions),
+                replace=True,
             )
             created.append(f"ann(IVF_HNSW_SQ, {partitions} partitions at {rows} rows)")
         self._fts_ready = True

@@ -113,52 +113,54 @@ def recall(args: argparse.Namespace, runtime: Runtime) -> int:
 
 
 def show(args: argparse.Namespace, runtime: Runtime) -> int:
-    """Print one turn by id."""
-    kernel = runtime.open_kernel()
-    try:
-        found = kernel.recall_by_id(args.turn_id)
-    finally:
-        kernel.close()
-    if found.turn is None:
-        return _error(found.error)
+    """Print one turn by id: from its transcript, or with ``--json`` from the index (every field)."""
+    from memory.results import format_turn
+    from memory.turns import is_turn_id
+
+    turn_id = args.turn_id.strip().lower().removeprefix("id:").strip()
+    if not is_turn_id(turn_id):
+        return _error(f"'{args.turn_id[:40]}' is not a turn id (6 lowercase letters or digits, e.g. a3f2c7)")
     if args.json:
+        kernel = runtime.open_kernel()
+        try:
+            found = kernel.recall_by_id(turn_id)
+        finally:
+            kernel.close()
+        if found.turn is None:
+            return _error(found.error)
         print(json.dumps(_turn_json(found.turn, runtime.zone), ensure_ascii=False, indent=2))
-    else:
-        print(kernel.format_turn(found.turn))
+        return 0
+    turn = runtime.open_catalogue().turn(turn_id)
+    if turn is None:
+        return _error(f"no turn with id {turn_id}")
+    print(format_turn(turn, runtime.zone.tz))
     return 0
 
 
 def sessions(args: argparse.Namespace, runtime: Runtime) -> int:
-    """List stored sessions, most recent first."""
-    kernel = runtime.open_kernel()
-    try:
-        infos = kernel.sessions()
-    finally:
-        kernel.close()
+    """List stored sessions, most recent first (from the transcripts; the index is not opened)."""
+    infos = runtime.open_catalogue().sessions()
     if args.json:
-        print(
-            json.dumps(
-                [
-                    {
-                        "session_id": s.session_id,
-                        "session_file": s.session_file,
-                        "started": s.started.isoformat(),
-                        "last": s.last.isoformat(),
-                        "turns": s.turns,
-                        "first_message": s.first_text[:200],
-                    }
-                    for s in infos
-                ],
-                ensure_ascii=False,
-                indent=2,
-            )
-        )
+        rows = [
+            {
+                "session_id": s.session_id,
+                "session_file": s.session_file,
+                "started": s.started.isoformat(),
+                "last": s.last.isoformat(),
+                "turns": s.turns,
+                "title": s.title,
+                "first_message": s.first_text[:200],
+            }
+            for s in infos
+        ]
+        print(json.dumps(rows, ensure_ascii=False, indent=2))
         return 0
+    if not infos:
+        print("no sessions yet")
     for info in infos:
-        first = info.first_text.splitlines()[0][:60] if info.first_text else ""
-        print(
-            f"{info.session_id}  {info.last.astimezone(runtime.zone.tz):%Y-%m-%d %H:%M}  {info.turns:>4} turns  {first}"
-        )
+        about = info.title or (info.first_text.splitlines()[0] if info.first_text else "")
+        turns = f"{info.turns} turn{'' if info.turns == 1 else 's'}"
+        print(f"{info.session_id}  {info.last.astimezone(runtime.zone.tz):%Y-%m-%d %H:%M}  {turns:>9}  {about[:60]}")
     return 0
 
 

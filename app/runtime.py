@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Protocol
 from app.config import LoadedConfig
 
 if TYPE_CHECKING:
+    from memory.catalogue import Catalogue
     from memory.embedding import Embedder
     from memory.kernel import MemoryKernel
     from providers.llm import LLMClient
@@ -50,6 +51,8 @@ class Runtime:
     open_kernel: KernelOpener
     open_embedder: Callable[[], Embedder]
     open_llm: Callable[[], LLMClient]
+    open_catalogue: Callable[[], Catalogue]
+    """The transcripts' summary (sessions, where a turn is) — no index, no model."""
     clock: Callable[[], datetime]
     trace: Callable[[str], None] = lambda _event: None
     """Records a moment of the app's life (first paint, memory ready, …) for ``huichat bench startup``."""

@@ -22,11 +22,14 @@ from app.runtime import Runtime, Zone
 from memory.turns import utc_now
 
 if TYPE_CHECKING:
+    from memory.catalogue import Catalogue
     from memory.embedding import Embedder
     from memory.kernel import MemoryKernel
     from providers.llm import LLMClient
 
 EXIT_CONFIG = 2
+EXIT_BROKEN_PIPE = 141
+"""128 + SIGPIPE: what a shell tool reports when its reader closed the pipe."""
 
 
 def resolve_zone(loaded: LoadedConfig) -> Zone:
@@ -60,7 +63,7 @@ def runtime(loaded: LoadedConfig, zone: Zone | None = None) -> Runtime:
     def open_kernel(
         embedder: Embedder | None = None, *, reconcile: bool = True, embed: bool = True, for_rebuild: bool = False
     ) -> MemoryKernel:
-        from memory.opening import MemoryLocation
+        from memory.location import MemoryLocation
         from memory.opening import open_kernel as open_memory
 
         paths = loaded.paths
@@ -81,7 +84,15 @@ def runtime(loaded: LoadedConfig, zone: Zone | None = None) -> Runtime:
 
         return LLMClient(loaded.config.providers)
 
-    return Runtime(loaded, zone, open_kernel, open_embedder, open_llm, utc_now, _tracer())
+    def open_catalogue() -> Catalogue:
+        from memory.catalogue import Catalogue
+        from memory.location import MemoryLocation
+
+        paths = loaded.paths
+        location = MemoryLocation(paths.data_dir, paths.sessions_dir, paths.db_uri)
+        return Catalogue(location.sessions_dir, location.catalogue_path)
+
+    return Runtime(loaded, zone, open_kernel, open_embedder, open_llm, open_catalogue, utc_now, _tracer())
 
 
 def _tracer() -> Callable[[str], None]:
@@ -160,10 +171,15 @@ def main(argv: Sequence[str] | None = None) -> int:
         from app.tui import run_tui
 
         return run_tui(faces, args.provider, args.session)
-    if args.command == "bench":
-        from benchmarks.cli import run_bench
+    try:
+        if args.command == "bench":
+            from benchmarks.cli import run_bench
 
-        return run_bench(args, faces)
-    from app import cli
+            return run_bench(args, faces)
+        from app import cli
 
-    return cli.run_command(args, faces)
+        return cli.run_command(args, faces)
+    except BrokenPipeError:
+        # the reader went away (`| head`): end quietly, as shell tools do
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return EXIT_BROKEN_PIPE

@@ -16,7 +16,8 @@ from app.config import LoadedConfig
 from memory.config import EmbeddingConfig
 from memory.embedding import Embedder, load_embedder
 from memory.kernel import MemoryKernel
-from memory.opening import MemoryLocation, open_kernel
+from memory.location import MemoryLocation
+from memory.opening import open_kernel
 from memory.turns import utc_now
 
 

@@ -19,7 +19,7 @@ import numpy.typing as npt
 import pyarrow as pa
 
 from memory.filters import All, Any_, Compare, Filter, In, Not
-from memory.turns import Message, Turn, index_digest, is_turn_id
+from memory.turns import Turn, index_digest, is_turn_id
 
 SCHEMA_VERSION = 4
 """This code's layout. 3: one turn encoding (``Turn.to_record``) for every JSON column.
@@ -146,12 +146,6 @@ def turns_from(table: pa.Table) -> list[Turn]:
         row["extra"] = json.loads(row["extra"]) if row.get("extra") else {}
         turns.append(Turn.from_record(row))
     return turns
-
-
-def first_message(raw: str | None) -> str:
-    """The text of the first message in a ``messages`` column value."""
-    messages = _messages(raw)
-    return Message.from_record(messages[0]).text if messages else ""
 
 
 # ------------------------------------------------------------------------ filters

@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import IO, Any
 
 from memory.archive import ARCHIVE_DIR, read_archive
+from memory.catalogue import Catalogue
 from memory.config import RetrieverConfig
 from memory.embedding import Embedder
 from memory.errors import KernelError
@@ -82,6 +83,7 @@ class MemoryKernel:
         zone: tzinfo,
         *,
         manifest_path: Path | None = None,
+        catalogue_path: Path | None = None,
         fusion: Fusion | None = None,
         id_source: Callable[[], str] | None = None,
     ) -> None:
@@ -94,6 +96,7 @@ class MemoryKernel:
         self.resolver = TimeResolver(zone, retriever_config.week_start)
         self.retriever = Retriever(store, embedder, retriever_config, self.resolver, zone, fusion)
         self.manifest_path = manifest_path
+        self.catalogue = Catalogue(sessions_dir, catalogue_path or sessions_dir.parent / "catalogue.json")
         self._lock = threading.RLock()
         self._known_ids: set[str] | None = None
         self._pending_access: dict[str, int] = {}
@@ -309,8 +312,8 @@ class MemoryKernel:
         return sorted(self.store.where(Compare("session_id", "=", session_id)), key=lambda t: t.turn_index)
 
     def sessions(self) -> list[SessionInfo]:
-        """Stored sessions, most recent first."""
-        return self.store.sessions()
+        """Stored sessions, most recent first (read from the transcripts' catalogue)."""
+        return self.catalogue.sessions()
 
     def count(self) -> int:
         """Number of stored turns."""

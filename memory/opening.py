@@ -4,34 +4,14 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Callable
-from dataclasses import dataclass
 from datetime import date, datetime, tzinfo
-from pathlib import Path
 
 from memory.config import ArchiveConfig, RetrieverConfig
 from memory.embedding import Embedder
 from memory.kernel import MemoryKernel
+from memory.location import MemoryLocation
 from memory.retrieval import Fusion
 from memory.store import TurnStore
-
-
-@dataclass(frozen=True)
-class MemoryLocation:
-    """Where one memory lives: its data folder, its transcripts, and its index."""
-
-    data_dir: Path
-    sessions_dir: Path
-    db_uri: str
-
-    @classmethod
-    def under(cls, root: Path) -> MemoryLocation:
-        """Everything in one folder (tests, benchmarks, per-user stores)."""
-        return cls(root, root / "sessions", str(root / "index.lancedb"))
-
-    @property
-    def remote(self) -> bool:
-        """True when the index is on object storage (another machine may write it)."""
-        return "://" in self.db_uri
 
 
 def open_kernel(
@@ -72,6 +52,7 @@ def open_kernel(
         retriever,
         zone,
         manifest_path=manifest,
+        catalogue_path=location.catalogue_path,
         fusion=fusion,
         id_source=id_source,
     )

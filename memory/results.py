@@ -134,6 +134,8 @@ class SessionInfo:
     last: datetime
     turns: int
     first_text: str
+    title: str = ""
+    """The session's title (its topic) where it has one."""
 
 
 def format_turn(turn: Turn, zone: tzinfo | None = None, similarity: float | None = None) -> str:

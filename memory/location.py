@@ -1,0 +1,30 @@
+"""Where one memory lives (a value type: importing it opens nothing)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+
+@dataclass(frozen=True)
+class MemoryLocation:
+    """Where one memory lives: its data folder, its transcripts, and its index."""
+
+    data_dir: Path
+    sessions_dir: Path
+    db_uri: str
+
+    @classmethod
+    def under(cls, root: Path) -> MemoryLocation:
+        """Everything in one folder (tests, benchmarks, per-user stores)."""
+        return cls(root, root / "sessions", str(root / "index.lancedb"))
+
+    @property
+    def catalogue_path(self) -> Path:
+        """The summary of the transcripts (``memory.catalogue``), beside the index."""
+        return self.data_dir / "catalogue.json"
+
+    @property
+    def remote(self) -> bool:
+        """True when the index is on object storage (another machine may write it)."""
+        return "://" in self.db_uri

@@ -54,6 +54,9 @@ class ChatScreen(Screen[None]):
         Binding("escape", "focus_prompt", "Prompt", show=False),
     ]
 
+    HORIZONTAL_BREAKPOINTS = [(0, "-narrow"), (90, "-wide")]
+    """Below 90 columns the memory panel sits under the conversation instead of beside it."""
+
     panel_open: reactive[bool] = reactive(False)
     provider_status: reactive[str] = reactive("no provider")
     session_status: reactive[str] = reactive("new session")

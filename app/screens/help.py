@@ -23,7 +23,7 @@ HELP = """\
 | Enter / click | memory panel, search results | open the turn |
 | Esc | chat | back to the prompt |
 | ↓ | search box | into the results (typing goes back to the box) |
-| ctrl+e | search | include or leave out failed replies |
+| ctrl+t | search | include or leave out failed replies |
 | Esc | search | back to the chat |
 | p / ← | turn view | previous turn of the session |
 | n / → | turn view | next turn of the session |

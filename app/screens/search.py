@@ -37,7 +37,8 @@ def describe_results(results: SearchResults) -> str:
     if hits == 0:
         parts.append("no matching memory")
     else:
-        parts.append(f"{hits} hit{'s' if hits != 1 else ''}, {len(results) - hits} around them")
+        context = len(results) - hits
+        parts.append(f"{hits} hit{'s' if hits != 1 else ''}" + (f", {context} around them" if context else ""))
     return " · ".join(parts)
 
 
@@ -49,7 +50,7 @@ class SearchScreen(Screen[None]):
 
     BINDINGS = [
         Binding("escape", "app.pop_screen", "Back to chat"),
-        Binding("ctrl+e", "toggle_failed", "Failed replies"),
+        Binding("ctrl+t", "toggle_failed", "Failed replies"),
     ]
 
     def __init__(
@@ -74,7 +75,10 @@ class SearchScreen(Screen[None]):
     def compose(self) -> ComposeResult:
         yield Header()
         with Vertical(id="search"):
-            query = Input(placeholder="Search memory — e.g. 上周三下午 部署, VPN last week", id="query")
+            # typing after coming back from the results continues the query instead of replacing it
+            query = Input(
+                placeholder="Search memory — e.g. 上周三下午 部署, VPN last week", id="query", select_on_focus=False
+            )
             query.cursor_blink = self.cursor_blink
             yield query
             yield MemoryPanel(self.zone, self.snippet_chars, id="results")

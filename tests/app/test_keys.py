@@ -1,0 +1,225 @@
+"""Every binding F1 lists, where F1 says it works, and a focus model a person can predict."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from app.screens.help import HELP, HelpScreen
+from app.screens.search import SearchScreen
+from app.screens.sessions import SessionsScreen
+from app.screens.turn_detail import TurnDetailScreen
+from app.widgets.memory_panel import MemoryPanel
+from app.widgets.status_line import StatusLine, fit
+from tests.app.tui_helpers import (
+    build_app,
+    deterministic_kernel,
+    fake_providers,
+    loaded_config,
+    memory_model,
+    ready,
+    said,
+    seed_memory,
+    wait_until,
+)
+from tests.fakellm import FakeLLM
+
+
+def _idle(app: Any) -> bool:
+    return not app.chat_screen.replying
+
+
+async def _recalled(pilot: Any) -> None:
+    """Ask a question the fake model answers from memory: the panel opens with a hit and its context."""
+    app = pilot.app
+    await pilot.press(*"上周三我们用什么部署的？")
+    await pilot.press("enter")
+    await wait_until(pilot, lambda: _idle(app) and len(said(app)) == 2)
+
+
+async def test_the_prompt_panel_and_search_keys_move_focus_predictably(tmp_path: Path, fake_llm: FakeLLM) -> None:
+    kernel = deterministic_kernel(tmp_path)
+    seed_memory(kernel)
+    fake_llm.responder = memory_model
+    app = build_app(tmp_path, loaded_config(fake_providers(fake_llm)), kernel=kernel)
+    async with app.run_test(size=(140, 40)) as pilot:
+        await ready(pilot)
+        chat = app.chat_screen
+        prompt, panel = chat.prompt, chat.query_one(MemoryPanel)
+        assert prompt.has_focus
+        # in the prompt, / and ? are text
+        await pilot.press("slash", "question_mark")
+        assert prompt.text == "/?" and app.screen is chat
+        prompt.clear()
+        # ctrl+j / alt+enter: a new line, not a send
+        await pilot.press("a", "ctrl+j", "b")
+        assert prompt.text == "a\nb" and not said(app)
+        prompt.clear()
+        await _recalled(pilot)
+        assert chat.panel_open and prompt.has_focus  # the panel opened by itself; typing stays in the prompt
+        # ↓ from the (empty) prompt moves into the panel, Esc goes back to the prompt
+        await pilot.press("down")
+        assert panel.options.has_focus
+        await pilot.press("escape")
+        assert prompt.has_focus
+        # ↑ from the first line too
+        await pilot.press("up")
+        assert panel.options.has_focus
+        # outside the prompt, / searches and ? helps
+        await pilot.press("question_mark")
+        await wait_until(pilot, lambda: isinstance(app.screen, HelpScreen))
+        await pilot.press("escape")
+        await wait_until(pilot, lambda: app.screen is chat)
+        assert prompt.has_focus  # back from a dialog: typing goes to the prompt
+        await pilot.press("f2")  # F2 opens and focuses…
+        assert chat.panel_open and panel.options.has_focus
+        await pilot.press("slash")
+        await wait_until(pilot, lambda: isinstance(app.screen, SearchScreen))
+        await pilot.press("escape")
+        await wait_until(pilot, lambda: app.screen is chat)
+        assert prompt.has_focus
+        await pilot.press("f2")
+        assert panel.options.has_focus
+        await pilot.press("f2")  # …and from inside it, closes it
+        assert not chat.panel_open and prompt.has_focus
+        await pilot.press("f2")
+        assert chat.panel_open and panel.options.has_focus
+        # Enter on a row opens the turn; the turn view walks and closes with its keys
+        await pilot.press("enter")
+        await wait_until(pilot, lambda: isinstance(app.screen, TurnDetailScreen))
+        detail = app.screen
+        first = detail.turn
+        await pilot.press("left")
+        await wait_until(pilot, lambda: detail.turn is not None and detail.turn.id == first.prev_id)
+        await pilot.press("right")
+        await wait_until(pilot, lambda: detail.turn is not None and detail.turn.id == first.id)
+        await pilot.press("n", "home")
+        await wait_until(pilot, lambda: detail.turn is not None and detail.turn.id == first.id)
+        await pilot.press("q")
+        await wait_until(pilot, lambda: app.screen is chat)
+
+
+async def test_search_keeps_its_query_box_usable(tmp_path: Path) -> None:
+    kernel = deterministic_kernel(tmp_path)
+    ids = seed_memory(kernel)
+    app = build_app(tmp_path, loaded_config(), kernel=kernel)
+    async with app.run_test(size=(140, 40)) as pilot:
+        await ready(pilot)
+        await pilot.press("ctrl+f")
+        await wait_until(pilot, lambda: isinstance(app.screen, SearchScreen))
+        search = app.screen
+        results = search.results
+        await pilot.press("enter")  # an empty query says so instead of keeping old results
+        assert "Type something to search" in str(results.query_one(".scope").render())
+        await pilot.press(*"显存")
+        await pilot.press("enter")
+        await wait_until(pilot, lambda: bool(results.hits))
+        found = [h.turn.id for h in results.hits]
+        assert ids[1] in found
+        assert search.query_box.has_focus
+        await pilot.press("down")
+        assert results.options.has_focus
+        await pilot.press("x")  # typing in the results goes on in the query box
+        assert search.query_box.has_focus and search.query_box.value == "显存x"
+        results.clear("…")
+        await pilot.press("backspace", "enter")
+        await wait_until(pilot, lambda: [h.turn.id for h in results.hits] == found)
+        await pilot.press("ctrl+t")  # failed replies included, then left out again
+        assert search.include_failed
+        await pilot.press("ctrl+t")
+        assert not search.include_failed
+        await pilot.press("escape")
+        await wait_until(pilot, lambda: app.screen is app.chat_screen)
+        assert app.chat_screen.prompt.has_focus
+
+
+async def test_sessions_dialog_marks_the_current_session_and_closes_with_q(tmp_path: Path, fake_llm: FakeLLM) -> None:
+    kernel = deterministic_kernel(tmp_path)
+    ids = seed_memory(kernel)
+    current = kernel.recall_by_id(ids[0]).turn
+    assert current is not None
+    app = build_app(tmp_path, loaded_config(fake_providers(fake_llm)), kernel=kernel, start_session=current.session_id)
+    async with app.run_test(size=(140, 40)) as pilot:
+        await ready(pilot)
+        await wait_until(pilot, lambda: app.chat_screen.session_id == current.session_id)
+        await pilot.press("ctrl+o")
+        await wait_until(pilot, lambda: isinstance(app.screen, SessionsScreen))
+        rows = [str(o.prompt) for o in app.screen.query_one("OptionList")._options]
+        assert sum("▶" in row for row in rows) == 1 and "(current)" in next(r for r in rows if "▶" in r)
+        await pilot.press("q")
+        await wait_until(pilot, lambda: not isinstance(app.screen, SessionsScreen))
+        await pilot.press("ctrl+o")
+        await wait_until(pilot, lambda: isinstance(app.screen, SessionsScreen))
+        await pilot.press("escape")
+        await wait_until(pilot, lambda: not isinstance(app.screen, SessionsScreen))
+
+
+async def test_retry_with_nothing_to_retry_says_so_and_the_palette_and_quit_work(
+    tmp_path: Path, fake_llm: FakeLLM
+) -> None:
+    app = build_app(tmp_path, loaded_config(fake_providers(fake_llm)))
+    async with app.run_test(size=(120, 36)) as pilot:
+        await ready(pilot)
+        await pilot.press("ctrl+r")
+        await pilot.pause()
+        assert any("Nothing to retry" in str(n.message) for n in app._notifications)
+        await pilot.press("f1")
+        await wait_until(pilot, lambda: isinstance(app.screen, HelpScreen))
+        await pilot.press("f1")
+        await wait_until(pilot, lambda: not isinstance(app.screen, HelpScreen))
+        await pilot.press("ctrl+p")
+        await wait_until(pilot, lambda: app.screen is not app.chat_screen)
+        await pilot.press("escape")
+        await wait_until(pilot, lambda: app.screen is app.chat_screen)
+        await pilot.press("ctrl+n")
+        await pilot.pause()
+        assert any("New session" in str(n.message) for n in app._notifications)
+        await pilot.press("ctrl+q")
+        await pilot.pause()
+    assert app.return_code == 0
+
+
+def test_every_key_in_the_help_is_a_binding_somewhere() -> None:
+    from app.screens.chat import ChatScreen
+
+    declared = {
+        key
+        for source in (ChatScreen, SearchScreen, SessionsScreen, TurnDetailScreen, HelpScreen)
+        for binding in source.BINDINGS
+        for key in binding.key.split(",")
+    }
+    for key in ("ctrl+f", "f2", "ctrl+n", "ctrl+o", "ctrl+r", "f1", "slash", "question_mark", "escape", "ctrl+t"):
+        assert key in declared, key
+    for words in ("ctrl+f", "F2", "ctrl+n", "ctrl+o", "ctrl+r", "ctrl+t", "p / ←", "n / →", "h / Home"):
+        assert words in HELP, words
+
+
+async def test_a_narrow_terminal_puts_the_panel_under_the_conversation(tmp_path: Path, fake_llm: FakeLLM) -> None:
+    kernel = deterministic_kernel(tmp_path)
+    seed_memory(kernel)
+    fake_llm.responder = memory_model
+    app = build_app(tmp_path, loaded_config(fake_providers(fake_llm)), kernel=kernel)
+    async with app.run_test(size=(50, 30)) as pilot:
+        await ready(pilot)
+        await _recalled(pilot)
+        chat = app.chat_screen
+        transcript, panel = chat.transcript, chat.query_one(MemoryPanel)
+        assert chat.panel_open and chat.has_class("-narrow")
+        assert transcript.region.width >= 45  # the conversation keeps the width
+        assert panel.region.y > transcript.region.y and panel.region.width >= 45
+        status = chat.query_one(StatusLine)
+        assert len(str(status.render())) <= 50 and "memory" in str(status.render())
+
+
+def test_the_status_line_drops_detail_before_it_drops_the_memory_state() -> None:
+    parts = [
+        "deepseek · deepseek/deepseek-chat",
+        "session 20261125-150030-abcd",
+        "memory: 12 turns · multilingual-e5-small",
+    ]
+    wide = fit(parts, 200)
+    assert wide == " " + "  ·  ".join(parts)
+    eighty = fit(parts, 80)
+    assert len(eighty) <= 80 and "deepseek" in eighty and "memory: 12 turns" in eighty
+    tiny = fit(parts, 24)
+    assert len(tiny) <= 24 and tiny.strip().startswith("memory")

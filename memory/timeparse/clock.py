@@ -38,7 +38,7 @@ def _span(daytime: DayTime | None) -> DayTime | None:
 
 
 @rule(
-    rf"(?P<part>{_CN_PART})?(?:的)?(?P<about>大约|大概|约)?(?P<h>{_CN_HOUR})(?:点|(?<=\d)时)"
+    rf"(?P<about0>大约|大概|约)?(?P<part>{_CN_PART})?(?:的)?(?P<about>大约|大概|约)?(?P<h>{_CN_HOUR})(?:点|(?<=\d)时)"
     rf"(?:(?P<half>半)|(?P<quarter>一刻|三刻)|(?P<m>{_CN_MINUTE})分?|(?P<whole>整|钟))?(?P<approx>左右|前后|多)?"
 )
 def _cn_clock(cal: Calendar, m: re.Match[str]) -> Piece | None:
@@ -49,11 +49,11 @@ def _cn_clock(cal: Calendar, m: re.Match[str]) -> Piece | None:
     if hour is None:
         return None
     part = m["part"]
-    around = bool(m["about"]) or m["approx"] in ("左右", "前后")
+    around = bool(m["about"] or m["about0"]) or m["approx"] in ("左右", "前后")
     daytime = clock_daytime(hour, minute, part, around)
     if m["approx"] == "多":
         daytime = _span(daytime)
-    said_as_time = part or m["half"] or m["quarter"] or m["m"] or m["whole"] or m["approx"] or m["about"]
+    said_as_time = part or m["half"] or m["quarter"] or m["m"] or m["whole"] or m["approx"] or around
     return _piece(cal, daytime, bare=not said_as_time)
 
 
@@ -64,7 +64,7 @@ def _colon_clock(cal: Calendar, m: re.Match[str]) -> Piece | None:
     return _piece(cal, clock_daytime(int(m["h"]), int(m["m"]), m["part"], bool(m["approx"])))
 
 
-@rule(rf"(?P<part>{_CN_PART})(?![好安茶饭餐])")
+@rule(rf"(?<!上)(?P<part>{_CN_PART})(?![好安茶饭餐])")  # not 上下午 (morning and afternoon)
 def _cn_part(cal: Calendar, m: re.Match[str]) -> Piece:
     return _piece_part(cal, m["part"])
 

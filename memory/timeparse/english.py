@@ -191,6 +191,7 @@ def _date_span(cal: Calendar, m: re.Match[str]) -> TimeRange | None:
     return cal.days(start, (date(start.year, month, last) - start).days + 1, "span")
 
 
+_AFTER_MODIFIER = re.compile(r"(?<![A-Za-z])(?:before|after|since|until|till)\s+$", re.IGNORECASE)
 _PART_WORDS = (
     r"early|mid|late|the end of|end of|the beginning of|beginning of|the start of|start of|the middle of|middle of"
 )
@@ -204,16 +205,21 @@ def _part_key(text: str | None) -> str | None:
 
 
 @rule(
-    rf"{W}(?:(?P<prep>in|during|since|from|back in|last|this|next)\s+)?(?:(?P<part>{_PART_WORDS})[\s-]+)?"
-    rf"(?P<mon>{EN_MONTH})(?:\s+(?P<y>\d{{4}}))?{E}",
+    rf"{W}(?:(?P<prep>in|during|from|back in|last|this|next)\s+)?(?:(?P<part>{_PART_WORDS})[\s-]+)?"
+    rf"(?P<mon>{EN_MONTH})(?:\s+(?P<y>\d{{4}}))?{E}(?!\.?\s*\d)",
     NOCASE,
     absolute=True,
     repeat=365,
 )
 def _month(cal: Calendar, m: re.Match[str]) -> TimeRange | None:
     name = m["mon"]
-    if not m["prep"] and not m["y"] and not m["part"]:
-        return None  # a bare month name ("March on", "may I") is not a time
+    if (
+        not m["prep"]
+        and not m["y"]
+        and not m["part"]
+        and not _AFTER_MODIFIER.search(m.string, max(0, m.start() - 12), m.start())
+    ):
+        return None  # a bare month name ("March on", "may I") is not a time; "since March" is
     month = en_month_number(name)
     if month is None or not may_be_month(name):
         return None
@@ -232,7 +238,12 @@ def _month(cal: Calendar, m: re.Match[str]) -> TimeRange | None:
     return cal.month(year, month, _PART_KEYS[key] if key else None)
 
 
-@rule(rf"{W}(?:in|during|since|back in)\s+(?P<y>(?:1[0-9]|20)\d{{2}})(?![\d:])", NOCASE, absolute=True)
+@rule(
+    rf"(?:{W}(?:in|during|back in)\s+|(?<=before )|(?<=after )|(?<=since )|(?<=until )|(?<=till ))"
+    rf"(?P<y>(?:1[0-9]|20)\d{{2}})(?![\d:])",
+    NOCASE,
+    absolute=True,
+)
 def _year(cal: Calendar, m: re.Match[str]) -> TimeRange | None:
     return cal.year(int(m["y"]))
 

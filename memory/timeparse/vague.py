@@ -39,7 +39,8 @@ def vague(cal: Calendar, kind: str) -> TimeRange:
     if kind == "while":
         return cal.back_to_now(today - timedelta(weeks=8), (today - timedelta(weeks=8), today - timedelta(weeks=1)))
     if kind == "earlier":
-        return cal.back_to_now(today - timedelta(weeks=8), (today - timedelta(days=7), today + timedelta(days=1)))
+        start = cal.at(today - timedelta(weeks=8))
+        return TimeRange(start, cal.until_now, "span", True, "", (cal.at(today - timedelta(days=7)), cal.until_now))
     start = cal.open_start()
     if kind == "long_ago":
         return TimeRange(start, cal.until_now, "span", True, "", (start, cal.at(today - timedelta(days=90))))

@@ -229,7 +229,9 @@ def test_phrase_resolves_to_exact_range(phrase: str, now: str, start: str, end: 
 @pytest.mark.parametrize(
     ("phrase", "start", "end"),
     [("上周", "2026-11-15 00:00", "2026-11-22 00:00"), ("this week", "2026-11-22 00:00", "2026-11-29 00:00"),
-     ("上周三", "2026-11-18 00:00", "2026-11-19 00:00")],
+     ("上周三", "2026-11-18 00:00", "2026-11-19 00:00"), ("上周日", "2026-11-15 00:00", "2026-11-16 00:00"),
+     ("这周日", "2026-11-22 00:00", "2026-11-23 00:00"), ("这周末", "2026-11-28 00:00", "2026-11-30 00:00"),
+     ("上周末", "2026-11-21 00:00", "2026-11-23 00:00")],
 )  # fmt: skip
 def test_weeks_may_start_on_sunday(phrase: str, start: str, end: str) -> None:
     found = TimeResolver(ZONE, week_start="sunday").parse(phrase, NOWS["W"])
@@ -263,6 +265,40 @@ NO_TIME = [
     "数据库迁移到对象存储",
     "the 2nd item on the list",
     "march forward with the plan",
+    "周杰伦的新歌",
+    "一周年纪念",
+    "第一次见面",
+    "give me a second",
+    "a second opinion",
+    "周报写完了吗",
+    "下午茶好喝",
+    "我有三点建议",
+    "五一路的店",
+    "六一班的同学",
+    "十一个人",
+    "一年级的学生",
+    "清明上河图",
+    "圣诞老人",
+    "an Easter egg in the game",
+    "I have two points",
+    "wait a minute",
+    "早上好",
+    "晚安",
+    "周期性任务",
+    "每天跑步",
+    "一天到晚",
+    "差一点",
+    "小年轻",
+    "比分是3:2",
+    "at 3 percent",
+    "5号线",
+    "3号楼",
+    "one day I will",
+    "the second time",
+    "前端和后端",
+    "上下午都行",
+    "以后再说",
+    "few days",
 ]
 
 
@@ -307,3 +343,14 @@ def test_split_query_keeps_the_range() -> None:
     _, found = TimeResolver(ZONE).split_query("上周三下午我们聊了什么项目", NOWS["W"])
     assert found is not None and found.phrase == "上周三下午"
     assert found.granularity == "part_of_day" and not found.fuzzy
+
+
+@pytest.mark.parametrize(
+    ("phrase", "start", "end"),
+    [("这周末", "2026-11-28 00:00", "2026-11-30 00:00"), ("上周末", "2026-11-21 00:00", "2026-11-23 00:00"),
+     ("上周日", "2026-11-22 00:00", "2026-11-23 00:00"), ("this weekend", "2026-11-28 00:00", "2026-11-30 00:00")],
+)  # fmt: skip
+def test_on_a_sunday_of_a_sunday_first_week_this_weekend_is_today(phrase: str, start: str, end: str) -> None:
+    found = TimeResolver(ZONE, week_start="sunday").parse(phrase, NOWS["S"])
+    assert found is not None
+    assert (found.start, found.end) == (_local(start), _local(end))

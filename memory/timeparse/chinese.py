@@ -25,7 +25,7 @@ _CN_DAYS = {"今天": 0, "今日": 0, "昨天": -1, "昨日": -1, "前天": -2, 
             "后天": 2, "大后天": 3}  # fmt: skip
 
 
-@rule(r"大前天|大后天|今天|今日|昨天|昨日|前天|明天|明日|(?<![之以最])后天")
+@rule(r"大前天|大后天|今天|今日|昨天|昨日|前天|明天|明日|(?<![之以最])后天", needs="今昨前明后")
 def _day(cal: Calendar, m: re.Match[str]) -> TimeRange:
     return cal.days(cal.today + timedelta(days=_CN_DAYS[m.group(0)]), 1)
 
@@ -33,7 +33,7 @@ def _day(cal: Calendar, m: re.Match[str]) -> TimeRange:
 _SHORT_PART = {"早": "早上", "晨": "早上", "晚": "晚上", "夜": "晚上"}
 
 
-@rule(r"(?P<day>[今昨明前])(?P<part>早|晨|晚|夜)(?![上饭餐点报])")
+@rule(r"(?P<day>[今昨明前])(?P<part>早|晨|晚|夜)(?![上饭餐点报])", needs="今昨明前")
 def _day_short(cal: Calendar, m: re.Match[str]) -> Piece:
     day = cal.today + timedelta(days={"今": 0, "昨": -1, "明": 1, "前": -2}[m["day"]])
     daytime = part_daytime(_SHORT_PART[m["part"]])
@@ -52,7 +52,8 @@ _WEEK_WORD = r"(?:周(?![期边围全岁长转报刊年游到])|星期|礼拜)"
 
 @rule(
     r"(?<![每])(?P<rel>上上个|上上|大上个|大上|下下个|下下|上一个|下一个|这个|上个|下个|上一|下一|这|本|上|下)"
-    rf"(?:(?P<end>周末)|{_WEEK_WORD}(?:(?P<wd>[一二三四五六日天七])(?![报刊年]))?)"
+    rf"(?:(?P<end>周末)|{_WEEK_WORD}(?:(?P<wd>[一二三四五六日天七])(?![报刊年]))?)",
+    needs="周星礼",
 )
 def _week(cal: Calendar, m: re.Match[str]) -> TimeRange:
     offset = _WEEK_REL[m["rel"]]
@@ -63,12 +64,16 @@ def _week(cal: Calendar, m: re.Match[str]) -> TimeRange:
     return cal.week(offset)
 
 
-@rule(r"(?<![每上下这本个一二三四五六七八九十两几\d])(?:周|星期|礼拜)(?P<wd>[一二三四五六日天])(?![报刊年])", repeat=7)
+@rule(
+    r"(?<![每上下这本个一二三四五六七八九十两几\d])(?:周|星期|礼拜)(?P<wd>[一二三四五六日天])(?![报刊年])",
+    repeat=7,
+    needs="周星礼",
+)
 def _weekday(cal: Calendar, m: re.Match[str]) -> TimeRange:
     return cal.days(cal.recent_weekday(_WEEKDAY[m["wd"]], strictly_before_today=False), 1)
 
 
-@rule(r"(?<![每上下这本个])周末")
+@rule(r"(?<![每上下这本个])周末", needs="末")
 def _weekend(cal: Calendar, m: re.Match[str]) -> TimeRange:
     return cal.recent_weekend()
 
@@ -79,13 +84,13 @@ _MONTH_REL = {"这个月": 0, "本月": 0, "这月": 0, "当月": 0, "上个月"
               "上上个月": -2, "下个月": 1, "下月": 1, "下一个月": 1}  # fmt: skip
 
 
-@rule(rf"(?P<rel>上上个月|上一个月|下一个月|这个月|上个月|下个月|本月|这月|当月|上月|下月){_MONTH_PART}?")
+@rule(rf"(?P<rel>上上个月|上一个月|下一个月|这个月|上个月|下个月|本月|这月|当月|上月|下月){_MONTH_PART}?", needs="月")
 def _month_rel(cal: Calendar, m: re.Match[str]) -> TimeRange | None:
     year, month = cal.month_offset(_MONTH_REL[m["rel"]])
     return cal.month(year, month, CN_MONTH_PART[m["part"]] if m["part"] else None)
 
 
-@rule(rf"(?<![年\d个岁日明风正一二三四五六七八九十])月{_MONTH_PART}")
+@rule(rf"(?<![年\d个岁日明风正一二三四五六七八九十])月{_MONTH_PART}", needs="月")
 def _month_part(cal: Calendar, m: re.Match[str]) -> TimeRange | None:
     return cal.month(cal.today.year, cal.today.month, CN_MONTH_PART[m["part"]])
 
@@ -107,7 +112,8 @@ def cn_year(cal: Calendar, m: re.Match[str]) -> int | None:
 
 @rule(
     rf"{YEAR}(?:的)?(?:(?P<m>1[0-2]|0?[1-9]|十[一二]?|[一二三四五六七八九])月(?:份)?{_MONTH_PART}?"
-    r"(?:(?P<d>\d{1,2}|[一二三四五六七八九十]{1,3})[日号])?|年?(?P<ypart>上半年|下半年|初|中(?![秋国文心央间])|底|末))?"
+    r"(?:(?P<d>\d{1,2}|[一二三四五六七八九十]{1,3})[日号])?|年?(?P<ypart>上半年|下半年|初|中(?![秋国文心央间])|底|末))?",
+    needs="年",
 )
 def _year(cal: Calendar, m: re.Match[str]) -> Piece | None:
     year = cn_year(cal, m)
@@ -126,7 +132,8 @@ def _year(cal: Calendar, m: re.Match[str]) -> Piece | None:
 
 
 @rule(
-    r"(?<![年\d个一二三四五六七八九十两几每])年(?P<part>初|中(?![秋国文心央间])|底|末)|(?<!年)(?P<half>上半年|下半年)"
+    r"(?<![年\d个一二三四五六七八九十两几每])年(?P<part>初|中(?![秋国文心央间])|底|末)|(?<!年)(?P<half>上半年|下半年)",
+    needs="年",
 )
 def _year_part(cal: Calendar, m: re.Match[str]) -> TimeRange | None:
     if m["half"]:  # the most recent one that has begun
@@ -140,6 +147,7 @@ def _year_part(cal: Calendar, m: re.Match[str]) -> TimeRange | None:
     rf"(?:(?P<d>\d{{1,2}}|[一二三四五六七八九十]{{1,3}})[日号]|(?P<fen>份)|{_MONTH_PART})?(?![\d个])",
     absolute=True,
     repeat=365,
+    needs="月",
 )
 def _month_day(cal: Calendar, m: re.Match[str]) -> TimeRange | None:
     month = cn_number(m["m"]) or 0
@@ -153,6 +161,7 @@ def _month_day(cal: Calendar, m: re.Match[str]) -> TimeRange | None:
 @rule(
     r"(?<![\d年])(?P<m>1[0-2]|0?[1-9])月(?P<d1>\d{1,2})[日号]?\s*(?:到|至|-|–|—|~|～)\s*(?P<d2>\d{1,2})[日号](?![\d])",
     absolute=True,
+    needs="月",
 )
 def _month_day_span(cal: Calendar, m: re.Match[str]) -> TimeRange | None:
     """3月3日到10日, 3月3-10日: the second day inherits the month."""

@@ -15,13 +15,14 @@ import re
 from memory.timeparse.days import Calendar, DayTime, clock_daytime, part_daytime
 from memory.timeparse.english import NOCASE, E, W
 from memory.timeparse.numbers import cn_number, en_number
-from memory.timeparse.rules import Piece, rule
+from memory.timeparse.rules import Piece, preceded_by, rule
 
 __all__: list[str] = []
 
 _CN_PART = "凌晨|早上|早晨|清晨|一早|上午|中午|午后|下午|傍晚|晚上|夜里|深夜|半夜|午夜"
 _CN_HOUR = r"\d{1,2}|[零〇一二两三四五六七八九十]{1,3}"
 _CN_MINUTE = r"\d{1,2}|[零〇一二三四五六七八九十]{1,3}"
+_CN_DIGITS = "0123456789零〇一二两三四五六七八九十百千万第"
 
 
 def _piece(cal: Calendar, daytime: DayTime | None, bare: bool = False) -> Piece | None:
@@ -38,33 +39,36 @@ def _span(daytime: DayTime | None) -> DayTime | None:
 
 
 @rule(
-    rf"(?P<about0>大约|大概|约)?(?P<part>{_CN_PART})?(?:的)?(?P<about>大约|大概|约)?(?P<h>{_CN_HOUR})(?:点|(?<=\d)时)"
-    rf"(?:(?P<half>半)|(?P<quarter>一刻|三刻)|(?P<m>{_CN_MINUTE})分?|(?P<whole>整|钟))?(?P<approx>左右|前后|多)?"
+    rf"(?P<h>{_CN_HOUR})(?:点|(?<=\d)时)(?:(?P<half>半)|(?P<quarter>一刻|三刻)|(?P<m>{_CN_MINUTE})分?|(?P<whole>整|钟))?"
+    r"(?P<approx>左右|前后|多)?",
+    needs="点时",
 )
 def _cn_clock(cal: Calendar, m: re.Match[str]) -> Piece | None:
+    """三点, 八点半, 十点一刻, 三点左右, 三点多 (a part of day before it is joined by the composer)."""
     hour = cn_number(m["h"])
+    if hour is None or preceded_by(m, _CN_DIGITS):
+        return None
     minute = 30 if m["half"] else {"一刻": 15, "三刻": 45}.get(m["quarter"] or "", 0)
     if m["m"]:
         minute = cn_number(m["m"]) or 0
-    if hour is None:
-        return None
-    part = m["part"]
-    around = bool(m["about"] or m["about0"]) or m["approx"] in ("左右", "前后")
-    daytime = clock_daytime(hour, minute, part, around)
+    daytime = clock_daytime(hour, minute, None, m["approx"] in ("左右", "前后"))
     if m["approx"] == "多":
         daytime = _span(daytime)
-    said_as_time = part or m["half"] or m["quarter"] or m["m"] or m["whole"] or m["approx"] or around
+    said_as_time = m["half"] or m["quarter"] or m["m"] or m["whole"] or m["approx"]
     return _piece(cal, daytime, bare=not said_as_time)
 
 
-@rule(
-    rf"(?P<part>{_CN_PART})?(?<![\d:.])(?P<h>[01]?\d|2[0-4])[:：](?P<m>[0-5]\d)(?::[0-5]\d)?(?![\d:])(?P<approx>左右|前后)?"
-)
+@rule(r"(?P<h>[01]?\d|2[0-4])[:：](?P<m>[0-5]\d)(?::[0-5]\d)?(?![\d:])(?P<approx>左右|前后)?", needs=":：")
 def _colon_clock(cal: Calendar, m: re.Match[str]) -> Piece | None:
-    return _piece(cal, clock_daytime(int(m["h"]), int(m["m"]), m["part"], bool(m["approx"])))
+    """15:30, 7:30 (早上 before it is joined by the composer)."""
+    if preceded_by(m, "0123456789:.-/"):
+        return None
+    return _piece(cal, clock_daytime(int(m["h"]), int(m["m"]), None, bool(m["approx"])))
 
 
-@rule(rf"(?<!上)(?P<part>{_CN_PART})(?![好安茶饭餐])")  # not 上下午 (morning and afternoon)
+@rule(
+    rf"(?<!上)(?P<part>{_CN_PART})(?![好安茶饭餐])", needs="凌早清一上中午下傍晚夜深半"
+)  # not 上下午 (morning and afternoon)
 def _cn_part(cal: Calendar, m: re.Match[str]) -> Piece:
     return _piece_part(cal, m["part"])
 
@@ -76,37 +80,47 @@ def _piece_part(cal: Calendar, part: str) -> Piece:
 
 # ---- English
 
-_EN_HOUR = r"\d{1,2}|one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve"
-_ABOUT = r"(?:(?P<about>around|about|roughly|approximately|at around|at about)\s+|(?P<at>at)\s+)?"
+_HOUR_WORDS = ["one", "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten", "eleven", "twelve"]
+_EN_HOUR = r"\d{1,2}|" + "|".join(_HOUR_WORDS)
 
 
 @rule(
-    rf"{W}{_ABOUT}(?P<h>{_EN_HOUR})(?::(?P<m>[0-5]\d))?\s*(?:(?P<ampm>[ap])\.?m\.?(?![A-Za-z])|(?P<oclock>o'?\s?clock){E}"
+    rf"(?P<h>{_EN_HOUR})(?::(?P<m>[0-5]\d))?\s*(?:(?P<ampm>[ap])\.?m\.?(?![A-Za-z])|(?P<oclock>o'?\s?clock){E}"
     rf"|\s+(?:in\s+the\s+(?P<part>morning|afternoon|evening)|at\s+(?P<night>night)|(?P<tonight>tonight)){E})",
     NOCASE,
+    needs=["am", "pm", "m", "clock", "morning", "afternoon", "evening", "night", "tonight"],
 )
 def _en_clock(cal: Calendar, m: re.Match[str]) -> Piece | None:
+    """3pm, 8:30 a.m., 3 o'clock, 8 in the evening ("around" before it is read by the composer)."""
     hour = en_number(m["h"])
-    if hour is None:
+    if hour is None or preceded_by(m, "0123456789:ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"):
         return None
     part = m["part"] or ("pm" if (m["ampm"] or "").lower() == "p" else "am" if m["ampm"] else None)
     if m["night"] or m["tonight"]:
         part = "night" if m["night"] else "evening"
     if m["ampm"] and not 1 <= hour <= 12:
         return None
-    return _piece(cal, clock_daytime(hour, int(m["m"] or 0), part.lower() if part else None, bool(m["about"])))
+    return _piece(cal, clock_daytime(hour, int(m["m"] or 0), part.lower() if part else None))
 
 
-@rule(rf"{W}{_ABOUT}(?P<h>\d{{1,2}})(?::(?P<m>[0-5]\d))?(?![\d:%])(?P<end>(?=\s*(?:[?.!,;]|$)))?", NOCASE)
+@rule(
+    rf"{W}(?P<w>at|around|about)\s+(?P<h>\d{{1,2}})(?::(?P<m>[0-5]\d))?(?![\d:%]|\s*(?:[ap]\.?m|o'?\s?clock|in\s+the|at\s+night|tonight))"
+    r"(?P<end>(?=\s*(?:[?.!,;]|$)))?",
+    NOCASE,
+    needs=["at", "around", "about"],
+)
 def _en_bare_clock(cal: Calendar, m: re.Match[str]) -> Piece | None:
     """A bare hour ("at 3", "around 8:30"): a time when it ends the clause, else only joined to a day."""
-    if not (m["at"] or m["about"]) and not m["m"]:
-        return None
-    daytime = clock_daytime(int(m["h"]), int(m["m"] or 0), None, bool(m["about"]))
+    around = m["w"].lower() != "at"
+    daytime = clock_daytime(int(m["h"]), int(m["m"] or 0), None, around)
     return _piece(cal, daytime, bare=not (m["end"] is not None or m["m"]))
 
 
-@rule(rf"{W}(?:at\s+)?(?P<half>half|(?:a\s+)?quarter)\s+(?P<dir>past|to)\s+(?P<h>{_EN_HOUR}){E}", NOCASE)
+@rule(
+    rf"{W}(?:at\s+)?(?P<half>half|(?:a\s+)?quarter)\s+(?P<dir>past|to)\s+(?P<h>{_EN_HOUR}){E}",
+    NOCASE,
+    needs=["half", "quarter"],
+)
 def _en_past_to(cal: Calendar, m: re.Match[str]) -> Piece | None:
     hour = en_number(m["h"])
     if hour is None:

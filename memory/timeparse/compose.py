@@ -24,7 +24,7 @@ from datetime import date, datetime, timedelta
 
 from memory.timeparse.days import Calendar, DayTime
 from memory.timeparse.ranges import TimeRange, checked
-from memory.timeparse.rules import RULES, Piece, rule
+from memory.timeparse.rules import RULES, Piece, present, rule
 
 __all__ = ["MAX_PIECES", "Found", "find_all"]
 
@@ -41,7 +41,11 @@ class Found:
     piece: Piece
 
 
-@rule(r"现在|目前|此刻|如今|(?<![A-Za-z])(?:now|the present)(?![A-Za-z])", re.IGNORECASE)
+@rule(
+    r"现在|目前|此刻|如今|(?<![A-Za-z])(?:now|the present)(?![A-Za-z])",
+    re.IGNORECASE,
+    needs=["现", "目", "此", "如", "now", "present"],
+)
 def _now(cal: Calendar, m: re.Match[str]) -> Piece:
     """The end of a span (从上周三到现在, "from Monday until now"); alone it is no filter."""
     return Piece(TimeRange(cal.now, cal.until_now, "hour"), bare=True, kind="now")
@@ -49,10 +53,10 @@ def _now(cal: Calendar, m: re.Match[str]) -> Piece:
 
 def find_all(text: str, cal: Calendar) -> list[Found]:
     """Every time expression in ``text``, in order, none overlapping."""
-    lowered = text.lower()
+    tokens = present(text)
     matches: list[Found] = []
     for item in RULES:
-        if item.hint and item.hint not in lowered:
+        if item.needs and item.needs.isdisjoint(tokens):
             continue
         for match in item.pattern.finditer(text):
             if match.end() == match.start():
@@ -62,7 +66,7 @@ def find_all(text: str, cal: Calendar) -> list[Found]:
             except (ValueError, OverflowError):
                 continue
             if piece is not None and checked(piece.range) is not None:
-                matches.append(Found(match.start(), match.end(), piece))
+                matches.append(Found(match.start() - piece.lead, match.end(), piece))
             if len(matches) >= MAX_PIECES:
                 break
         if len(matches) >= MAX_PIECES:
@@ -85,14 +89,18 @@ def _choose(text: str, matches: list[Found]) -> list[Found]:
 
 # ---- 2. a day and a time of day
 
-_JOIN_GAP = re.compile(r"[\s,，]*(?:的|at|on|in the|of)?\s*", re.IGNORECASE)
+_JOIN_GAP = re.compile(r"[\s,，]*(?:的|at|on|in the|of|(?P<about>around|about|大约|大概|约))?\s*", re.IGNORECASE)
 
 
 def _join_times(text: str, cal: Calendar, items: list[Found]) -> list[Found]:
     out: list[Found] = []
     for found in items:
-        if out and _JOIN_GAP.fullmatch(text, out[-1].end, found.start):
-            joined = _join(cal, out[-1].piece, found.piece)
+        gap = _JOIN_GAP.fullmatch(text, out[-1].end, found.start) if out else None
+        if gap is not None:
+            second = found.piece
+            if gap["about"] and second.daytime is not None:
+                second = replace(second, daytime=second.daytime.approximate())
+            joined = _join(cal, out[-1].piece, second)
             if joined is not None:
                 out[-1] = Found(out[-1].start, found.end, joined)
                 continue
@@ -191,7 +199,7 @@ _SUFFIX = re.compile(
     r"\s*(?P<mod>之前|以前|之后|以后|以来|至今|开始|起(?![来床晚])|前后|左右|前(?![天几阵段些两一年夜晚端台面边排])|后(?![天年半来端台面边排续期]))"
 )
 _PREFIX = re.compile(
-    r"(?:(?P<zh>自从|从|自)|(?<![A-Za-z])(?P<en>before|after|since|until|till|up to|prior to|around|about)\s+(?:the\s+)?)$",
+    r"(?:(?P<zh>自从|从|自|大约|大概|约)|(?<![A-Za-z])(?P<en>before|after|since|until|till|up to|prior to|around|about)\s+(?:the\s+)?)$",
     re.IGNORECASE,
 )
 _MEANING = {
@@ -199,7 +207,8 @@ _MEANING = {
     "until": "until", "till": "until", "up to": "until",
     "之后": "after", "以后": "after", "后": "after", "after": "after",
     "以来": "since", "至今": "since", "开始": "since", "起": "since", "since": "since", "自从": "since",
-    "前后": "around", "左右": "around", "around": "around", "about": "around",
+    "前后": "around", "左右": "around", "around": "around", "about": "around", "大约": "around", "大概": "around",
+    "约": "around",
 }  # fmt: skip
 
 
@@ -221,8 +230,8 @@ def _modifiers(text: str, cal: Calendar, items: list[Found]) -> list[Found]:
                 start = prefix.start()
         elif prefix and prefix["en"]:
             meaning, start = _MEANING[" ".join(prefix["en"].lower().split())], prefix.start()
-        elif prefix and prefix["zh"] == "自从":
-            meaning, start = "since", prefix.start()
+        elif prefix and prefix["zh"] in ("自从", "大约", "大概", "约"):
+            meaning, start = _MEANING[prefix["zh"]], prefix.start()
         modified = _modified(cal, found.piece, meaning) if meaning else None
         if modified is None:
             out.append(found)

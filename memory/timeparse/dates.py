@@ -11,7 +11,7 @@ from datetime import date
 
 from memory.timeparse.days import Calendar, DayTime, clock_daytime
 from memory.timeparse.ranges import TimeRange
-from memory.timeparse.rules import Piece, rule
+from memory.timeparse.rules import DIGITS, Piece, rule
 
 __all__: list[str] = []
 
@@ -20,7 +20,7 @@ _ISO = r"(?<![\d:/-])(?<!\d\.)(?P<y>\d{4})(?P<sep>[-/.])(?P<m>\d{1,2})(?P=sep)(?
 _ISO_END = r"(?![\d/]|[-.:]\d{1,2}(?!\d))"
 
 
-@rule(_ISO + _WEEKDAY_ABBR + _ISO_END, absolute=True)
+@rule(_ISO + _WEEKDAY_ABBR + _ISO_END, absolute=True, needs=DIGITS)
 def _iso_date(cal: Calendar, m: re.Match[str]) -> TimeRange:
     return cal.days(date(int(m["y"]), int(m["m"]), int(m["d"])), 1)
 
@@ -29,6 +29,7 @@ def _iso_date(cal: Calendar, m: re.Match[str]) -> TimeRange:
     _ISO
     + r"(?:T|\s+)(?P<h>[01]?\d|2[0-3]):(?P<min>[0-5]\d)(?::[0-5]\d(?:\.\d{1,9})?)?(?:Z|[+-]\d{2}:?\d{2})?(?![\d:])",
     absolute=True,
+    needs=DIGITS,
 )
 def _iso_datetime(cal: Calendar, m: re.Match[str]) -> Piece | None:
     """2026-03-05T10:00 / 2026-03-05 10:00: a clock time on that day (any offset ignored: local)."""
@@ -44,6 +45,7 @@ def _iso_datetime(cal: Calendar, m: re.Match[str]) -> Piece | None:
     + _WEEKDAY_ABBR
     + r"\s+(?P<h1>\d{2}):(?P<m1>\d{2})\s*[–-]\s*(?P<h2>\d{2}):(?P<m2>\d{2})(?:\s+(?P<m3>\d{2})-(?P<d3>\d{2}))?(?![\d:])",
     absolute=True,
+    needs=DIGITS,
 )
 def _label_hours(cal: Calendar, m: re.Match[str]) -> Piece:
     """huichat's own label, copied back: ``2026-11-25 Wed 22:00–04:00 11-26``."""
@@ -63,7 +65,9 @@ def _label_hours(cal: Calendar, m: re.Match[str]) -> Piece:
     )
 
 
-@rule(r"(?<![\d/.-])(?P<a>\d{1,2})(?P<sep>[/.])(?P<b>\d{1,2})(?P=sep)(?P<y>\d{4})(?![\d/.-])", absolute=True)
+@rule(
+    r"(?<![\d/.-])(?P<a>\d{1,2})(?P<sep>[/.])(?P<b>\d{1,2})(?P=sep)(?P<y>\d{4})(?![\d/.-])", absolute=True, needs=DIGITS
+)
 def _numeric_date(cal: Calendar, m: re.Match[str]) -> TimeRange:
     month, day = (int(m["a"]), int(m["b"])) if m["sep"] == "/" else (int(m["b"]), int(m["a"]))
     return cal.days(date(int(m["y"]), month, day), 1)
@@ -88,6 +92,7 @@ _FOREIGN_MONTHS = {
 @rule(
     r"(?<![\w])(?P<d>\d{1,2})\.?\s+(?:de\s+)?(?P<mon>[^\W\d_]{3,10})\.?,?\s+(?:de\s+)?(?P<y>\d{4})(?![\w])",
     absolute=True,
+    needs=DIGITS,
 )
 def _foreign_date(cal: Calendar, m: re.Match[str]) -> TimeRange | None:
     month = _FOREIGN_MONTHS.get(m["mon"].lower())

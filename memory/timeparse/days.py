@@ -39,6 +39,12 @@ class DayTime:
     minute: int = 0
     at: int | None = None
 
+    def approximate(self) -> DayTime:
+        """The clock time said approximately ("around 4pm"): an hour either side."""
+        if self.at is None:
+            return self
+        return DayTime(self.at - 60, self.at + 60, self.part, self.hour, self.minute, self.at)
+
     def with_part(self, part: str) -> DayTime:
         """A clock time said without a part of day, read again with ``part`` (八点 after 晚上)."""
         if self.hour is None or self.at is None:

@@ -7,7 +7,7 @@ from datetime import date, timedelta
 
 from memory.timeparse.days import Calendar, part_daytime
 from memory.timeparse.ranges import TimeRange
-from memory.timeparse.rules import Piece, rule
+from memory.timeparse.rules import DIGITS, Piece, lead, lead_length, preceded_by, rule
 
 __all__ = ["EN_MONTH", "EN_MONTHS", "NOCASE", "E", "W", "en_month_number", "may_be_month"]
 
@@ -50,6 +50,7 @@ _DAYS = {"today": 0, "yesterday": -1, "tomorrow": 1, "the day before yesterday":
 @rule(
     rf"{W}(?:the day before yesterday|day before yesterday|the day after tomorrow|day after tomorrow|today|yesterday|tomorrow){E}",
     NOCASE,
+    needs=["today", "yesterday", "tomorrow"],
 )
 def _day(cal: Calendar, m: re.Match[str]) -> TimeRange:
     return cal.days(cal.today + timedelta(days=_DAYS[" ".join(m.group(0).lower().split())]), 1)
@@ -59,6 +60,7 @@ def _day(cal: Calendar, m: re.Match[str]) -> TimeRange:
     rf"{W}(?:(?P<this>this|earlier this|later this)\s+(?P<part>morning|afternoon|evening)|(?P<tonight>tonight)|"
     rf"(?P<last>last night)){E}",
     NOCASE,
+    needs=["morning", "afternoon", "evening", "tonight", "night"],
 )
 def _this_part(cal: Calendar, m: re.Match[str]) -> Piece:
     if m["tonight"]:
@@ -71,17 +73,25 @@ def _this_part(cal: Calendar, m: re.Match[str]) -> Piece:
     return Piece(cal.on(day, daytime), day=day, daytime=daytime)
 
 
-@rule(rf"{W}(?:(?P<in>in the|at)\s+)?(?P<part>morning|afternoon|evening|night|noon|midday|midnight){E}", NOCASE)
+_PART_LEAD = re.compile(r"(?<![A-Za-z])(?P<in>in the|at)\s+$", re.IGNORECASE)
+
+
+@rule(
+    rf"{W}(?P<part>morning|afternoon|evening|night|noon|midday|midnight){E}",
+    NOCASE,
+    needs=["morning", "afternoon", "evening", "night", "noon", "midday", "midnight"],
+)
 def _part(cal: Calendar, m: re.Match[str]) -> Piece | None:
     part = {"midday": "noon"}.get(m["part"].lower(), m["part"].lower())
-    if (m["in"] or "").lower() == "at" and part not in ("night", "noon", "midnight"):
-        return None
+    qualifier = lead(m, _PART_LEAD)
+    if qualifier and qualifier["in"].lower() == "at" and part not in ("night", "noon", "midnight"):
+        qualifier = None
     daytime = part_daytime(part)
     # "in the morning" stands alone (this morning); "morning" needs a day ("Monday morning")
-    return Piece(cal.on(cal.today, daytime), daytime=daytime, bare=not m["in"])
+    return Piece(cal.on(cal.today, daytime), daytime=daytime, bare=not qualifier, lead=lead_length(m, qualifier))
 
 
-@rule(rf"{W}earlier today{E}", NOCASE)
+@rule(rf"{W}earlier today{E}", NOCASE, needs=["earlier"])
 def _earlier_today(cal: Calendar, m: re.Match[str]) -> TimeRange:
     return TimeRange(cal.at(cal.today), cal.until_now, "span")
 
@@ -92,6 +102,7 @@ def _earlier_today(cal: Calendar, m: re.Match[str]) -> TimeRange:
 @rule(
     rf"{W}(?P<rel>this|last|next|previous|the previous|the next|the following)\s+(?P<unit>week|weekend|month|year){E}",
     NOCASE,
+    needs=["week", "weekend", "month", "year"],
 )
 def _rel_unit(cal: Calendar, m: re.Match[str]) -> TimeRange | None:
     offset = _REL[" ".join(m["rel"].lower().split())]
@@ -105,7 +116,7 @@ def _rel_unit(cal: Calendar, m: re.Match[str]) -> TimeRange | None:
     return cal.year(cal.today.year + offset)
 
 
-@rule(rf"{W}the\s+(?P<unit>week|weekend|month|year)\s+before\s+last{E}", NOCASE)
+@rule(rf"{W}the\s+(?P<unit>week|weekend|month|year)\s+before\s+last{E}", NOCASE, needs=["before"])
 def _before_last(cal: Calendar, m: re.Match[str]) -> TimeRange | None:
     unit = m["unit"].lower()
     if unit == "week":
@@ -117,7 +128,7 @@ def _before_last(cal: Calendar, m: re.Match[str]) -> TimeRange | None:
     return cal.year(cal.today.year - 2)
 
 
-@rule(rf"{W}earlier\s+this\s+(?P<unit>week|month|year){E}", NOCASE)
+@rule(rf"{W}earlier\s+this\s+(?P<unit>week|month|year){E}", NOCASE, needs=["earlier"])
 def _earlier_this(cal: Calendar, m: re.Match[str]) -> TimeRange:
     unit = m["unit"].lower()
     if unit == "week":
@@ -129,7 +140,7 @@ def _earlier_this(cal: Calendar, m: re.Match[str]) -> TimeRange:
     return TimeRange(cal.at(first), cal.at(cal.today), "span")
 
 
-@rule(rf"{W}(?:(?:over|on|at|during)\s+the\s+weekend|this\s+past\s+weekend){E}", NOCASE)
+@rule(rf"{W}(?:(?:over|on|at|during)\s+the\s+weekend|this\s+past\s+weekend){E}", NOCASE, needs=["weekend"])
 def _the_weekend(cal: Calendar, m: re.Match[str]) -> TimeRange:
     return cal.recent_weekend()
 
@@ -137,10 +148,14 @@ def _the_weekend(cal: Calendar, m: re.Match[str]) -> TimeRange:
 _EN_WD = "|".join(EN_WEEKDAYS)
 
 
-@rule(rf"{W}(?:(?P<rel>last|this|next|this past|on last|on)\s+)?(?P<wd>{_EN_WD}){E}", NOCASE, repeat=7)
-def _weekday(cal: Calendar, m: re.Match[str]) -> TimeRange:
+_WEEKDAY_REL = re.compile(r"(?<![A-Za-z])(?P<rel>this past|on last|last|this|next|on)\s+$", re.IGNORECASE)
+
+
+@rule(rf"{W}(?P<wd>{_EN_WD}){E}", NOCASE, repeat=7, needs=EN_WEEKDAYS)
+def _weekday(cal: Calendar, m: re.Match[str]) -> Piece:
+    qualifier = lead(m, _WEEKDAY_REL)
     weekday = EN_WEEKDAYS.index(m["wd"].lower())
-    rel = " ".join((m["rel"] or "").lower().split())
+    rel = " ".join(qualifier["rel"].lower().split()) if qualifier else ""
     if rel in ("last", "on last", "this past"):
         day = cal.recent_weekday(weekday, strictly_before_today=True)
     elif rel == "this":
@@ -149,18 +164,19 @@ def _weekday(cal: Calendar, m: re.Match[str]) -> TimeRange:
         day = cal.weekday_in_week(1, weekday)
     else:
         day = cal.recent_weekday(weekday, strictly_before_today=False)
-    return cal.days(day, 1)
+    return Piece(cal.days(day, 1), lead=lead_length(m, qualifier) if rel != "on" else 0)
 
 
 # ---- dates, months, years
 
 
 @rule(
-    rf"{W}(?:on\s+)?(?:(?P<mon>{EN_MONTH})\.?\s+(?P<d>\d{{1,2}})(?:st|nd|rd|th)?|(?:the\s+)?(?P<d2>\d{{1,2}})(?:st|nd|rd|th)?\s+(?:of\s+)?(?P<mon2>{EN_MONTH}))"
+    rf"{W}(?:(?P<mon>{EN_MONTH})\.?\s+(?P<d>\d{{1,2}})(?:st|nd|rd|th)?|(?P<d2>\d{{1,2}})(?:st|nd|rd|th)?\s+(?:of\s+)?(?P<mon2>{EN_MONTH}))"
     rf"(?:,?\s+(?P<y>\d{{4}}))?(?![A-Za-z\d])",
     NOCASE,
     absolute=True,
     repeat=365,
+    needs=EN_MONTHS,
 )
 def _date(cal: Calendar, m: re.Match[str]) -> TimeRange | None:
     name = m["mon"] or m["mon2"]
@@ -179,6 +195,7 @@ def _date(cal: Calendar, m: re.Match[str]) -> TimeRange | None:
     rf"(?:,?\s+(?P<y>\d{{4}}))?(?![A-Za-z\d:])",
     NOCASE,
     absolute=True,
+    needs=EN_MONTHS,
 )
 def _date_span(cal: Calendar, m: re.Match[str]) -> TimeRange | None:
     """March 3 to 10, March 3–10: the second day inherits the month."""
@@ -204,26 +221,25 @@ def _part_key(text: str | None) -> str | None:
     return words[0] if words else None
 
 
-@rule(
-    rf"{W}(?:(?P<prep>in|during|from|back in|last|this|next)\s+)?(?:(?P<part>{_PART_WORDS})[\s-]+)?"
-    rf"(?P<mon>{EN_MONTH})(?:\s+(?P<y>\d{{4}}))?{E}(?!\.?\s*\d)",
-    NOCASE,
-    absolute=True,
-    repeat=365,
+_MONTH_LEAD = re.compile(
+    rf"(?<![A-Za-z])(?:(?P<prep>in|during|from|back in|last|this|next)\s+)?(?:(?P<part>{_PART_WORDS})[\s-]+)?$",
+    re.IGNORECASE,
 )
-def _month(cal: Calendar, m: re.Match[str]) -> TimeRange | None:
+
+
+@rule(
+    rf"{W}(?P<mon>{EN_MONTH})(?:\s+(?P<y>\d{{4}}))?{E}(?!\.?\s*\d)", NOCASE, absolute=True, repeat=365, needs=EN_MONTHS
+)
+def _month(cal: Calendar, m: re.Match[str]) -> Piece | None:
     name = m["mon"]
-    if (
-        not m["prep"]
-        and not m["y"]
-        and not m["part"]
-        and not _AFTER_MODIFIER.search(m.string, max(0, m.start() - 12), m.start())
-    ):
+    qualifier = lead(m, _MONTH_LEAD)
+    prep = (qualifier["prep"] or "").lower() if qualifier else ""
+    part = qualifier["part"] if qualifier else None
+    if not qualifier and not m["y"] and not _AFTER_MODIFIER.search(m.string, max(0, m.start() - 12), m.start()):
         return None  # a bare month name ("March on", "may I") is not a time; "since March" is
     month = en_month_number(name)
     if month is None or not may_be_month(name):
         return None
-    prep = (m["prep"] or "").lower()
     if m["y"]:
         year = int(m["y"])
     elif prep == "last":
@@ -234,24 +250,29 @@ def _month(cal: Calendar, m: re.Match[str]) -> TimeRange | None:
         year = cal.today.year
     else:
         year = cal.recent_month(month)
-    key = _part_key(m["part"])
-    return cal.month(year, month, _PART_KEYS[key] if key else None)
+    key = _part_key(part)
+    found = cal.month(year, month, _PART_KEYS[key] if key else None)
+    return Piece(found, lead=lead_length(m, qualifier)) if found else None
 
 
-@rule(
-    rf"(?:{W}(?:in|during|back in)\s+|(?<=before )|(?<=after )|(?<=since )|(?<=until )|(?<=till ))"
-    rf"(?P<y>(?:1[0-9]|20)\d{{2}})(?![\d:])",
-    NOCASE,
-    absolute=True,
-)
-def _year(cal: Calendar, m: re.Match[str]) -> TimeRange | None:
-    return cal.year(int(m["y"]))
+_YEAR_LEAD = re.compile(r"(?<![A-Za-z])(?:(?P<in>in|during|back in)|before|after|since|until|till)\s+$", re.IGNORECASE)
+
+
+@rule(r"(?P<y>1\d\d\d|20\d\d)(?![\d:])", absolute=True, needs=DIGITS)
+def _year(cal: Calendar, m: re.Match[str]) -> Piece | None:
+    """in 2025 (and the year of "before 2025", "since 2020", whose word the composer reads)."""
+    qualifier = lead(m, _YEAR_LEAD)
+    if qualifier is None or preceded_by(m, DIGITS):
+        return None
+    found = cal.year(int(m["y"]))
+    return Piece(found, lead=lead_length(m, qualifier) if qualifier["in"] else 0) if found else None
 
 
 @rule(
     rf"{W}(?:(?P<part>{_PART_WORDS}|the first half of|first half of|the second half of|second half of)[\s-]+)"
     rf"(?:(?P<y>(?:1[0-9]|20)\d{{2}})|(?P<rel>this|last|next|the)\s+(?P<unit>year|month)){E}",
     NOCASE,
+    needs=["early", "mid", "late", "end", "beginning", "start", "middle", "half"],
 )
 def _unit_part(cal: Calendar, m: re.Match[str]) -> TimeRange | None:
     """early 2025, the end of last month, mid this year, the first half of last year."""

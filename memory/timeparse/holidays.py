@@ -22,7 +22,7 @@ from datetime import date, timedelta
 from memory.timeparse.days import Calendar
 from memory.timeparse.english import E, W
 from memory.timeparse.ranges import TimeRange
-from memory.timeparse.rules import Piece, rule
+from memory.timeparse.rules import Piece, lead, lead_length, rule
 
 __all__ = ["easter", "lunar", "solar_term"]
 
@@ -200,16 +200,22 @@ _CN_NAMES = "|".join(sorted(map(re.escape, HOLIDAYS_CN), key=len, reverse=True))
 _CN_YEARS = {"今年": 0, "去年": -1, "前年": -2, "明年": 1, "后年": 2}
 
 
+_CN_YEAR_LEAD = re.compile(r"(?:(?P<yrel>今年|去年|前年|明年|后年)|(?<!\d)(?P<y>\d{4})年)(?:的)?$")
+
+
 @rule(
-    rf"(?:(?P<yrel>今年|去年|前年|明年|后年)|(?<!\d)(?P<y>\d{{4}})年)?(?:的)?(?P<name>{_CN_NAMES})(?![路街道号楼巷线班轻]|上河|老人)"
-    r"(?P<period>假期|长假|小长假|期间|那几天)?(?P<day>当天|那天)?"
+    rf"(?P<name>{_CN_NAMES})(?![路街道号楼巷线班轻]|上河|老人)(?P<period>假期|长假|小长假|期间|那几天)?(?P<day>当天|那天)?",
+    needs="".join(name[0] for name in HOLIDAYS_CN),
 )
 def _cn_holiday(cal: Calendar, m: re.Match[str]) -> Piece | None:
     holiday = HOLIDAYS_CN[m["name"]]
     period = True if m["period"] else False if m["day"] else None
-    year = int(m["y"]) if m["y"] else cal.today.year + _CN_YEARS[m["yrel"]] if m["yrel"] else None
+    qualifier = lead(m, _CN_YEAR_LEAD)
+    year = None
+    if qualifier:
+        year = int(qualifier["y"]) if qualifier["y"] else cal.today.year + _CN_YEARS[qualifier["yrel"]]
     found = _occurrence(cal, holiday, period, "year" if year else "recent", year)
-    return Piece(found, repeat=365) if found else None
+    return Piece(found, repeat=365, lead=lead_length(m, qualifier)) if found else None
 
 
 def _en_pattern(name: str) -> str:
@@ -228,18 +234,23 @@ _EN_NAMES = "|".join(_en_pattern(name) for name in sorted(HOLIDAYS_EN, key=len, 
 _EN_YEARS = {"this year": 0, "last year": -1, "next year": 1}
 
 
+_EN_REL_LEAD = re.compile(r"(?<![A-Za-z])(?P<rel>this past|last|this|next)\s+$", re.IGNORECASE)
+
+
 @rule(
-    rf"{W}(?:(?P<rel>last|this|next|this past)\s+)?(?P<name>{_EN_NAMES})(?!\s+eggs?{E})"
+    rf"{W}(?P<name>{_EN_NAMES})(?!\s+eggs?{E})"
     rf"(?P<period>\s+(?:break|holidays?|vacation|week){E})?(?:,?\s+(?P<y>\d{{4}})(?!\d)|\s+(?P<yrel>this year|last year|next year){E})?{E}",
     re.IGNORECASE,
+    needs={form for name in HOLIDAYS_EN for word in [max(name.split(), key=len)] for form in (word, word.rstrip("s"))},
 )
 def _en_holiday(cal: Calendar, m: re.Match[str]) -> Piece | None:
     key = " ".join(re.sub(r"['’.]", "", m["name"].lower()).replace("-", " ").split())
     holiday = HOLIDAYS_EN.get(key)
     if holiday is None:
         return None
-    rel = " ".join((m["rel"] or "").lower().split())
+    qualifier = lead(m, _EN_REL_LEAD)
+    rel = " ".join(qualifier["rel"].lower().split()) if qualifier else ""
     year = int(m["y"]) if m["y"] else cal.today.year + _EN_YEARS[m["yrel"].lower()] if m["yrel"] else None
     which = {"last": "last", "this past": "last", "this": "this", "next": "next"}.get(rel, "recent")
     found = _occurrence(cal, holiday, True if m["period"] else None, "year" if year else which, year)
-    return Piece(found, repeat=365) if found else None
+    return Piece(found, repeat=365, lead=lead_length(m, qualifier)) if found else None

@@ -23,7 +23,7 @@ _EVENT_SPAN = timedelta(days=400)
 _EVENT_FOCUS = timedelta(days=93)
 """A vague phrase names an event time only when its likely stretch is this short."""
 
-_LEAD_EN = re.compile(r"(?:\b(?:on|in|at|from|during|since|over|about|around|of|for)\s+)$", re.IGNORECASE)
+_LEAD_EN = re.compile(r"\b(?:(?:on|in|at|from|during|since|over|about|around|of|for)\s+)?(?:the\s+)?$", re.IGNORECASE)
 _TRAIL_CN = re.compile(r"^(?:的时候|时候|那会儿|那天|期间|的)")
 
 

@@ -61,7 +61,7 @@ _VAGUE_CN = {
 }  # fmt: skip
 
 
-@rule("|".join(sorted(_VAGUE_CN, key=len, reverse=True)))
+@rule("|".join(sorted(_VAGUE_CN, key=len, reverse=True)), needs="".join(name[0] for name in _VAGUE_CN))
 def _cn_vague(cal: Calendar, m: re.Match[str]) -> Piece:
     kind = _VAGUE_CN[m.group(0)]
     return Piece(vague(cal, kind), kind="vague-before" if m.group(0) in ("之前", "以前") else "")
@@ -87,6 +87,7 @@ _VAGUE_EN = {
 @rule(
     W + "(?:" + "|".join(sorted(map(re.escape, _VAGUE_EN), key=len, reverse=True)) + ")" + E,
     re.IGNORECASE,
+    needs={max(name.split(), key=len) for name in _VAGUE_EN},
 )
 def _en_vague(cal: Calendar, m: re.Match[str]) -> Piece:
     kind = _VAGUE_EN[" ".join(m.group(0).lower().split())]

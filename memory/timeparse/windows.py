@@ -21,12 +21,12 @@ from memory.timeparse.days import Calendar
 from memory.timeparse.english import E, W
 from memory.timeparse.numbers import EN_COUNT, NUM, cn_number, en_number
 from memory.timeparse.ranges import TimeRange
-from memory.timeparse.rules import rule
+from memory.timeparse.rules import Piece, lead, lead_length, preceded_by, rule
 from memory.timeparse.vague import vague
 
 __all__: list[str] = []
 
-_NOT_NUMBER_BEFORE = r"(?<![\d零〇一二两三四五六七八九十百千万第每几])"
+_NUMBER_CHARS = "0123456789零〇一二两三四五六七八九十百千万第每几"
 _CN_UNITS = {"天": "day", "日": "day", "周": "week", "星期": "week", "礼拜": "week", "月": "month", "年": "year",
              "小时": "hour", "钟头": "hour", "分钟": "minute"}  # fmt: skip
 _CN_UNIT = "天|日|周|星期|礼拜|月|年|小时|钟头|分钟"
@@ -81,13 +81,21 @@ def _few(cal: Calendar, unit: str) -> TimeRange | None:
 # ---- Chinese
 
 
-@rule(
-    rf"(?:过去|最近|(?<![接将附])近|这)(?:的)?(?P<n>{NUM}|几)(?:个)?(?P<unit>{_CN_UNIT})(?:里|内|以来|来|中)?"
-    rf"|{_NOT_NUMBER_BEFORE}(?P<n2>{NUM})(?:个)?(?P<unit2>{_CN_UNIT})(?:以来|来)(?![看说自])"
-)
+@rule(rf"(?:过去|最近|近|这)(?:的)?(?P<n>{NUM}|几)(?:个)?(?P<unit>{_CN_UNIT})(?:里|内|以来|来|中)?", needs="过近这")
 def _cn_window(cal: Calendar, m: re.Match[str]) -> TimeRange | None:
-    unit = _CN_UNITS[m["unit"] or m["unit2"]]
-    raw = m["n"] or m["n2"]
+    """过去三天, 最近一周, 近两个月, 这两天."""
+    if m.group(0)[0] == "近" and preceded_by(m, "接将附"):
+        return None  # 将近三天: nearly three days
+    return _counted(cal, m["n"], _CN_UNITS[m["unit"]])
+
+
+@rule(rf"(?P<n>{NUM})(?:个)?(?P<unit>{_CN_UNIT})(?:以来|来)(?![看说自])", needs="来")
+def _cn_since_count(cal: Calendar, m: re.Match[str]) -> TimeRange | None:
+    """三天来, 两周以来."""
+    return None if preceded_by(m, _NUMBER_CHARS) else _counted(cal, m["n"], _CN_UNITS[m["unit"]])
+
+
+def _counted(cal: Calendar, raw: str, unit: str) -> TimeRange | None:
     if raw == "几":
         return vague(cal, "recent") if unit == "day" else _few(cal, unit)
     amount = cn_number(raw)
@@ -97,10 +105,12 @@ def _cn_window(cal: Calendar, m: re.Match[str]) -> TimeRange | None:
 
 
 @rule(
-    rf"{_NOT_NUMBER_BEFORE}(?P<n>{NUM}|半|几|两)(?P<mid>个半|半个|个)?(?P<unit>{_CN_UNIT})(?P<half>半)?(?:之|以)?前"
-    r"(?![天几阵段些后])"
+    rf"(?P<n>{NUM}|半|几|两)(?P<mid>个半|半个|个)?(?P<unit>{_CN_UNIT})(?P<half>半)?(?:之|以)?前(?![天几阵段些后])",
+    needs="前",
 )
 def _cn_ago(cal: Calendar, m: re.Match[str]) -> TimeRange | None:
+    if preceded_by(m, _NUMBER_CHARS):
+        return None
     unit = _CN_UNITS[m["unit"]]
     if m["n"] == "几":
         return _few(cal, unit)
@@ -114,7 +124,9 @@ def _cn_ago(cal: Calendar, m: re.Match[str]) -> TimeRange | None:
     return _point(cal, amount, unit)
 
 
-@rule(r"(?P<y>去年|前年)(?:的)?(?:(?P<day>今天|这一天|这天|今日)|这个时候|这时候|这会儿|此时|同期|这个季节)")
+@rule(
+    r"(?P<y>去年|前年)(?:的)?(?:(?P<day>今天|这一天|这天|今日)|这个时候|这时候|这会儿|此时|同期|这个季节)", needs="去前"
+)
 def _cn_same_time(cal: Calendar, m: re.Match[str]) -> TimeRange | None:
     years = 1 if m["y"] == "去年" else 2
     point = cal.months_before(cal.today, 12 * years)
@@ -126,21 +138,29 @@ def _cn_same_time(cal: Calendar, m: re.Match[str]) -> TimeRange | None:
 _EN_UNIT = "minute|hour|day|week|fortnight|month|year"
 
 
-@rule(
-    rf"{W}(?:(?:in|over|during|within|for)\s+)?(?P<the>the\s+)?(?P<word>last|past|previous|this\s+past)\s+"
-    rf"(?:(?P<n>{EN_COUNT}|few|several|couple of)\s+)?(?P<unit>{_EN_UNIT})s?{E}",
-    re.IGNORECASE,
+_WINDOW_LEAD = re.compile(
+    r"(?<![A-Za-z])(?:(?P<prep>in|over|during|within|for)\s+)?(?:(?P<the>the)\s+)?$", re.IGNORECASE
 )
-def _en_window(cal: Calendar, m: re.Match[str]) -> TimeRange | None:
+
+
+@rule(
+    rf"{W}(?P<word>last|past|previous|this\s+past)\s+(?:(?P<n>{EN_COUNT}|few|several|couple of)\s+)?(?P<unit>{_EN_UNIT})s?{E}",
+    re.IGNORECASE,
+    needs=["last", "past", "previous"],
+)
+def _en_window(cal: Calendar, m: re.Match[str]) -> Piece | None:
     word = m["word"].lower()
-    if not m["n"] and (word == "previous" or (word == "last" and not m["the"])):
+    qualifier = lead(m, _WINDOW_LEAD)
+    if not m["n"] and (word == "previous" or (word == "last" and not (qualifier and qualifier["the"]))):
         return None  # "last week", "the previous month": the calendar unit (english.py)
     unit, amount = _en_unit(m["unit"], m["n"] or "1")
     if amount is None:
-        return _few(cal, unit) if unit != "day" else vague(cal, "recent")
-    if not 0 < amount <= _MAX_COUNT:
+        found = _few(cal, unit) if unit != "day" else vague(cal, "recent")
+    elif not 0 < amount <= _MAX_COUNT:
         return None
-    return _back(cal, amount, unit)
+    else:
+        found = _back(cal, amount, unit)
+    return Piece(found, lead=lead_length(m, qualifier)) if found else None
 
 
 def _en_unit(unit: str, count: str) -> tuple[str, float | None]:
@@ -157,6 +177,7 @@ def _en_unit(unit: str, count: str) -> tuple[str, float | None]:
 @rule(
     rf"{W}(?P<n>{EN_COUNT}|half an|half a|a few|few|several)\s+(?P<unit>{_EN_UNIT})s?(?P<half>\s+and\s+a\s+half)?\s+(?:ago|back|before){E}",
     re.IGNORECASE,
+    needs=["ago", "back", "before"],
 )
 def _en_ago(cal: Calendar, m: re.Match[str]) -> TimeRange | None:
     raw = m["n"].lower()
@@ -174,6 +195,7 @@ def _en_ago(cal: Calendar, m: re.Match[str]) -> TimeRange | None:
     rf"{W}(?:(?:around|about|at)\s+)?(?:(?:this|the\s+same)\s+time\s+(?P<n>last|two)\s+years?(?:\s+ago)?"
     rf"|(?P<day>this\s+day\s+last\s+year|a\s+year\s+ago\s+today)){E}",
     re.IGNORECASE,
+    needs=["time", "day", "today"],
 )
 def _en_same_time(cal: Calendar, m: re.Match[str]) -> TimeRange:
     point = cal.months_before(cal.today, 24 if (m["n"] or "").lower() == "two" else 12)
@@ -200,17 +222,25 @@ _CN_YEAR_REL = {"今年": 0, "去年": -1, "前年": -2, "明年": 1}
 _CN_Q = {"一": 1, "二": 2, "三": 3, "四": 4, "1": 1, "2": 2, "3": 3, "4": 4}
 
 
-@rule(
-    r"(?:(?P<yrel>今年|去年|前年|明年)|(?<!\d)(?P<y>\d{4})\s*年?)?(?:的)?\s*"
-    r"(?:第?(?P<q>[一二三四1-4])季度|(?<![A-Za-z\d])[Qq](?P<q2>[1-4])(?![A-Za-z\d]))(?:\s*(?P<y2>\d{4})(?!\d))?"
-)
-def _quarter_named(cal: Calendar, m: re.Match[str]) -> TimeRange | None:
-    quarter = _CN_Q[m["q"] or m["q2"]]
-    if m["y"] or m["y2"]:
-        return _quarter(cal, int(m["y"] or m["y2"]), quarter)
-    if m["yrel"]:
-        return _quarter(cal, cal.today.year + _CN_YEAR_REL[m["yrel"]], quarter)
-    return _quarter(cal, _recent_quarter_year(cal, quarter), quarter)
+_QUARTER_LEAD = re.compile(r"(?:(?P<yrel>今年|去年|前年|明年)|(?<!\d)(?P<y>\d{4})\s*年?)(?:的)?\s*$")
+
+
+@rule(r"第?(?P<q>[一二三四1-4])季度|(?P<q2>[Qq][1-4])(?![A-Za-z\d])(?:\s*(?P<y2>\d{4})(?!\d))?", needs="季Qq")
+def _quarter_named(cal: Calendar, m: re.Match[str]) -> Piece | None:
+    """Q1, 2025 Q3, Q2 2026, 第一季度, 去年第四季度."""
+    if m["q2"] and preceded_by(m, "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"):
+        return None
+    quarter = _CN_Q[m["q"] or m["q2"][1]]
+    qualifier = lead(m, _QUARTER_LEAD)
+    if m["y2"]:
+        found = _quarter(cal, int(m["y2"]), quarter)
+    elif qualifier and qualifier["y"]:
+        found = _quarter(cal, int(qualifier["y"]), quarter)
+    elif qualifier:
+        found = _quarter(cal, cal.today.year + _CN_YEAR_REL[qualifier["yrel"]], quarter)
+    else:
+        found = _quarter(cal, _recent_quarter_year(cal, quarter), quarter)
+    return Piece(found, lead=lead_length(m, qualifier)) if found else None
 
 
 _QUARTER_REL = {"上上个": -2, "上个": -1, "上一个": -1, "上": -1, "这个": 0, "本": 0, "这": 0, "下个": 1, "下一个": 1,
@@ -220,6 +250,7 @@ _QUARTER_REL = {"上上个": -2, "上个": -1, "上一个": -1, "上": -1, "这�
 @rule(
     r"(?P<rel>上上个|上一个|下一个|上个|这个|下个|上|本|这|下)季度|(?<![A-Za-z])(?P<en>the last|the previous|last|previous|this|next)\s+quarter(?![A-Za-z])",
     re.IGNORECASE,
+    needs=["季", "quarter"],
 )
 def _quarter_rel(cal: Calendar, m: re.Match[str]) -> TimeRange | None:
     rel = m["rel"] or " ".join(m["en"].lower().split())
@@ -232,6 +263,7 @@ _EN_ORDINAL = {"first": 1, "1st": 1, "second": 2, "2nd": 2, "third": 3, "3rd": 3
 @rule(
     rf"{W}the\s+(?P<q>first|1st|second|2nd|third|3rd|fourth|4th)\s+quarter(?:\s+of\s+(?:(?P<y>\d{{4}})|(?P<rel>this|last|next)\s+year))?{E}",
     re.IGNORECASE,
+    needs=["quarter"],
 )
 def _quarter_en(cal: Calendar, m: re.Match[str]) -> TimeRange | None:
     quarter = _EN_ORDINAL[m["q"].lower()]

@@ -33,7 +33,8 @@ How phrases are read where speakers differ (each choice is tested):
 - "2025年之前", "before March" mean any time before it (fuzzy, scanned from it backwards);
   spans, "since", "after" and "around" are read by ``compose``.
 - Years are read between 1000 and 9999; every returned range is non-empty and converts to
-  UTC. Only the first 4,000 characters of a text are read.
+  UTC. Only the first 1,000 characters of a query (2,000 of a stored turn) are read, and at
+  most 64 rule matches: the cost per text is bounded.
 - Not time: names and words that contain time characters (周杰伦, 一周年, 第一次, 周报,
   下午茶, 三点建议, "second", "may I", "march on", "Easter egg").
 """

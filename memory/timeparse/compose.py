@@ -28,7 +28,7 @@ from memory.timeparse.rules import RULES, Piece, present, rule
 
 __all__ = ["MAX_PIECES", "Found", "find_all"]
 
-MAX_PIECES = 200
+MAX_PIECES = 64
 """Rule matches examined per text (bounds the cost of a text full of numbers)."""
 
 

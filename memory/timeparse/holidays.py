@@ -18,6 +18,7 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import date, timedelta
+from functools import lru_cache
 
 from memory.timeparse.days import Calendar
 from memory.timeparse.english import E, W
@@ -32,6 +33,7 @@ Start = Callable[[int], "date | None"]
 def lunar(month: int, day: int) -> Start:
     """The Gregorian date in year ``y`` of lunar ``month``/``day`` (it may belong to lunar year y-1)."""
 
+    @lru_cache(maxsize=256)
     def start(year: int) -> date | None:
         from borax.calendars.lunardate import LunarDate  # ~10 ms; only when a lunar holiday is named
 
@@ -50,6 +52,7 @@ def lunar(month: int, day: int) -> Start:
 def solar_term(name: str) -> Start:
     """The day of solar term ``name`` (清明, 冬至…) in year ``y``."""
 
+    @lru_cache(maxsize=256)
     def start(year: int) -> date | None:
         from borax.calendars.lunardate import TermUtils
 

@@ -73,7 +73,10 @@ _SEARCH = re.compile(
     r"notes?|messages?|conversations?|chats?|anything|everything|mentions?|regarding|related)(?![A-Za-z])",
     re.IGNORECASE,
 )
-_PREDICATE_ZH = re.compile(r"要|会|打算|准备|计划|将|了|过|在|是|已经|正在|刚|把|被|想|得|去|来|给")
+_PREDICATE_ZH = re.compile(
+    r"(?<![纪重主需只摘概])要(?![点求素])|会(?![议员话计谈场])|打算|准备|计划|将|了(?![解])|过(?![程滤])|在(?![线])|是(?![否])|已经|正在|刚|把|被|"
+    r"想(?![法])|去|来(?![源])|给"
+)
 _NOUN_TAIL_ZH = re.compile(r"的(?P<tail>[^的，。！,.!]{1,12})$")
 _SUBJECT_EN = re.compile(
     r"^\s*(?:(?i:i|we|you|he|she|they|it|my|our|your|his|her|their|the|this|that|these|those)|[A-Z][a-z]+)(?![A-Za-z])",

@@ -12,10 +12,12 @@ from memory.timeparse.numbers import normalise
 from memory.timeparse.query import QueryTime, classify
 from memory.timeparse.ranges import OPEN_START_YEAR, TimeRange
 
-__all__ = ["MAX_EVENTS", "MAX_TEXT", "TimeResolver"]
+__all__ = ["MAX_EVENTS", "MAX_QUERY", "MAX_TEXT", "TimeResolver"]
 
-MAX_TEXT = 4000
-"""Characters of a text examined; the rest is not read (bounds the cost per text)."""
+MAX_QUERY = 1000
+"""Characters of a query examined for its time phrase; the rest is not read (bounds the cost)."""
+MAX_TEXT = 2000
+"""Characters of a stored turn examined for event times."""
 MAX_EVENTS = 8
 """Event ranges kept per turn."""
 _EVENT_SPAN = timedelta(days=400)
@@ -34,11 +36,11 @@ class TimeResolver:
         self.zone = zone
         self.week_start = 6 if week_start == "sunday" else 0
 
-    def _found(self, text: str, now: datetime) -> list[Found]:
+    def _found(self, text: str, now: datetime, limit: int = MAX_QUERY) -> list[Found]:
         if not text:
             return []
         cal = Calendar(now, self.zone, self.week_start)
-        original = text[:MAX_TEXT]
+        original = text[:limit]
         return [
             Found(f.start, f.end, replace(f.piece, range=f.piece.range.named(original[f.start : f.end])))
             for f in find_all(normalise(original), cal)
@@ -56,7 +58,7 @@ class TimeResolver:
             return QueryTime(text.strip(), None, "none")
         first = found[0]
         rest = _without(text, first.start, first.end)
-        role, reason = classify(rest, first.piece)
+        role, reason = classify(rest[:MAX_QUERY], first.piece)
         keywords = text.strip() if role == "content" else rest
         return QueryTime(keywords, first.piece.range, role, reason)
 
@@ -78,7 +80,7 @@ class TimeResolver:
         in text order, without repeats.
         """
         ranges: list[TimeRange] = []
-        for found in self._found(text, said_at):
+        for found in self._found(text, said_at, MAX_TEXT):
             event = _event(found.piece.range)
             if event is not None and event not in ranges:
                 ranges.append(event)

@@ -354,3 +354,27 @@ def test_on_a_sunday_of_a_sunday_first_week_this_weekend_is_today(phrase: str, s
     found = TimeResolver(ZONE, week_start="sunday").parse(phrase, NOWS["S"])
     assert found is not None
     assert (found.start, found.end) == (_local(start), _local(end))
+
+
+@pytest.mark.parametrize(
+    ("phrase", "label"),
+    [("上周三下午", "2026-11-18 Wed 12:00–18:00"), ("上周三", "2026-11-18 Wed"), ("上个月", "2026-10-01 – 2026-10-31"),
+     ("深夜", "2026-11-25 Wed 22:00–04:00 11-26"), ("晚上", "2026-11-25 Wed 18:00–24:00"),
+     ("下午三点", "2026-11-25 Wed 14:45–16:00"), ("过去三天", "2026-11-22 – 2026-11-25 15:01"),
+     ("前段时间", "2026-09-30 – 2026-11-25 15:01, mostly 2026-09-30 – 2026-11-17"),
+     ("2025年之前", "before 2025-01-01, mostly 2024-10-02 – 2024-12-31"), ("之前", "before 2026-11-25 15:01")],
+)  # fmt: skip
+def test_the_label_says_what_was_understood(phrase: str, label: str) -> None:
+    found = TimeResolver(ZONE).parse(phrase, NOWS["W"])
+    assert found is not None and found.describe() == label
+
+
+@pytest.mark.parametrize(
+    "phrase", ["上周三下午", "上周三", "上个月", "深夜", "晚上", "下午三点", "国庆", "3月3日到3月10日", "上个季度"]
+)
+def test_a_label_copied_back_into_a_query_means_the_same_range(phrase: str) -> None:
+    resolver = TimeResolver(ZONE)
+    found = resolver.parse(phrase, NOWS["W"])
+    assert found is not None
+    again = resolver.parse(f"{found.describe()} 部署", NOWS["W"])
+    assert again is not None and (again.start, again.end) == (found.start, found.end)

@@ -20,6 +20,18 @@ def _ints(text: str) -> list[int]:
     return values
 
 
+def _names(text: str) -> tuple[str, ...]:
+    from benchmarks.timefacts import CATEGORIES
+
+    names = tuple(part.strip() for part in text.split(",") if part.strip())
+    unknown = [name for name in names if name not in CATEGORIES]
+    if unknown:
+        raise argparse.ArgumentTypeError(
+            f"unknown categories {', '.join(unknown)}; choose from {', '.join(CATEGORIES)}"
+        )
+    return names
+
+
 def add_bench_arguments(parser: argparse.ArgumentParser) -> None:
     """The bench sub-commands and their options."""
     kinds = parser.add_subparsers(dest="bench", metavar="KIND", required=True)
@@ -46,6 +58,14 @@ def add_bench_arguments(parser: argparse.ArgumentParser) -> None:
     timegen.add_argument("--seed", type=int, default=7, help="random seed (default 7)")
     timegen.add_argument("--json", type=Path, default=None, metavar="OUT", help="also write the results as JSON")
     timegen.add_argument("--embedder", default=None, help="'hash' for the fast test embedder")
+    timegen.add_argument(
+        "--categories",
+        type=_names,
+        default=None,
+        metavar="NAME,NAME",
+        help="question categories beside precise and vague (default all: holiday,clock,span,window)",
+    )
+    timegen.add_argument("--resolver", action="store_true", help="time the time resolver itself instead")
 
     scale = kinds.add_parser("scale", help="write and search latency, memory and disk at N turns")
     scale.add_argument(

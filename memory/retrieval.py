@@ -328,9 +328,8 @@ class Retriever:
         reached = False
         per_week = self.config.per_week_candidates
         found: dict[str, SearchHit] = {}
-        week_end = end
-        while week_end > floor and len(rounds) < weeks:
-            week_start = max(floor, week_end - timedelta(weeks=1))
+        focus_start = span.focus[0] if span.focus is not None else end
+        for week_start, week_end in _scan_rounds(span, end, floor)[:weeks]:
             where = combine(extra, time_range_filter(week_start, week_end))
             week_hits = self._ranked(keywords, where, per_week, mode, scale)
             label = f"{week_start.astimezone(self.zone):%Y-%m-%d} – {(week_end - timedelta(seconds=1)).astimezone(self.zone):%Y-%m-%d}"
@@ -341,10 +340,10 @@ class Retriever:
                 found.setdefault(hit.turn.id, hit)
             if reached:
                 break
-            reached = any(h.similarity >= target for h in week_hits)
+            # never stop before the part of the span the phrase points at has been read
+            reached = week_start <= focus_start and any(h.similarity >= target for h in found.values())
             if not keywords.strip() and len(found) >= top_k:
                 break
-            week_end = week_start
         ordered = sorted(found.values(), key=lambda h: (-h.similarity, -h.turn.timestamp.timestamp()))
         return ordered[:top_k]
 
@@ -376,3 +375,27 @@ class Retriever:
                     ordered.append(SearchHit(turn, hit.similarity, "neighbor", hit.turn.id, hit.rank))
         turns = self.store.with_next([h.turn for h in ordered])
         return [SearchHit(t, h.similarity, h.role, h.hit_id, h.rank) for t, h in zip(turns, ordered, strict=True)]
+
+
+def _scan_rounds(span: TimeRange, end: datetime, floor: datetime) -> list[tuple[datetime, datetime]]:
+    """The rounds of a progressive scan, most recent first.
+
+    A vague phrase covers everything up to now (no recent turn is skipped) but points at a
+    part of it (``span.focus``, e.g. 1–8 weeks ago for 前段时间): the time after the focus
+    is one round, the focus is read in three, then the scan goes on a week at a time.
+    """
+    bounds: list[tuple[datetime, datetime]] = []
+    cursor = end
+    if span.focus is not None:
+        focus_start, focus_end = max(span.focus[0], floor), min(span.focus[1], end)
+        if focus_end < cursor:
+            bounds.append((max(focus_end, floor), cursor))
+            cursor = max(focus_end, floor)
+        step = max((cursor - focus_start) / 3, timedelta(weeks=1))
+        while cursor > focus_start:
+            bounds.append((max(focus_start, cursor - step), cursor))
+            cursor = bounds[-1][0]
+    while cursor > floor:
+        bounds.append((max(floor, cursor - timedelta(weeks=1)), cursor))
+        cursor = bounds[-1][0]
+    return bounds

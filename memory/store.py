@@ -1,8 +1,8 @@
 """The LanceDB index of turns (the only module that imports lancedb).
 
 The index can always be rebuilt from the transcripts. It holds one row per turn: the
-anchor fields, the searchable text, a real UTC timestamp, access statistics and the
-vector. ``next_id`` is not stored: it is derived from the successor's ``prev_id``, so a
+anchor fields, the text and its full-text index terms (``memory.words``), a real UTC
+timestamp, access statistics and the vector. ``next_id`` is not stored: it is derived from the successor's ``prev_id``, so a
 live write is one append and never rewrites an older row.
 """
 
@@ -27,9 +27,11 @@ from lancedb.query import MatchQuery
 from memory.errors import KernelError
 from memory.filters import All, Any_, Compare, Filter, Not
 from memory.turns import Message, Turn, index_digest, is_turn_id
+from memory.words import index_words
 
 TABLE = "turns"
-SCHEMA_VERSION = "2"
+SCHEMA_VERSION = "3"
+"""3: full text indexes the ``words`` column (CJK characters and pairs) instead of ICU words."""
 _META_DIM = b"huichat.dim"
 _META_MODEL = b"huichat.embedder"
 _META_SCHEMA = b"huichat.schema"
@@ -62,6 +64,7 @@ def _schema(dim: int, embedder: str) -> pa.Schema:
             pa.field("timestamp", _UTC_TS, nullable=False),
             pa.field("topic", pa.string()),
             pa.field("text", pa.string()),
+            pa.field("words", pa.string()),
             pa.field("messages", pa.string()),
             pa.field("recalled_ids", pa.string()),
             pa.field("status", pa.string()),
@@ -202,6 +205,12 @@ class TurnStore:
         meta = schema.metadata or {}
         stored_dim = int(meta.get(_META_DIM, b"0") or 0) or schema.field("vector").type.list_size
         stored_model = meta.get(_META_MODEL, b"").decode()
+        stored_schema = meta.get(_META_SCHEMA, b"").decode()
+        if stored_schema != SCHEMA_VERSION:
+            raise KernelError(
+                f"the memory index has layout {stored_schema or '1'}, this huichat uses {SCHEMA_VERSION}; "
+                "run `huichat reindex` to rebuild it from the transcripts"
+            )
         if stored_dim != self.dim:
             raise KernelError(
                 f"the memory index holds {stored_dim}-dimensional vectors but the embedding model "
@@ -230,6 +239,7 @@ class TurnStore:
             columns["timestamp"].append(turn.timestamp)
             columns["topic"].append(turn.topic)
             columns["text"].append(turn.text)
+            columns["words"].append(index_words(turn.text))
             columns["messages"].append(
                 json.dumps([[m.role, m.speaker, m.text] for m in turn.messages], ensure_ascii=False)
             )
@@ -393,14 +403,15 @@ class TurnStore:
 
     def text_search(self, text: str, limit: int, where: Filter | None = None) -> list[Scored]:
         """Full-text (BM25) matches; the score is BM25's."""
-        if not text.strip():
+        words = index_words(text)
+        if not words:
             return []
         if not self._fts_ready:
             self.ensure_indexes()
             if not self._fts_ready:
                 return []
         query = (
-            self._table.search(cast(Any, MatchQuery)(text, "text"), query_type="fts")
+            self._table.search(cast(Any, MatchQuery)(words, "words"), query_type="fts")
             .select(_LIGHT_COLUMNS)
             .limit(limit)
         )
@@ -483,12 +494,13 @@ class TurnStore:
             return created
         kinds = {i.index_type for i in existing.values()}
         if "FTS" not in kinds:
+            # the terms are cut by memory.words; the index splits on spaces and stems English
             self._table.create_index(
-                "text",
-                config=FTS(base_tokenizer="icu", with_position=False, stem=True, remove_stop_words=True),
+                "words",
+                config=FTS(base_tokenizer="whitespace", with_position=False, stem=True, remove_stop_words=True),
                 replace=True,
             )
-            created.append("fts(text, icu)")
+            created.append("fts(words)")
         columns = {tuple(i.columns) for i in existing.values()}
         for column in ("timestamp", "id", "prev_id", "session_id", "position"):
             if (column,) not in columns:

@@ -1,0 +1,110 @@
+"""Full-text terms, and full-text search through a real LanceDB index in both languages."""
+
+from __future__ import annotations
+
+from datetime import timedelta
+from pathlib import Path
+
+import lancedb
+import pytest
+
+from memory.config import RetrieverConfig
+from memory.embedding import HashEmbedder
+from memory.errors import KernelError
+from memory.kernel import MemoryKernel, TurnDraft
+from memory.store import TurnStore
+from memory.turns import Message
+from memory.words import index_words
+from tests.conftest import NOW, ZONE, open_kernel
+
+
+def test_chinese_becomes_characters_and_pairs() -> None:
+    assert index_words("同事张伟") == "同 事 张 伟 同事 事张 张伟"
+
+
+def test_latin_words_numbers_and_identifiers_stay_whole_with_their_parts() -> None:
+    terms = index_words("Set user_id to 10.0.3.17, see JIRA-1234!").split()
+    assert terms[:2] == ["set", "user_id"]
+    assert {"user", "id", "10.0.3.17", "10", "17", "jira-1234", "jira", "1234"} <= set(terms)
+
+
+def test_mixed_text_full_width_and_empty() -> None:
+    assert index_words("我把 VPN 的 password 改了") == "我 把 我把 vpn 的 password 改 了 改了"
+    assert index_words("ＶＰＮ密码１２３") == "vpn 密 码 密码 123"
+    assert index_words("，。!? ") == ""
+
+
+def _store(kernel: MemoryKernel, texts: list[str]) -> dict[str, str]:
+    """One session per message, an hour apart (independent messages); text → turn id."""
+    ids = {}
+    for n, text in enumerate(texts):
+        session = kernel.new_session(NOW - timedelta(hours=len(texts) - n))
+        draft = TurnDraft((Message("user", text),), NOW - timedelta(hours=len(texts) - n))
+        ids[text] = kernel.append_turn(session, draft).id
+    kernel.maintain(force=True)
+    return ids
+
+
+def _text_hits(kernel: MemoryKernel, query: str) -> list[str]:
+    return [h.turn.id for h in kernel.search(query, 5, now=NOW, mode="text", resolve_time=False).hits]
+
+
+def test_chinese_look_alikes_are_told_apart_by_full_text(kernel: MemoryKernel) -> None:
+    ids = _store(
+        kernel,
+        [
+            "朋友张伟下周日去上海出差",
+            "同事李娜下周六去北京出差",
+            "同事张伟下周六要去北京出差",
+            "同事张伟下周日在海底捞过生日",
+            "今天好累啊",
+        ],
+    )
+    assert _text_hits(kernel, "同事张伟去北京出差")[0] == ids["同事张伟下周六要去北京出差"]
+    assert _text_hits(kernel, "朋友张伟出差")[0] == ids["朋友张伟下周日去上海出差"]
+    assert _text_hits(kernel, "张伟过生日")[0] == ids["同事张伟下周日在海底捞过生日"]
+    # a word written another way still matches by its characters
+    assert _text_hits(kernel, "张伟出公差")[0] in {ids["同事张伟下周六要去北京出差"], ids["朋友张伟下周日去上海出差"]}
+
+
+def test_english_numbers_identifiers_and_mixed_text_still_match(kernel: MemoryKernel) -> None:
+    ids = _store(
+        kernel,
+        [
+            "I went camping with my kids in June",
+            "The server at 10.0.3.17 runs the billing API",
+            "Renamed user_id to account_uuid in the schema",
+            "我把 VPN 的 password 改了，存在 1Password 里",
+            "JIRA-1234 assign 给了 Kevin",
+            "我们下周去海边露营",
+        ],
+    )
+    assert _text_hits(kernel, "When did I go camping?")[0] == ids["I went camping with my kids in June"]
+    assert _text_hits(kernel, "what runs on 10.0.3.17")[0] == ids["The server at 10.0.3.17 runs the billing API"]
+    assert _text_hits(kernel, "user_id")[0] == ids["Renamed user_id to account_uuid in the schema"]
+    assert _text_hits(kernel, "VPN password")[0] == ids["我把 VPN 的 password 改了，存在 1Password 里"]
+    assert _text_hits(kernel, "VPN 密码改了吗")[0] == ids["我把 VPN 的 password 改了，存在 1Password 里"]
+    assert _text_hits(kernel, "谁在跟 jira-1234")[0] == ids["JIRA-1234 assign 给了 Kevin"]
+    assert _text_hits(kernel, "露营")[0] == ids["我们下周去海边露营"]
+
+
+def test_an_index_of_the_previous_layout_asks_for_reindex(tmp_path: Path) -> None:
+    """A v2 index (full text on ICU words, no ``words`` column) is refused until `huichat reindex` rebuilds it."""
+    kernel = open_kernel(tmp_path)
+    session = kernel.new_session(NOW)
+    turn = kernel.append_turn(session, TurnDraft((Message("user", "同事张伟下周六去北京出差"),), NOW))
+    kernel.close()
+    db = lancedb.connect(str(tmp_path / "index.lancedb"))
+    current = db.open_table("turns").to_arrow()
+    old = current.drop_columns(["words"])
+    metadata = {**(current.schema.metadata or {}), b"huichat.schema": b"2"}
+    db.drop_table("turns")
+    db.create_table("turns", old.replace_schema_metadata(metadata))
+    with pytest.raises(KernelError, match="huichat reindex"):
+        open_kernel(tmp_path)
+    embedder = HashEmbedder(64)
+    store = TurnStore(str(tmp_path / "index.lancedb"), embedder.dim, embedder.name, for_rebuild=True)
+    rebuilt = MemoryKernel(store, embedder, tmp_path / "sessions", RetrieverConfig(), ZONE)
+    assert rebuilt.reindex().added == 1
+    reopened = open_kernel(tmp_path)
+    assert [h.turn.id for h in reopened.search("张伟出差", now=NOW, mode="text").hits] == [turn.id]

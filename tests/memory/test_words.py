@@ -12,8 +12,9 @@ from memory.config import RetrieverConfig
 from memory.embedding import HashEmbedder
 from memory.errors import KernelError
 from memory.kernel import MemoryKernel, TurnDraft
+from memory.retrieval import Fusion
 from memory.store import TurnStore
-from memory.turns import Message
+from memory.turns import Message, in_context, search_text
 from memory.words import index_words
 from tests.conftest import NOW, ZONE, open_kernel
 
@@ -29,7 +30,8 @@ def test_latin_words_numbers_and_identifiers_stay_whole_with_their_parts() -> No
 
 
 def test_mixed_text_full_width_and_empty() -> None:
-    assert index_words("我把 VPN 的 password 改了") == "我 把 我把 vpn 的 password 改 了 改了"
+    # function characters (我 把 的 了) go as singles, stay inside pairs
+    assert index_words("我把 VPN 的 password 改了") == "我把 vpn password 改 改了"
     assert index_words("ＶＰＮ密码１２３") == "vpn 密 码 密码 123"
     assert index_words("，。!? ") == ""
 
@@ -108,3 +110,25 @@ def test_an_index_of_the_previous_layout_asks_for_reindex(tmp_path: Path) -> Non
     assert rebuilt.reindex().added == 1
     reopened = open_kernel(tmp_path)
     assert [h.turn.id for h in reopened.search("张伟出差", now=NOW, mode="text").hits] == [turn.id]
+
+
+def test_the_previous_turn_is_context_only_when_written_just_before(kernel: MemoryKernel) -> None:
+    session = kernel.new_session(NOW - timedelta(hours=5))
+    first = kernel.append_turn(
+        session, TurnDraft((Message("user", "同事张伟下周六去北京出差"),), NOW - timedelta(hours=5))
+    )
+    reply = kernel.append_turn(
+        session,
+        TurnDraft((Message("user", "他说早上八点在南站碰头"),), NOW - timedelta(hours=5) + timedelta(minutes=3)),
+    )
+    later = kernel.append_turn(session, TurnDraft((Message("user", "楼下新开了家面馆"),), NOW - timedelta(hours=1)))
+    assert search_text(reply, first) == f"{first.text}\n{reply.text}"
+    assert search_text(later, reply) == later.text
+    assert not in_context(first, None)
+
+
+def test_a_query_with_chinese_is_fused_with_the_cjk_weights() -> None:
+    fusion = Fusion()
+    assert fusion.for_query("When did I go camping?") is fusion
+    chinese = fusion.for_query("VPN 密码改了吗")
+    assert (chinese.vector_weight, chinese.text_weight) == fusion.cjk_weights

@@ -9,7 +9,7 @@ told to run ``huichat reindex``, which rebuilds the index from the transcripts.
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
@@ -20,10 +20,12 @@ import pyarrow as pa
 
 from memory.filters import All, Any_, Compare, Filter, In, Not
 from memory.turns import Turn, index_digest, is_turn_id
+from memory.words import index_words
 
-SCHEMA_VERSION = 4
+SCHEMA_VERSION = 5
 """This code's layout. 3: one turn encoding (``Turn.to_record``) for every JSON column.
-4: ``embedded`` — a turn can be indexed (and found by its words) before its vector exists."""
+4: ``embedded`` — a turn can be indexed (and found by its words) before its vector exists.
+5: ``words`` — the terms the full-text index sees (``memory.words``: CJK characters and pairs)."""
 REBUILD_BELOW = 2
 """Indexes with an older layout hold derived data this code cannot use: they are rebuilt."""
 
@@ -44,7 +46,9 @@ class Column:
     type: pa.DataType
     nullable: bool = True
     fill: str | None = None
-    """SQL that fills this column in an index written before it existed; None: rebuild needed."""
+    """SQL that fills this column in an index written before it existed (None: see ``derive``)."""
+    derive: Callable[[str], Any] | None = None
+    """Computes this column from a row's ``text`` when SQL cannot (filled in batches at open)."""
     light: bool = True
     """Read with every turn (False for the heavy ones: vector, searchable text, digests)."""
 
@@ -58,6 +62,7 @@ COLUMNS: tuple[Column, ...] = (
     Column("timestamp", UTC_TS, nullable=False),
     Column("topic", pa.string()),
     Column("text", pa.string(), light=False),
+    Column("words", pa.string(), light=False, derive=index_words),
     Column("messages", pa.string()),
     Column("recalled_ids", pa.string()),
     Column("status", pa.string()),
@@ -117,6 +122,7 @@ def rows(
             last_accessed_at=turn.last_accessed_at,
             position=position_key(turn.session_id, turn.turn_index),
             text=turn.text,
+            words=index_words(turn.text),
             text_hash=index_digest(text, turn),
             embedded=embedded,
         )

@@ -56,7 +56,7 @@ class SessionHandle:
     session_file: str
     next_index: int = 0
     last_turn: Turn | None = None
-    """The previous turn: the next one links to it, and its tail is indexed with the next one."""
+    """The previous turn: the next one links to it, and its tail is embedded with the next one when in context."""
 
 
 @dataclass
@@ -497,7 +497,7 @@ class MemoryKernel:
 
 
 def _search_texts(turns: Sequence[Turn], previous: Turn | None) -> list[str]:
-    """Search texts of consecutive turns of one session (each with its predecessor's tail)."""
+    """Search texts of consecutive turns of one session (each with its predecessor's tail when in context)."""
     texts = []
     for turn in turns:
         texts.append(search_text(turn, previous))

@@ -10,7 +10,7 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import datetime, timedelta, tzinfo
 
 from memory.config import RetrieverConfig
@@ -28,7 +28,8 @@ from memory.results import (
 )
 from memory.store import TurnStore
 from memory.timeparse import TimeRange, TimeResolver
-from memory.turns import Turn
+from memory.turns import CONTEXT_GAP, Turn
+from memory.words import has_cjk
 
 
 @dataclass(frozen=True)
@@ -39,11 +40,18 @@ class Fusion:
     from a list gets that list's lowest score) and mixed by weight. Then every turn also
     receives part of the strength of its strongest neighbours in the conversation
     (``context``, by distance): in dialogue the answer often sits next to the turn whose
-    words match the question.
+    words match the question. Only neighbours in context pass strength on (written
+    within ``CONTEXT_GAP`` per step): messages hours apart are separate conversations.
+
+    A query holding Chinese (Japanese, Korean) characters is fused with ``cjk_weights``:
+    full text over single characters and pairs matches more look-alikes than English
+    words do, so the vector counts for more there.
     """
 
     vector_weight: float = 0.4
     text_weight: float = 0.6
+    cjk_weights: tuple[float, float] = (0.7, 0.3)
+    """(vector, text) weights for a query with CJK characters."""
     pool: int = 60
     """Candidates fetched from each index."""
     context: tuple[float, ...] = (0.3, 0.3)
@@ -52,6 +60,12 @@ class Fusion:
     """How many of the strongest neighbours pass strength on."""
     expand: int = 20
     """Top candidates whose neighbours join the pool even when neither index returned them."""
+
+    def for_query(self, keywords: str) -> Fusion:
+        """The fusion for this query: ``cjk_weights`` when it holds CJK characters."""
+        if not has_cjk(keywords):
+            return self
+        return replace(self, vector_weight=self.cjk_weights[0], text_weight=self.cjk_weights[1])
 
 
 @dataclass(frozen=True)
@@ -129,7 +143,7 @@ def fuse(
 
 
 def spread_context(scores: dict[str, float], turns: dict[str, Turn], floor: float, fusion: Fusion) -> dict[str, float]:
-    """Each turn's score plus the shares of its strongest neighbours' strength."""
+    """Each turn's score plus the shares of its strongest neighbours' strength (neighbours in context only)."""
     position = {(t.session_id, t.turn_index): turn_id for turn_id, t in turns.items()}
     final: dict[str, float] = {}
     for turn_id, turn in turns.items():
@@ -137,7 +151,7 @@ def spread_context(scores: dict[str, float], turns: dict[str, Turn], floor: floa
         for distance, share in enumerate(fusion.context, start=1):
             for sign in (-1, 1):
                 other = position.get((turn.session_id, turn.turn_index + sign * distance))
-                if other is not None:
+                if other is not None and abs(turns[other].timestamp - turn.timestamp) <= distance * CONTEXT_GAP:
                     shares.append(share * max(0.0, scores.get(other, floor) - floor))
         final[turn_id] = scores.get(turn_id, floor) + sum(sorted(shares, reverse=True)[: fusion.context_count])
     return final
@@ -193,18 +207,19 @@ class Retriever:
         lists: tuple[list[Scored], list[Scored]] | None = None,
     ) -> list[tuple[Turn, float]]:
         vector, text = lists or self._lists(keywords, where, limit, mode)
+        fusion = self.fusion.for_query(keywords)
         if mode == "vector":
             return [(s.turn, max(0.0, min(1.0, s.score))) for s in vector]
         if mode == "text":
             return list(zip([s.turn for s in text], _normalise_bm25([s.score for s in text]), strict=True))
         scale = scale or Scale.of(vector, text)
-        scores, turns, floor = fuse(vector, text, self.fusion, scale)
-        if self.fusion.context and scores:
-            strongest = sorted(scores, key=lambda i: -scores[i])[: self.fusion.expand]
-            around = self.store.neighbours([turns[i] for i in strongest], len(self.fusion.context), where)
+        scores, turns, floor = fuse(vector, text, fusion, scale)
+        if fusion.context and scores:
+            strongest = sorted(scores, key=lambda i: -scores[i])[: fusion.expand]
+            around = self.store.neighbours([turns[i] for i in strongest], len(fusion.context), where)
             for turn in around:
                 turns.setdefault(turn.id, turn)
-            scores = spread_context(scores, turns, floor, self.fusion)
+            scores = spread_context(scores, turns, floor, fusion)
         ranked = sorted(turns.values(), key=lambda t: (-scores.get(t.id, floor), -t.timestamp.timestamp()))
         return [(t, squash(scores.get(t.id, floor))) for t in ranked]
 

@@ -10,7 +10,7 @@ rewrites an older row.
 from __future__ import annotations
 
 import os
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import replace
 from datetime import datetime, timedelta
 from typing import Any, cast
@@ -45,6 +45,7 @@ from memory.index_schema import (
 )
 from memory.results import Scored
 from memory.turns import Turn, is_turn_id
+from memory.words import index_words
 
 
 def _import_lancedb() -> Any:
@@ -76,6 +77,7 @@ def _import_lancedb() -> Any:
 lancedb = _import_lancedb()
 
 TABLE = "turns"
+_DERIVE_BATCH = 5000
 _REINDEX = "run `huichat reindex` to rebuild it from the transcripts"
 
 
@@ -106,7 +108,9 @@ class TurnStore:
             raise
         except (OSError, ValueError, RuntimeError) as exc:
             raise KernelError(f"cannot open the memory index at {uri}: {exc}") from exc
-        self._fts_ready = any(i.index_type == "FTS" for i in self._table.list_indices())
+        self._fts_ready = any(
+            i.index_type == "FTS" and list(i.columns) == ["words"] for i in self._table.list_indices()
+        )
         has_flag = "embedded" in self._table.schema.names  # an old index opened for rebuilding may lack it
         self._pending = int(self._table.count_rows("embedded = false")) if has_flag else 0
 
@@ -157,18 +161,30 @@ class TurnStore:
             )
         present = set(self._table.schema.names)
         missing = [c for c in COLUMNS if c.name not in present]
-        if version < REBUILD_BELOW or any(c.fill is None for c in missing):
+        if version < REBUILD_BELOW or any(c.fill is None and c.derive is None for c in missing):
             raise KernelError(f"the memory index has an older layout ({version}, now {SCHEMA_VERSION}); {_REINDEX}")
         if missing:
             try:
-                self._table.add_columns({c.name: c.fill for c in missing})
+                self._table.add_columns({c.name: c.fill or "cast(NULL as string)" for c in missing})
             except (OSError, ValueError, RuntimeError):
                 # another process migrated it first
                 self._table = self._db.open_table(TABLE)
                 if {c.name for c in missing} - set(self._table.schema.names):
                     raise
+            for column in missing:
+                if column.derive is not None:
+                    self._derive(column.name, column.derive)
         if version < SCHEMA_VERSION:
             self._table.update_field_metadata({"path": VERSION_FIELD, "metadata": {META_SCHEMA: str(SCHEMA_VERSION)}})
+
+    def _derive(self, name: str, derive: Callable[[str], Any]) -> None:
+        """Fill a new column computed from each row's text, in batches (no re-embedding)."""
+        table = self._table.search().select(["id", "text"]).limit(None).to_arrow()
+        ids, texts = table.column("id").to_pylist(), table.column("text").to_pylist()
+        for start in range(0, len(ids), _DERIVE_BATCH):
+            chunk = slice(start, start + _DERIVE_BATCH)
+            update = pa.table({"id": ids[chunk], name: [derive(t or "") for t in texts[chunk]]})
+            self._table.merge_insert("id").when_matched_update_all().execute(update)
 
     @property
     def version(self) -> int:
@@ -371,15 +387,16 @@ class TurnStore:
         return [Scored(t, 1.0 - float(d)) for t, d in zip(turns, distances, strict=True)]
 
     def text_search(self, text: str, limit: int, where: Filter | None = None) -> list[Scored]:
-        """Full-text (BM25) matches; the score is BM25's."""
-        if not text.strip():
+        """Full-text (BM25) matches over the turns' terms (``memory.words``); the score is BM25's."""
+        words = index_words(text)
+        if not words:
             return []
         if not self._fts_ready:
             self.ensure_indexes()
             if not self._fts_ready:
                 return []
         query = (
-            self._table.search(cast(Any, lancedb.query.MatchQuery)(text, "text"), query_type="fts")
+            self._table.search(cast(Any, lancedb.query.MatchQuery)(words, "words"), query_type="fts")
             .select(LIGHT_COLUMNS)
             .limit(limit)
         )
@@ -429,14 +446,19 @@ class TurnStore:
         rows = self._table.count_rows()
         if rows == 0:
             return created
-        kinds = {i.index_type for i in existing.values()}
-        if "FTS" not in kinds:
+        for name, index in existing.items():
+            if index.index_type == "FTS" and list(index.columns) != ["words"]:
+                self._table.drop_index(name)  # the full text of layouts before 5 (ICU over ``text``)
+        if not any(i.index_type == "FTS" and list(i.columns) == ["words"] for i in existing.values()):
+            # the terms are cut by memory.words; the index splits on spaces and stems English
             self._table.create_index(
-                "text",
-                config=lancedb.index.FTS(base_tokenizer="icu", with_position=False, stem=True, remove_stop_words=True),
+                "words",
+                config=lancedb.index.FTS(
+                    base_tokenizer="whitespace", with_position=False, stem=True, remove_stop_words=True
+                ),
                 replace=True,
             )
-            created.append("fts(text, icu)")
+            created.append("fts(words)")
         columns = {tuple(i.columns) for i in existing.values()}
         for column in ("timestamp", "id", "prev_id", "session_id", "position"):
             if (column,) not in columns:

@@ -7,7 +7,7 @@ import re
 import secrets
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from pathlib import PurePosixPath
 from typing import Any
 
@@ -175,15 +175,30 @@ def anchor_line(turn_id: str, prev_id: str | None, next_id: str | None, similari
 
 CONTEXT_CHARS = 300
 """How much of the previous turn is indexed with a turn (its conversational context)."""
+CONTEXT_GAP = timedelta(minutes=15)
+"""The longest pause after which the previous turn still counts as a turn's context."""
+
+
+def in_context(turn: Turn, previous: Turn | None) -> bool:
+    """True when ``previous`` is the conversation ``turn`` continues: same session, no long pause.
+
+    A reply written right after a message answers it; a message written hours later in
+    the same session is usually about something else, and mixing the two blurs both.
+    """
+    return (
+        previous is not None
+        and previous.session_id == turn.session_id
+        and abs(turn.timestamp - previous.timestamp) <= CONTEXT_GAP
+    )
 
 
 def search_text(turn: Turn, previous: Turn | None) -> str:
-    """What is embedded for ``turn``: its text after the tail of the turn before.
+    """What is embedded for ``turn``: its text, after the tail of the turn before when in context.
 
     A reply like "yes, twice a week" means little alone; with the question before it, it
     is findable. Measured in BENCHMARKS.md.
     """
-    if previous is None or previous.session_id != turn.session_id:
+    if previous is None or not in_context(turn, previous):
         return turn.text
     return f"{previous.text[-CONTEXT_CHARS:]}\n{turn.text}"
 

@@ -84,7 +84,9 @@ def test_typed_while_loading_then_recalled_from_memory_in_a_real_terminal(tmp_pa
         old = kernel.new_session(utc_now() - timedelta(days=9))
         remembered = kernel.append_turn(
             old,
-            TurnDraft((Message("user", "VPN 晚上总断"), Message("assistant", "把 WireGuard keepalive 设成 25 秒")), utc_now()),
+            TurnDraft(
+                (Message("user", "VPN 晚上总断"), Message("assistant", "把 WireGuard keepalive 设成 25 秒")), utc_now()
+            ),
         )
         kernel.close()
         session = _start(tmp_path, config, "e2e")

@@ -18,8 +18,8 @@ from memory.store import TurnStore
 from memory.turns import Message, TurnDraft
 from tests.conftest import NOW, open_kernel
 
-LAYOUT_3 = tuple(c for c in COLUMNS if c.name != "embedded")
-"""The columns before turns could be indexed ahead of their vectors."""
+LAYOUT_3 = tuple(c for c in COLUMNS if c.name not in ("embedded", "words"))
+"""The columns before turns could be indexed ahead of their vectors, and before the ``words`` terms."""
 
 
 def _old_index(root: Path, version: int, columns: tuple[Column, ...], messages: str) -> None:
@@ -44,6 +44,7 @@ def _old_index(root: Path, version: int, columns: tuple[Column, ...], messages: 
         "timestamp": NOW,
         "topic": "VPN",
         "text": "user: VPN 断了",
+        "words": "user vpn 断 了 断了",
         "messages": messages,
         "recalled_ids": "[]",
         "status": "ok",
@@ -64,6 +65,7 @@ def test_an_index_of_the_previous_layout_is_read_and_stamped_with_the_current_on
     store = TurnStore(str(tmp_path / "index.lancedb"), 64, HashEmbedder(64).name)
     assert store.version == SCHEMA_VERSION
     assert store.pending_count == 0  # rows written before the flag existed have their vectors
+    assert store._table.to_arrow().column("words").to_pylist() == ["user vpn 断 断了"]  # derived from the text
     turn = store.get(["abc123"])["abc123"]
     assert turn.messages == (Message("user", "VPN 断了"),)  # the old [role, speaker, text] encoding
     assert turn.access_count == 3

@@ -1,0 +1,133 @@
+"""Full-text terms, and full-text search through a real LanceDB index in both languages."""
+
+from __future__ import annotations
+
+from datetime import timedelta
+from pathlib import Path
+
+import lancedb
+import pyarrow as pa
+from lancedb.index import FTS
+
+from memory.index_schema import SCHEMA_VERSION
+from memory.kernel import MemoryKernel
+from memory.results import SearchRequest
+from memory.retrieval import Fusion
+from memory.turns import Message, TurnDraft, in_context, search_text
+from memory.words import index_words
+from tests.conftest import NOW, open_kernel
+
+
+def test_chinese_becomes_characters_and_pairs() -> None:
+    assert index_words("同事张伟") == "同 事 张 伟 同事 事张 张伟"
+
+
+def test_latin_words_numbers_and_identifiers_stay_whole_with_their_parts() -> None:
+    terms = index_words("Set user_id to 10.0.3.17, see JIRA-1234!").split()
+    assert terms[:2] == ["set", "user_id"]
+    assert {"user", "id", "10.0.3.17", "10", "17", "jira-1234", "jira", "1234"} <= set(terms)
+
+
+def test_mixed_text_full_width_and_empty() -> None:
+    # function characters (我 把 的 了) go as singles, stay inside pairs
+    assert index_words("我把 VPN 的 password 改了") == "我把 vpn password 改 改了"
+    assert index_words("ＶＰＮ密码１２３") == "vpn 密 码 密码 123"
+    assert index_words("，。!? ") == ""
+
+
+def _store(kernel: MemoryKernel, texts: list[str]) -> dict[str, str]:
+    """One session per message, an hour apart (independent messages); text → turn id."""
+    ids = {}
+    for n, text in enumerate(texts):
+        session = kernel.new_session(NOW - timedelta(hours=len(texts) - n))
+        draft = TurnDraft((Message("user", text),), NOW - timedelta(hours=len(texts) - n))
+        ids[text] = kernel.append_turn(session, draft).id
+    kernel.maintain(force=True)
+    return ids
+
+
+def _text_hits(kernel: MemoryKernel, query: str) -> list[str]:
+    return [h.turn.id for h in kernel.search(SearchRequest(query, NOW, 5, mode="text", resolve_time=False)).hits]
+
+
+def test_chinese_look_alikes_are_told_apart_by_full_text(kernel: MemoryKernel) -> None:
+    ids = _store(
+        kernel,
+        [
+            "朋友张伟下周日去上海出差",
+            "同事李娜下周六去北京出差",
+            "同事张伟下周六要去北京出差",
+            "同事张伟下周日在海底捞过生日",
+            "今天好累啊",
+        ],
+    )
+    assert _text_hits(kernel, "同事张伟去北京出差")[0] == ids["同事张伟下周六要去北京出差"]
+    assert _text_hits(kernel, "朋友张伟出差")[0] == ids["朋友张伟下周日去上海出差"]
+    assert _text_hits(kernel, "张伟过生日")[0] == ids["同事张伟下周日在海底捞过生日"]
+    # a word written another way still matches by its characters
+    assert _text_hits(kernel, "张伟出公差")[0] in {ids["同事张伟下周六要去北京出差"], ids["朋友张伟下周日去上海出差"]}
+
+
+def test_english_numbers_identifiers_and_mixed_text_still_match(kernel: MemoryKernel) -> None:
+    ids = _store(
+        kernel,
+        [
+            "I went camping with my kids in June",
+            "The server at 10.0.3.17 runs the billing API",
+            "Renamed user_id to account_uuid in the schema",
+            "我把 VPN 的 password 改了，存在 1Password 里",
+            "JIRA-1234 assign 给了 Kevin",
+            "我们下周去海边露营",
+        ],
+    )
+    assert _text_hits(kernel, "When did I go camping?")[0] == ids["I went camping with my kids in June"]
+    assert _text_hits(kernel, "what runs on 10.0.3.17")[0] == ids["The server at 10.0.3.17 runs the billing API"]
+    assert _text_hits(kernel, "user_id")[0] == ids["Renamed user_id to account_uuid in the schema"]
+    assert _text_hits(kernel, "VPN password")[0] == ids["我把 VPN 的 password 改了，存在 1Password 里"]
+    assert _text_hits(kernel, "VPN 密码改了吗")[0] == ids["我把 VPN 的 password 改了，存在 1Password 里"]
+    assert _text_hits(kernel, "谁在跟 jira-1234")[0] == ids["JIRA-1234 assign 给了 Kevin"]
+    assert _text_hits(kernel, "露营")[0] == ids["我们下周去海边露营"]
+
+
+def test_an_index_of_the_previous_layout_gets_its_words_in_place(tmp_path: Path) -> None:
+    """A layout-4 index (full text on ICU words, no ``words`` column) is migrated at open, without re-embedding."""
+    kernel = open_kernel(tmp_path)
+    session = kernel.new_session(NOW)
+    turn = kernel.append_turn(session, TurnDraft((Message("user", "同事张伟下周六去北京出差"),), NOW))
+    kernel.close()
+    db = lancedb.connect(str(tmp_path / "index.lancedb"))
+    current = db.open_table("turns").to_arrow()
+    vectors_before = current.column("vector").to_pylist()
+    old = current.drop_columns(["words"])
+    fields = [f.with_metadata({b"huichat.schema": b"4"}) if f.name == "id" else f for f in old.schema]
+    db.drop_table("turns")
+    table = db.create_table("turns", old.cast(pa.schema(fields, metadata=old.schema.metadata)))
+    table.create_index("text", config=FTS(base_tokenizer="icu", with_position=False), replace=True)
+    reopened = open_kernel(tmp_path)
+    assert reopened.store.version == SCHEMA_VERSION
+    assert reopened.store._table.to_arrow().column("vector").to_pylist() == vectors_before  # nothing re-embedded
+    assert [h.turn.id for h in reopened.search(SearchRequest("张伟出差", NOW, mode="text")).hits] == [turn.id]
+    fts = [i for i in reopened.store._table.list_indices() if i.index_type == "FTS"]
+    assert [list(i.columns) for i in fts] == [["words"]]  # the ICU index on ``text`` is gone
+
+
+def test_the_previous_turn_is_context_only_when_written_just_before(kernel: MemoryKernel) -> None:
+    session = kernel.new_session(NOW - timedelta(hours=5))
+    first = kernel.append_turn(
+        session, TurnDraft((Message("user", "同事张伟下周六去北京出差"),), NOW - timedelta(hours=5))
+    )
+    reply = kernel.append_turn(
+        session,
+        TurnDraft((Message("user", "他说早上八点在南站碰头"),), NOW - timedelta(hours=5) + timedelta(minutes=3)),
+    )
+    later = kernel.append_turn(session, TurnDraft((Message("user", "楼下新开了家面馆"),), NOW - timedelta(hours=1)))
+    assert search_text(reply, first) == f"{first.text}\n{reply.text}"
+    assert search_text(later, reply) == later.text
+    assert not in_context(first, None)
+
+
+def test_a_query_with_chinese_is_fused_with_the_cjk_weights() -> None:
+    fusion = Fusion()
+    assert fusion.for_query("When did I go camping?") is fusion
+    chinese = fusion.for_query("VPN 密码改了吗")
+    assert (chinese.vector_weight, chinese.text_weight) == fusion.cjk_weights

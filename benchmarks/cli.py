@@ -83,9 +83,13 @@ def add_bench_arguments(parser: argparse.ArgumentParser) -> None:
         help="embedder for bulk vectors (default hash; live-turn timing uses the configured model)",
     )
 
-    startup = kinds.add_parser("startup", help="time to first paint and until memory is ready")
+    startup = kinds.add_parser("startup", help="first paint, memory and LLM ready, and quitting, in a real terminal")
     startup.add_argument("--runs", type=int, default=5, help="runs (median reported, default 5)")
     startup.add_argument("--json", type=Path, default=None, metavar="OUT", help="also write the results as JSON")
+
+    cli = kinds.add_parser("cli", help="the cold time of each command (sessions, show, recall, doctor)")
+    cli.add_argument("--runs", type=int, default=5, help="runs per command (median reported, default 5)")
+    cli.add_argument("--json", type=Path, default=None, metavar="OUT", help="also write the results as JSON")
 
 
 def run_bench(args: argparse.Namespace, runtime: Runtime) -> int:
@@ -103,6 +107,10 @@ def run_bench(args: argparse.Namespace, runtime: Runtime) -> int:
         from benchmarks.scale import run_scale_bench
 
         return run_scale_bench(args, loaded, zone)
+    if args.bench == "cli":
+        from benchmarks.clitimes import run_cli_bench
+
+        return run_cli_bench(args, loaded, zone)
     from benchmarks.startup import run_startup_bench
 
     return run_startup_bench(args, loaded, zone)

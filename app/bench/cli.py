@@ -1,4 +1,4 @@
-"""``huichat bench``: recall quality, the synthetic time benchmark, scale and start-up."""
+"""``huichat bench``: recall quality, the synthetic time benchmark, scale, start-up and the tool loop."""
 
 from __future__ import annotations
 
@@ -20,6 +20,16 @@ def _ints(text: str) -> list[int]:
     if not values or any(v <= 0 for v in values):
         raise argparse.ArgumentTypeError(f"expected positive numbers, got {text!r}")
     return values
+
+
+def _modes(text: str) -> list[str]:
+    from app.bench.loop import SCRIPTED_MODES
+
+    modes = [part.strip() for part in text.split(",") if part.strip()]
+    unknown = [m for m in modes if m not in SCRIPTED_MODES]
+    if unknown or not modes:
+        raise argparse.ArgumentTypeError(f"unknown mode {', '.join(unknown)!r} (known: {', '.join(SCRIPTED_MODES)})")
+    return modes
 
 
 def add_bench_arguments(parser: argparse.ArgumentParser) -> None:
@@ -65,6 +75,19 @@ def add_bench_arguments(parser: argparse.ArgumentParser) -> None:
         help="embedder for bulk vectors (default hash; live-turn timing uses the configured model)",
     )
 
+    loop = kinds.add_parser("loop", help="tool loops: do replies cite the right memory, in how many rounds?")
+    loop.add_argument("--questions", type=int, default=20, choices=range(1, 21), metavar="N", help="1-20 (default 20)")
+    loop.add_argument("--modes", type=_modes, default=None, help="scripted modes to run (default all)")
+    loop.add_argument("--base-url", default=None, help="a real OpenAI-compatible server instead of the scripted one")
+    loop.add_argument("--model", default="model", help="the model name to ask the server for")
+    loop.add_argument("--tool-results", choices=("tool", "observation"), default="tool", help="with --base-url")
+    loop.add_argument("--timeout", type=float, default=600.0, help="seconds per request (with --base-url)")
+    loop.add_argument("--max-rounds", type=int, default=4, help="tool rounds before the model must answer")
+    loop.add_argument("--context-window", type=int, default=1, help="turns shown around each hit (default 1)")
+    loop.add_argument("--embedder", default="hash", help="'hash' (default) or a model path; empty: the configured one")
+    loop.add_argument("--verbose", action="store_true", help="print each question, its calls and its answer")
+    loop.add_argument("--json", type=Path, default=None, metavar="OUT", help="also write the results as JSON")
+
     startup = kinds.add_parser("startup", help="time to first paint and until memory is ready")
     startup.add_argument("--runs", type=int, default=5, help="runs (median reported, default 5)")
     startup.add_argument("--json", type=Path, default=None, metavar="OUT", help="also write the results as JSON")
@@ -80,6 +103,11 @@ def run_bench(args: argparse.Namespace, loaded: LoadedConfig, zone: Zone) -> int
         from app.bench.timegen import run_time_bench
 
         return run_time_bench(args, loaded, zone)
+    if args.bench == "loop":
+        from app.bench.loop import SCRIPTED_MODES, run_loop_bench
+
+        args.modes = args.modes or list(SCRIPTED_MODES)
+        return run_loop_bench(args, loaded, zone)
     if args.bench == "scale":
         from app.bench.scale import run_scale_bench
 

@@ -9,11 +9,10 @@ user's message was kept as a failed turn (or, when even that fails, handed back)
 from __future__ import annotations
 
 import asyncio
-import json
 import logging
 import re
 from collections.abc import AsyncIterator, Callable
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, replace
 from datetime import datetime, tzinfo
 from typing import Any
 
@@ -26,16 +25,16 @@ from app.prompts import (
     NO_ANSWER,
     system_prompt,
     time_note,
-    tool_response,
     uses_chinese,
 )
-from app.tools import RECALL_MEMORY, TOOL_NAMES, TOOLS, ToolContext, ToolOutcome, check_arguments, run_tool
+from app.rounds import Progress, call_key, round_messages
+from app.tools import RECALL_MEMORY, TOOL_NAMES, TOOLS, ToolContext, ToolOutcome, run_tool
 from memory.errors import KernelError
 from memory.kernel import MemoryKernel, SessionHandle
 from memory.results import SearchResults
 from memory.turns import STATUS_FAILED, STATUS_OK, Message, Turn, TurnDraft
 from providers.errors import ProviderError
-from providers.events import ReplyDone, TextDelta, ToolCallRequest, repair_text
+from providers.events import ReplyDone, TextDelta, ToolCallRequest
 from providers.llm import LLMClient
 
 Clock = Callable[[], datetime]
@@ -117,44 +116,11 @@ def estimate_tokens(text: str) -> int:
     return cjk + (len(text) - cjk) // 4 + 1
 
 
-@dataclass
-class _Progress:
-    """What one reply has produced so far; kept in the turn even when the reply fails."""
-
-    shown: list[str] = field(default_factory=list)
-    recalled: list[str] = field(default_factory=list)
-    trace: list[Message] = field(default_factory=list)
-    rounds: int = 0
-    model: str = ""
-
-    @property
-    def answer(self) -> str:
-        return repair_text("".join(self.shown))
-
-    def note(self, call: ToolCallRequest, outcome: ToolOutcome) -> None:
-        """Record a call and its short result for the transcript, and the ids it recalled."""
-        arguments = json.dumps(call.arguments, ensure_ascii=False) if not call.error else call.raw_arguments[:200]
-        name = call.name or "tool"
-        self.trace.append(Message("assistant", f"{call.name or '?'} {arguments}", name, "tool_call"))
-        self.trace.append(Message("tool", outcome.trace or outcome.content[:200], name, "tool_result"))
-        self.recalled.extend(i for i in outcome.recalled_ids if i not in self.recalled)
-
-
-def _call_key(call: ToolCallRequest) -> str:
-    checked, problem = check_arguments(call.name, call.arguments)
-    return call.name + json.dumps(call.arguments if problem else checked, sort_keys=True, ensure_ascii=False)
-
-
 def _reason(exc: Exception) -> str:
     if isinstance(exc, ProviderError | KernelError):
         return str(exc)
     _log.error("the reply failed", exc_info=exc)
     return f"unexpected error ({type(exc).__name__}: {exc})"
-
-
-def _call_entry(call: ToolCallRequest) -> dict[str, Any]:
-    arguments = json.dumps(call.arguments, ensure_ascii=False)
-    return {"id": call.id, "type": "function", "function": {"name": call.name or "tool", "arguments": arguments}}
 
 
 class ChatSession:
@@ -246,14 +212,14 @@ class ChatSession:
     async def reply(self, text: str) -> AsyncIterator[SessionEvent]:
         """Answer ``text``: stream the reply, run memory tools, then store the turn. Never raises."""
         now = self.clock()
-        progress = _Progress()
+        progress = Progress()
         try:
             async for event in self._answer(text, now, progress):
                 yield event
         except Exception as exc:  # the reply's boundary: a failure ends the reply, never its caller (a TUI worker)
             yield await self._store_failed(text, progress, _reason(exc), now)
 
-    async def _answer(self, text: str, now: datetime, progress: _Progress) -> AsyncIterator[SessionEvent]:
+    async def _answer(self, text: str, now: datetime, progress: Progress) -> AsyncIterator[SessionEvent]:
         language = self._language(text)
         history, in_context = self._history()
         context = ToolContext(now, self.context_window, in_context)
@@ -300,7 +266,7 @@ class ChatSession:
             for index, call in enumerate(done.tool_calls):
                 if call.from_text or not call.id:
                     call = replace(call, id=f"call_{round_number}_{index}")
-                key = _call_key(call)
+                key = call_key(call)
                 yield ToolCalled(call.name or "(unreadable call)", call.arguments, call.from_text, key in ran)
                 if key in ran:
                     outcome = ToolOutcome(ALREADY_HAVE, trace="repeated call, not run again")
@@ -314,7 +280,7 @@ class ChatSession:
                         ran.add(key)
                 progress.note(call, outcome)
                 answered.append((call, outcome))
-            messages.extend(self._round_messages(done, "".join(said), answered, provider.tool_results))
+            messages.extend(round_messages(done, "".join(said), answered, provider.tool_results))
             answer_now = all(outcome.content == ALREADY_HAVE for _, outcome in answered)
         answer = progress.answer
         if not answer.strip():
@@ -332,36 +298,13 @@ class ChatSession:
             _log.warning("tool %s failed", call.name, exc_info=exc)
             return ToolOutcome.failure(f"the tool failed ({type(exc).__name__}: {exc})")
 
-    @staticmethod
-    def _round_messages(
-        done: ReplyDone, said: str, answered: list[tuple[ToolCallRequest, ToolOutcome]], mode: str
-    ) -> list[dict[str, Any]]:
-        """The model's calls and their results, in the form its chat template was trained on.
-
-        Calls it printed as text go back as structured ``tool_calls`` too (templates render
-        them as their own call markup); results go back as ``tool`` messages, or with
-        ``observation`` as one user message of ``<tool_response>`` blocks, as it printed them.
-        """
-        calls = [call for call, _ in answered]
-        # "content" is never null: some OpenAI-compatible servers reject it
-        assistant: dict[str, Any] = {
-            "role": "assistant",
-            "content": said,
-            "tool_calls": [_call_entry(c) for c in calls],
-        }
-        if mode == "observation":
-            if all(call.from_text for call in calls):
-                assistant = {"role": "assistant", "content": done.text}
-            return [assistant, {"role": "user", "content": tool_response([o.content for _, o in answered])}]
-        return [assistant, *({"role": "tool", "tool_call_id": c.id, "content": o.content} for c, o in answered)]
-
     # ------------------------------------------------------------------ store
 
     def _store(
         self,
         user_text: str,
         answer: str,
-        progress: _Progress,
+        progress: Progress,
         now: datetime,
         status: str,
         extra: tuple[tuple[str, str], ...],
@@ -382,7 +325,7 @@ class ChatSession:
         return turn
 
     async def _store_failed(
-        self, user_text: str, progress: _Progress, message: str, now: datetime, answer: str | None = None
+        self, user_text: str, progress: Progress, message: str, now: datetime, answer: str | None = None
     ) -> ReplyFailed:
         """Keep the user's message as a failed turn (with what was said so far, or ``answer``)."""
         kept = progress.answer if answer is None else answer

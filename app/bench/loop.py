@@ -16,6 +16,7 @@ import argparse
 import asyncio
 import re
 import time
+from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
 from datetime import datetime, timedelta
 from typing import TYPE_CHECKING, Any
@@ -145,7 +146,7 @@ class Asked:
         return bool(ECHO.search(self.answer))
 
 
-def seed(kernel: MemoryKernel, facts: list[Fact], now: datetime) -> list[str]:
+def seed(kernel: MemoryKernel, facts: Sequence[Fact], now: datetime) -> list[str]:
     """Each fact in its own earlier session, between two unrelated turns; returns the fact turns' ids."""
     gold = []
     for index, fact in enumerate(facts):
@@ -238,8 +239,11 @@ async def _run_scripted(args: argparse.Namespace, loaded: LoadedConfig, zone: Zo
         ) as server,
     ):
         gold = seed(kernel, FACTS[: args.questions], datetime.now(zone.tz))
-        results = "observation" if mode == "observation" else "tool"
-        provider = ProviderConfig(model="openai/scripted", api_base=server.base_url, tool_results=results)
+        provider = ProviderConfig(
+            model="openai/scripted",
+            api_base=server.base_url,
+            tool_results="observation" if mode == "observation" else "tool",
+        )
         llm = LLMClient(ProvidersConfig(named={"scripted": provider}, max_retries=0), env={})
         return await _run_mode(kernel, llm, args, zone, mode, gold)
 

@@ -10,7 +10,7 @@ from providers.config import ProviderConfig, ProvidersConfig
 from providers.errors import ProviderError
 from providers.events import ReplyDone, TextDelta
 from providers.llm import LLMClient
-from providers.toolcalls import CallSieve, calls_in_text
+from providers.textcalls import CallSieve, calls_in_text
 from tests.fakellm import FakeLLM, Reply, ToolCall
 
 TOOLS = ("recall_memory", "recall_by_id")

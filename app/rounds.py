@@ -22,6 +22,8 @@ class Progress:
     trace: list[Message] = field(default_factory=list)
     rounds: int = 0
     model: str = ""
+    storing: bool = False
+    """The turn is being stored (a stop now must not store it a second time)."""
 
     @property
     def answer(self) -> str:

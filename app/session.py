@@ -218,6 +218,10 @@ class ChatSession:
                 yield event
         except Exception as exc:  # the reply's boundary: a failure ends the reply, never its caller (a TUI worker)
             yield await self._store_failed(text, progress, _reason(exc), now)
+        except (asyncio.CancelledError, GeneratorExit):
+            if not progress.storing:  # stopped (the app closing, the reader gone): keep what was typed, then stop
+                self._keep_stopped(text, progress, now)
+            raise
 
     async def _answer(self, text: str, now: datetime, progress: Progress) -> AsyncIterator[SessionEvent]:
         language = self._language(text)
@@ -286,6 +290,7 @@ class ChatSession:
         if not answer.strip():
             yield await self._store_failed(text, progress, EMPTY_ANSWER[language], now, EMPTY_ANSWER[language])
             return
+        progress.storing = True
         turn = await asyncio.to_thread(self._store, text, answer, progress, now, STATUS_OK, ())
         yield ReplyCompleted(turn, answer, progress.model, progress.rounds)
 
@@ -324,11 +329,19 @@ class ChatSession:
             _log.warning("access statistics were not saved", exc_info=exc)
         return turn
 
+    def _keep_stopped(self, user_text: str, progress: Progress, now: datetime) -> None:
+        """Store a stopped reply's turn at once (no thread: the task is being cancelled)."""
+        try:
+            self._store(user_text, progress.answer, progress, now, STATUS_FAILED, (("error", "the reply was stopped"),))
+        except Exception as exc:  # the stop goes on regardless; say why the message was not kept
+            _log.error("a stopped reply's message could not be kept", exc_info=exc)
+
     async def _store_failed(
         self, user_text: str, progress: Progress, message: str, now: datetime, answer: str | None = None
     ) -> ReplyFailed:
         """Keep the user's message as a failed turn (with what was said so far, or ``answer``)."""
         kept = progress.answer if answer is None else answer
+        progress.storing = True
         try:
             turn = await asyncio.to_thread(
                 self._store, user_text, kept, progress, now, STATUS_FAILED, (("error", message),)

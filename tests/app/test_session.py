@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import json
 import re
 from datetime import datetime, timedelta
@@ -358,6 +360,34 @@ async def test_when_even_storing_fails_the_text_goes_back(
     assert isinstance(failed, ReplyFailed) and failed.turn is None and failed.user_text == "这句话不能丢"
     assert "No space left on device" in failed.message
     assert _shown(events) == "ok"
+
+
+@pytest.mark.parametrize("how", ["reader gone", "task cancelled"])
+async def test_a_stopped_reply_keeps_the_users_message(kernel: MemoryKernel, fake_llm: FakeLLM, how: str) -> None:
+    fake_llm.push(Reply(text="a long answer that is still streaming when the app closes", chunk_delay=0.2))
+    session = _session(kernel, fake_llm)
+    first_delta = asyncio.Event()
+
+    async def read() -> None:
+        async for event in session.reply("关掉之前这句话要留下"):
+            if isinstance(event, TextDelta):
+                first_delta.set()
+                if how == "reader gone":
+                    break
+
+    task = asyncio.create_task(read())
+    await first_delta.wait()
+    if how == "task cancelled":
+        task.cancel()
+    with contextlib.suppress(asyncio.CancelledError):
+        await task
+    await asyncio.sleep(0)  # let an abandoned generator be closed
+    if how == "reader gone":
+        await asyncio.get_running_loop().shutdown_asyncgens()
+    turns = kernel.session_turns(session.handle.session_id if session.handle else "")
+    assert [(t.status, t.messages[0].text) for t in turns] == [("failed", "关掉之前这句话要留下")]
+    assert turns[0].messages[-1].text == "a lo"  # what was shown before the stop
+    assert dict(turns[0].extra)["error"] == "the reply was stopped"
 
 
 async def test_a_surrogate_pair_split_across_chunks_is_stored_whole(kernel: MemoryKernel, fake_llm: FakeLLM) -> None:

@@ -40,6 +40,8 @@ class Progress:
 
 def call_key(call: ToolCallRequest) -> str:
     """What makes two calls the same call: the tool and its (checked) arguments."""
+    if call.error:
+        return f"{call.name}\x00{call.raw_arguments}"
     checked, problem = check_arguments(call.name, call.arguments)
     return call.name + json.dumps(call.arguments if problem else checked, sort_keys=True, ensure_ascii=False)
 

@@ -280,8 +280,7 @@ class ChatSession:
                     yield RecallFinished(
                         call.id, call.name, call.arguments, outcome.results, outcome.turn, outcome.error
                     )
-                    if not outcome.error:
-                        ran.add(key)
+                    ran.add(key)
                 progress.note(call, outcome)
                 answered.append((call, outcome))
             messages.extend(round_messages(done, "".join(said), answered, provider.tool_results))

@@ -49,7 +49,8 @@ TOOLS: list[dict[str, Any]] = [
         "type": "function",
         "function": {
             "name": RECALL_BY_ID,
-            "description": "根据轮次 ID 检索特定对话。用于导航到相邻轮次。",
+            "description": "根据轮次 ID 检索特定对话。用于导航到相邻轮次。"
+            "只用 recall_memory 结果里出现过的 ID（下面的 'a3f2c7' 只是格式示例）。",
             "parameters": {
                 "type": "object",
                 "properties": {"turn_id": {"type": "string", "description": "轮次 ID，如 'a3f2c7'"}},
@@ -213,7 +214,7 @@ def run_tool(kernel: MemoryKernel, name: str, arguments: Mapping[str, Any], cont
     except KernelError as exc:
         return ToolOutcome.failure(str(exc))
     if found.turn is None:
-        return ToolOutcome.failure(found.error)
+        return ToolOutcome.failure(f"{found.error} (use an id that a recall_memory result showed)")
     first_line = found.turn.text.split("\n", 1)[0][:80]
     return ToolOutcome(
         kernel.format_turn(found.turn),

@@ -228,6 +228,19 @@ async def test_the_same_call_is_never_run_twice_in_one_reply(
     assert isinstance(events[-1], ReplyCompleted) and events[-1].text == f"用 llama.cpp（{remembered}）。"
 
 
+async def test_a_failing_call_is_not_run_again_either(kernel: MemoryKernel, fake_llm: FakeLLM) -> None:
+    example = ToolCall(
+        "recall_by_id", {"turn_id": "a3f2c7"}
+    )  # the seed schema's example id, as a small model copies it
+    fake_llm.push(Reply(tool_calls=[example]), Reply(tool_calls=[example]), Reply(text="没有找到。"))
+    events = await _reply(_session(kernel, fake_llm), "我家里的 VPN 用的什么协议？")
+    assert [e.repeated for e in events if isinstance(e, ToolCalled)] == [False, True]
+    first_result = fake_llm.requests[1]["messages"][-1]["content"]
+    assert "a3f2c7" in first_result and "use an id that a recall_memory result showed" in first_result
+    assert fake_llm.requests[2]["messages"][-1] == {"role": "user", "content": ANSWER_NOW["zh"]}
+    assert isinstance(events[-1], ReplyCompleted) and events[-1].rounds == 2
+
+
 async def test_a_model_that_never_stops_calling_gets_no_answer_stored(kernel: MemoryKernel, fake_llm: FakeLLM) -> None:
     count = iter(range(100))
     fake_llm.responder = lambda body: Reply(

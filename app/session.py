@@ -243,7 +243,7 @@ class ChatSession:
         answer_now = not provider.supports_tools
         for round_number in range(self.config.max_tool_rounds + 1):
             final = answer_now or round_number == self.config.max_tool_rounds
-            if final and round_number > 0:
+            if final and progress.rounds > 0:
                 messages.append({"role": "user", "content": ANSWER_NOW[language]})
             done: ReplyDone | None = None
             said: list[str] = []
@@ -260,6 +260,11 @@ class ChatSession:
             if done is None:
                 raise ProviderError("the provider ended the reply without finishing it", transient=True)
             progress.model = done.model
+            if not done.tool_calls and not final and not said:
+                # nothing at all while tools were offered (llama-cpp-python's chatml-function-calling
+                # cannot write text then): ask again without them
+                answer_now = True
+                continue
             if not done.tool_calls:
                 break
             if final:

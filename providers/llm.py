@@ -181,7 +181,7 @@ class LLMClient:
         offered = bool(tools) and config.supports_tools
         kwargs: dict[str, Any] = {"tools": tools, "tool_choice": "auto"} if offered else {}
         reading = ReplyReader(tool_names, config.model)
-        unstreamed = offered and name in self._unstreamed
+        unstreamed = refused = offered and name in self._unstreamed
         if not unstreamed:
             shown = False
             try:
@@ -193,9 +193,9 @@ class LLMClient:
             except Exception as exc:  # vendor boundary: every litellm/httpx failure becomes one line
                 if not (offered and not shown and _may_refuse_streaming(exc)):
                     raise translate(exc, name, config) from exc
-                unstreamed = True
+                unstreamed = refused = True
             else:
-                unstreamed = offered and not shown and reading.empty
+                unstreamed, refused = offered and not shown and reading.empty, False
             if unstreamed:
                 reading = ReplyReader(tool_names, config.model)
         if unstreamed:
@@ -203,8 +203,9 @@ class LLMClient:
                 response = await self._router.acompletion(model=name, messages=messages, stream=False, **kwargs)
             except Exception as exc:  # vendor boundary
                 raise translate(exc, name, config) from exc
-            self._unstreamed.add(name)
             whole = reading.message(response)
+            if refused or not reading.empty:  # empty both ways says nothing about streaming
+                self._unstreamed.add(name)
             if whole:
                 yield TextDelta(whole)
         tail, done = reading.done()

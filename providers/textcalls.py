@@ -2,7 +2,8 @@
 
 Local models often print a call instead of making a structured one, in whatever form their
 chat template taught them: ``<tool_call>{…}</tool_call>`` (Qwen, Hermes), ``<tools>{…}</tools>``
-(the tag of Qwen2.5-Coder's template), ``<function=name>{…}</function>`` (Llama 3.1), fenced
+(the tag of Qwen2.5-Coder's template), ``<function=name>{…}</function>`` (Llama 3.1),
+``functions.name:`` at the start of a line (llama-cpp-python's chatml-function-calling), fenced
 or bare JSON, one call or a list, with text before or after. ``CallSieve`` reads such a reply
 as it streams: ordinary text is released as soon as it cannot be the start of a call, what may
 still become one is held back, and at the end the calls are read. A call-shaped reply that
@@ -22,7 +23,9 @@ from providers.toolcalls import json_values, parse_arguments
 
 _TAGS = {"<tool_call>": "</tool_call>", "<tools>": "</tools>", "<function=": "</function>"}
 _CLOSERS = {tag: re.compile(re.escape(close), re.IGNORECASE) for tag, close in _TAGS.items()}
-_CANDIDATE = re.compile(r"<|`|[{\[]")
+_CANDIDATE = re.compile(r"<|`|[{\[]|^f", re.MULTILINE)
+_FUNCTIONS = "functions."
+_FUNCTIONS_CALL = re.compile(r"functions\.([A-Za-z_][\w-]*):")
 _CALL_FENCES = ("", "json", "tool_call", "tool", "tools", "function", "xml")
 _NAME_KEYS = ("name", "tool", "tool_name", "function")
 _ARGUMENT_KEYS = ("arguments", "parameters", "args", "input")
@@ -133,8 +136,27 @@ def _classify_json(text: str, at: int, final: bool, tools: Collection[str]) -> t
     return ("call" if _call_shaped(text[at:end], tools) else "text"), end
 
 
+def _classify_functions(text: str, at: int, final: bool) -> tuple[Verdict, int]:
+    rest = text[at:]
+    found = _FUNCTIONS_CALL.match(text, at)
+    if found is None:
+        still_possible = _FUNCTIONS.startswith(rest) or re.fullmatch(r"functions\.[\w-]*", rest)
+        return ("open", at) if still_possible and not final else ("skip", at + 1)
+    following = text[found.end() :].lstrip()
+    if not following:
+        return ("call", len(text)) if final else ("open", at)
+    if following[0] not in "{[":
+        return "call", found.end()
+    end = _balanced_end(text, text.index(following[0], found.end()))
+    if end is None:
+        return ("call", len(text)) if final else ("open", at)
+    return "call", end
+
+
 def _classify(text: str, at: int, final: bool, tools: Collection[str]) -> tuple[Verdict, int]:
     first = text[at]
+    if first == "f":
+        return _classify_functions(text, at, final)
     if first == "<":
         return _classify_tag(text, at, final)
     if first == "`":
@@ -162,10 +184,13 @@ def _scan(text: str, start: int, final: bool, tools: Collection[str]) -> tuple[i
 
 
 def _unwrap(markup: str) -> tuple[str, str]:
-    """The tool name a ``<function=name>`` tag gives (else '') and the JSON inside the markup."""
+    """The tool name the markup gives (``<function=name>``, ``functions.name:``; else '') and the JSON inside it."""
     body = markup.strip()
     lowered = body.lower()
     name = ""
+    functions = _FUNCTIONS_CALL.match(body)
+    if functions is not None:
+        return functions.group(1), body[functions.end() :].strip() or "{}"
     for tag, close in _TAGS.items():
         if lowered.startswith(tag):
             body = body[len(tag) :]

@@ -69,8 +69,9 @@ def _memory_answerer(form: str = "structured") -> Any:
 
     def respond(body: dict[str, Any]) -> Reply:
         last = body["messages"][-1]
+        results = next((_results_in(m) for m in reversed(body["messages"]) if _results_in(m)), "")
         if _results_in(last) or not body.get("tools"):
-            found = re.findall(r"\[id:([a-z0-9]{6})", _results_in(last))
+            found = re.findall(r"\[id:([a-z0-9]{6})", results)
             return Reply(text=f"根据记忆 {found[0] if found else 'none'}，你用的是 llama.cpp。")
         query = last["content"].split("\n", 1)[-1]
         call = ToolCall("recall_memory", {"query": query, "top_k": 3})
@@ -423,6 +424,33 @@ async def test_a_server_that_needs_tool_choice_and_cannot_stream_tool_rounds(
         await _reply(session, "还有呢？")
     assert isinstance(events[-1], ReplyCompleted) and remembered in events[-1].text
     assert [bool(r.get("stream")) for r in server.requests] == [True, False, False, False, False]
+
+
+async def test_a_server_that_cannot_write_text_while_tools_are_offered_is_asked_again_without_them(
+    kernel: MemoryKernel, remembered: str
+) -> None:
+    """llama-cpp-python's chatml-function-calling: with tools offered, its grammar allows only a call or nothing."""
+
+    def chatml_model(body: dict[str, Any]) -> Reply:
+        if not body.get("tools"):
+            return _memory_answerer()(body)
+        if _results_in(body["messages"][-1]):
+            return Reply(text="")  # the grammar allows a function name or the end, never an answer
+        return Reply(tool_calls=[ToolCall("recall_memory", {"query": "本地模型部署"})])
+
+    with FakeLLM(responder=chatml_model, needs_tool_choice=True, stream_tools="fail") as server:
+        session = _session(kernel, server, {"tool_results": "observation"})
+        events = await _reply(session, "本地模型部署用什么？")
+    done = events[-1]
+    assert isinstance(done, ReplyCompleted) and done.text == f"根据记忆 {remembered}，你用的是 llama.cpp。"
+    assert done.rounds == 1
+    assert [(bool(r.get("stream")), bool(r.get("tools"))) for r in server.requests] == [
+        (True, True),  # the call cannot be streamed: 500
+        (False, True),  # the call, unstreamed
+        (False, True),  # nothing
+        (True, False),  # without tools: the answer
+    ]
+    assert server.requests[-1]["messages"][-1] == {"role": "user", "content": ANSWER_NOW["zh"]}
 
 
 async def test_auto_recall_injects_memory_for_models_without_tools(

@@ -57,7 +57,8 @@ def _turn_json(turn: Turn, zone: Zone) -> dict[str, Any]:
 
 def _hit_json(hit: SearchHit, zone: Zone) -> dict[str, Any]:
     data = _turn_json(hit.turn, zone)
-    data.update(similarity=round(hit.similarity, 4), _context_role=hit.role, rank=hit.rank)
+    similarity = None if hit.similarity is None else round(hit.similarity, 4)
+    data.update(similarity=similarity, _context_role=hit.role, rank=hit.rank)
     if hit.hit_id:
         data["neighbor_of"] = hit.hit_id
     return data
@@ -66,7 +67,7 @@ def _hit_json(hit: SearchHit, zone: Zone) -> dict[str, Any]:
 def recall(args: argparse.Namespace, runtime: Runtime) -> int:
     """Search memory and print the seed's format (or JSON)."""
     from memory.filters import FilterError
-    from memory.results import SearchRequest
+    from memory.results import SearchRequest, hits_first
     from memory.turns import utc_now
 
     now = utc_now()
@@ -79,7 +80,10 @@ def recall(args: argparse.Namespace, runtime: Runtime) -> int:
             now = now.replace(tzinfo=runtime.zone.tz)
     kernel = runtime.open_kernel()
     try:
-        results = kernel.search(SearchRequest(args.query, now, args.top_k, args.filter_expr, max(0, args.context)))
+        request = SearchRequest(
+            args.query, now, args.top_k, args.filter_expr, max(0, args.context), include_failed=args.include_failed
+        )
+        results = kernel.search(request)
     except FilterError as exc:
         return _error(f"--filter: {exc}")
     finally:
@@ -98,7 +102,8 @@ def recall(args: argparse.Namespace, runtime: Runtime) -> int:
                 "phrase": results.time_range.phrase,
             },
             "scan_rounds": [{"week": r.label, "found": [h.turn.id for h in r.found]} for r in results.rounds],
-            "results": [_hit_json(h, runtime.zone) for h in results],
+            "results": [_hit_json(h, runtime.zone) for h in hits_first(results.results)],
+            "nearest_below_threshold": None if results.below is None else _hit_json(results.below, runtime.zone),
         }
         print(json.dumps(payload, ensure_ascii=False, indent=2))
         return 0
@@ -106,9 +111,11 @@ def recall(args: argparse.Namespace, runtime: Runtime) -> int:
         scan = f" (progressive scan: {len(results.rounds)} weeks)" if results.rounds else ""
         print(f"# time: {results.time_range.phrase} → {results.time_range.describe()}{scan}\n")
     if not results.results:
-        print("no matching memory")
+        near = results.below
+        below = f" (nearest: {near.turn.id} at {near.similarity or 0.0:.3f}, below the threshold)" if near else ""
+        print(f"no relevant memory{below}")
         return 0
-    print("\n---\n".join(kernel.retriever.format_search_result(r) for r in results))
+    print(kernel.retriever.format_results(results))
     return 0
 
 

@@ -180,6 +180,7 @@ _FILTER_COLUMNS = {
     "turn_index": "turn_index",
     "status": "status",
     "id": "id",
+    "text": "text",
 }
 
 

@@ -6,11 +6,12 @@ memory is open.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, tzinfo
 from typing import Literal
 
+from memory.calibration import Evidence
 from memory.timeparse import TimeRange
 from memory.transcript import format_local_time
 from memory.turns import Turn, anchor_line
@@ -53,11 +54,17 @@ class SearchHit:
     """One search result: a turn, its similarity and whether it was hit or is a neighbour."""
 
     turn: Turn
-    similarity: float
+    similarity: float | None
+    """The calibrated similarity (comparable across queries); None for a neighbour, which is context."""
     role: ContextRole = "hit"
     hit_id: str | None = None
     """For a neighbour, the hit it surrounds."""
     rank: int = 0
+    """The hit's place (from 1); a neighbour carries its hit's."""
+    score: float = field(default=0.0, compare=False)
+    """The fused score that ordered it; comparable inside one search only."""
+    evidence: Evidence | None = field(default=None, compare=False)
+    """What its similarity was calibrated from (hybrid hits only)."""
 
     @property
     def _context_role(self) -> ContextRole:
@@ -85,6 +92,8 @@ class SearchResults:
     time_range: TimeRange | None = None
     rounds: tuple[ScanRound, ...] = ()
     filter_text: str = ""
+    below: SearchHit | None = None
+    """When nothing reached ``retriever.min_similarity``: the nearest candidate, which is not a hit."""
 
     def __iter__(self) -> Iterator[SearchHit]:
         return iter(self.results)
@@ -153,5 +162,45 @@ def format_turn(turn: Turn, zone: tzinfo | None = None, similarity: float | None
 
 
 def format_search_result(result: SearchHit, zone: tzinfo | None = None) -> str:
-    """One search result in the seed's format, with its similarity."""
-    return format_turn(result.turn, zone, result.similarity)
+    """One search result in the seed's format; a neighbour says whose context it is and has no similarity.
+
+    A hit::
+
+        [id:a3f2c7 | prev: k7f2a1 | next: d2n7p3 | 相似度: 0.778]
+
+    A neighbour (printed right after its hit)::
+
+        ↳ 上下文，属于命中 a3f2c7 (context for hit a3f2c7)
+        [id:d2n7p3 | prev: a3f2c7 | next: m4q8z1]
+    """
+    text = format_turn(result.turn, zone, result.similarity if result.role == "hit" else None)
+    if result.role == "hit":
+        return text
+    return f"{context_label(result.hit_id or '')}\n{text}"
+
+
+def context_label(hit_id: str) -> str:
+    """The line that marks a neighbour as context for its hit."""
+    return f"↳ 上下文，属于命中 {hit_id} (context for hit {hit_id})"
+
+
+def format_results(results: SearchResults, zone: tzinfo | None = None) -> str:
+    """Every result of a search, hits in rank order, each followed by its context, ``---`` between them."""
+    return "\n---\n".join(format_search_result(r, zone) for r in hits_first(results.results))
+
+
+def hits_first(results: Sequence[SearchHit]) -> list[SearchHit]:
+    """Hits in rank order, each followed by its own neighbours in conversation order.
+
+    A neighbour is context for its hit: it is never shown above it, where it would read as
+    belonging to the hit before.
+    """
+    around: dict[str, list[SearchHit]] = {}
+    for result in results:
+        if result.role != "hit" and result.hit_id:
+            around.setdefault(result.hit_id, []).append(result)
+    ordered: list[SearchHit] = []
+    for hit in sorted((r for r in results if r.role == "hit"), key=lambda h: h.rank):
+        ordered.append(hit)
+        ordered.extend(sorted(around.get(hit.turn.id, []), key=lambda n: n.turn.turn_index))
+    return ordered

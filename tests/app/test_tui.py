@@ -131,6 +131,23 @@ async def test_search_screen_understands_a_time_phrase(tmp_path: Path) -> None:
         await wait_until(pilot, lambda: app.screen.turn is not None and app.screen.turn.id == ids[2])
 
 
+async def test_search_with_nothing_relevant_says_so_in_one_line(tmp_path: Path) -> None:
+    kernel = deterministic_kernel(tmp_path, min_similarity=1.0)  # nothing can reach it
+    seed_memory(kernel)
+    app = build_app(tmp_path, loaded_config(), kernel=kernel)
+    async with app.run_test(size=(140, 40)) as pilot:
+        await ready(pilot)
+        await pilot.press("ctrl+f")
+        await wait_until(pilot, lambda: isinstance(app.screen, SearchScreen))
+        await pilot.press(*"zxqv!!@@ 显存")
+        await pilot.press("enter")
+        panel = app.screen.query_one(MemoryPanel)
+        await wait_until(pilot, lambda: "no relevant memory" in str(panel.query_one(".scope").render()))
+        scope = str(panel.query_one(".scope").render())
+        assert panel.hits == [] and panel.options.option_count == 0
+        assert "\n" not in scope and "is below the threshold" in scope
+
+
 async def test_without_a_provider_the_chat_explains_what_to_set(tmp_path: Path) -> None:
     app = build_app(tmp_path, loaded_config())
     async with app.run_test(size=(120, 36)) as pilot:

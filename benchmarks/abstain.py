@@ -1,7 +1,8 @@
 """``huichat bench abstain``: does search say "no relevant memory" when there is none?
 
 For each conversation of a benchmark folder (``shared/bench/FORMAT.md``), its haystack is
-asked the questions of the *other* conversations (their answers are not in it) and 100
+asked the questions of the *other* conversations (their answers are not in it; ``--foreign N``
+takes a fixed sample of N from each, for a quicker run) and 100
 generated garbage and off-topic strings, Chinese and English. Reported: the share of those
 that return no hit at or above the threshold (``retriever.min_similarity`` or
 ``--threshold``), next to recall@10 on the conversation's own questions with and without
@@ -156,7 +157,8 @@ def run_abstain_bench(args: argparse.Namespace, loaded: LoadedConfig, zone: Zone
                 kernel.retriever.config = kernel.retriever.config.model_copy(update={"min_similarity": 0.0})
                 mapping = ingest(kernel, conversation, zone.tz)
                 latest = max(moment(r["session_datetime"], zone.tz) for r in conversation)
-                asked = [(q, "own" if q["conversation_id"] == conversation_id else "foreign") for q in questions]
+                asked = [(q, "own") for q in questions if q["conversation_id"] == conversation_id]
+                asked += [(q, "foreign") for q in foreign_sample(questions, conversation_id, args.foreign)]
                 asked += [({"question": g, "evidence_turn_ids": []}, "garbage") for g in garbage]
                 ask = progress.add_task(f"asking {conversation_id}", total=len(asked))
                 for question, kind in asked:
@@ -180,6 +182,9 @@ def run_abstain_bench(args: argparse.Namespace, loaded: LoadedConfig, zone: Zone
                     progress.advance(ask)
                 progress.remove_task(ask)
             progress.advance(task)
+            console.log(f"{conversation_id}: {len(asked)} searches")
+            if args.dump is not None:  # after each conversation, so that a long run is never all lost
+                write_json(args.dump, {"embedder": embedder.name, "baseline": asdict(baseline), "searches": searches})
     report = {
         "data": str(data),
         "embedder": embedder.name,
@@ -193,9 +198,24 @@ def run_abstain_bench(args: argparse.Namespace, loaded: LoadedConfig, zone: Zone
     }
     _print(console, report)
     write_json(args.json, report)
-    if args.dump is not None:
-        write_json(args.dump, {"embedder": embedder.name, "baseline": asdict(baseline), "searches": searches})
     return 0
+
+
+def foreign_sample(
+    questions: list[dict[str, Any]], conversation_id: str, per_conversation: int | None
+) -> list[dict[str, Any]]:
+    """The other conversations' questions: all of them, or ``per_conversation`` of each (a fixed sample)."""
+    by_conversation: dict[str, list[dict[str, Any]]] = defaultdict(list)
+    for question in questions:
+        if question["conversation_id"] != conversation_id:
+            by_conversation[question["conversation_id"]].append(question)
+    chosen: list[dict[str, Any]] = []
+    for other in sorted(by_conversation):
+        pool = by_conversation[other]
+        if per_conversation is not None and per_conversation < len(pool):
+            pool = random.Random(other).sample(pool, per_conversation)
+        chosen.extend(pool)
+    return chosen
 
 
 def score(searches: list[dict[str, Any]], threshold: float) -> dict[str, float]:

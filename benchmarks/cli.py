@@ -69,6 +69,13 @@ def add_bench_arguments(parser: argparse.ArgumentParser) -> None:
         "--threshold", type=float, default=None, help="min_similarity to score with (default: the config's)"
     )
     abstain.add_argument(
+        "--foreign",
+        type=int,
+        default=None,
+        metavar="N",
+        help="ask N questions of each other conversation (default all)",
+    )
+    abstain.add_argument(
         "--embedder", default=None, help="'hash' for the fast test embedder, else the configured model"
     )
     abstain.add_argument("--json", type=Path, default=None, metavar="OUT", help="also write the results as JSON")

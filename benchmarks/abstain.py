@@ -17,7 +17,6 @@ calibration and the threshold by cross-validation over the conversations.
 from __future__ import annotations
 
 import argparse
-import json
 import random
 from collections import defaultdict
 from dataclasses import asdict
@@ -31,7 +30,7 @@ from rich.table import Table
 from app.config import LoadedConfig
 from benchmarks.common import bench_embedder, machine, scratch_kernel, write_json
 from benchmarks.recall import ingest, moment, read_jsonl
-from memory.calibration import measure_baseline
+from memory.calibration import Reference
 from memory.kernel import MemoryKernel
 from memory.results import SearchRequest
 
@@ -146,7 +145,7 @@ def run_abstain_bench(args: argparse.Namespace, loaded: LoadedConfig, zone: Zone
     threshold = loaded.config.retriever.min_similarity if args.threshold is None else args.threshold
     garbage = garbage_queries(100)
     embedder = bench_embedder(loaded, args.embedder)
-    baseline = measure_baseline(embedder)
+    spread = Reference.measure(embedder).spread
     searches: list[dict[str, Any]] = []
     with Progress(console=console, transient=True) as progress:
         task = progress.add_task("abstain", total=len(conversation_ids))
@@ -184,11 +183,11 @@ def run_abstain_bench(args: argparse.Namespace, loaded: LoadedConfig, zone: Zone
             progress.advance(task)
             console.log(f"{conversation_id}: {len(asked)} searches")
             if args.dump is not None:  # after each conversation, so that a long run is never all lost
-                write_json(args.dump, {"embedder": embedder.name, "baseline": asdict(baseline), "searches": searches})
+                write_json(args.dump, {"embedder": embedder.name, "spread": spread, "searches": searches})
     report = {
         "data": str(data),
         "embedder": embedder.name,
-        "baseline": asdict(baseline),
+        "spread": spread,
         "threshold": threshold,
         "conversations": {
             c: score([s for s in searches if s["conversation"] == c], threshold) for c in conversation_ids
@@ -225,7 +224,8 @@ def score(searches: list[dict[str, Any]], threshold: float) -> dict[str, float]:
         return not any(h["similarity"] >= threshold for h in search["hits"])
 
     def recall(search: dict[str, Any], cut: float) -> float:
-        return sum(h["gold"] for h in search["hits"] if h["similarity"] >= cut) / search["gold"]
+        found: int = sum(h["gold"] for h in search["hits"] if h["similarity"] >= cut)
+        return found / int(search["gold"])
 
     own = [s for s in searches if s["kind"] == "own"]
     other = [s for s in searches if s["kind"] != "own"]
@@ -263,4 +263,3 @@ def _print(console: Console, report: dict[str, Any]) -> None:
             f"{row['own_with_no_hit']:.3f}",
         )
     console.print(table)
-    console.print(json.dumps(report["baseline"]))

@@ -2,9 +2,12 @@
 
 Input: the dump of ``huichat bench abstain --data DIR --dump FILE`` (every search's top 10
 candidates with their evidence: own questions with their gold turns, the other
-conversations' questions, garbage). A candidate is labelled relevant when it is a gold turn
-of its own question. A logistic regression over ``memory.calibration.features`` is fitted
-with both classes weighed equally (so 0.5 reads "as likely a match as not"), and the
+conversations' questions, garbage). A logistic regression over
+``memory.calibration.features`` tells the gold turns of the own questions from the
+candidates of questions whose answer is not in memory (the other conversations' and
+garbage), both classes weighed equally (so 0.5 reads "as likely a match as not"). The own
+questions' other candidates are left out of the fit: LoCoMo marks only the few turns that
+answer, and many others of the same conversation are on the topic asked about. The
 threshold is the highest that keeps training recall@10 within ``--recall-loss`` of the
 unthresholded figure. Leave-one-conversation-out: fit on all but one conversation, score
 the one left out; the spread over folds says how well it holds on unseen data. Then the
@@ -26,7 +29,7 @@ import numpy as np
 import numpy.typing as npt
 
 from benchmarks.abstain import score
-from memory.calibration import Baseline, Calibration, Evidence, calibrated, features
+from memory.calibration import Calibration, Evidence, calibrated, features
 
 Matrix = npt.NDArray[np.float64]
 
@@ -55,21 +58,27 @@ def _evidence(hit: dict[str, Any]) -> Evidence:
     return Evidence(**hit["evidence"])
 
 
-def fit(searches: list[dict[str, Any]], baseline: Baseline) -> Calibration:
+def fit(searches: list[dict[str, Any]], spread: float) -> Calibration:
     """The calibration fitted on these searches' candidates."""
-    rows = [(features(_evidence(h), baseline), float(h["gold"])) for s in searches for h in s["hits"]]
+    rows = [
+        (features(_evidence(h), spread), float(h["gold"]))
+        for s in searches
+        for h in s["hits"]
+        if s["kind"] != "own" or h["gold"]
+    ]
     x = np.array([r[0] for r in rows], dtype=np.float64)
     y = np.array([r[1] for r in rows], dtype=np.float64)
     weights, intercept = fit_logistic(x, y)
-    w = tuple(round(float(v), 4) for v in weights)
-    return Calibration(weights=(w[0], w[1], w[2], w[3]), intercept=round(intercept, 4))
+    return Calibration(
+        weights=(round(float(weights[0]), 4), round(float(weights[1]), 4)), intercept=round(intercept, 4)
+    )
 
 
-def rescored(searches: list[dict[str, Any]], calibration: Calibration, baseline: Baseline) -> list[dict[str, Any]]:
+def rescored(searches: list[dict[str, Any]], calibration: Calibration, spread: float) -> list[dict[str, Any]]:
     """The searches with their similarities recomputed by ``calibration``."""
     out = []
     for search in searches:
-        values = calibrated([_evidence(h) for h in search["hits"]], baseline, calibration)
+        values = calibrated([_evidence(h) for h in search["hits"]], spread, calibration)
         hits = [{**h, "similarity": v} for h, v in zip(search["hits"], values, strict=True)]
         out.append({**search, "hits": hits})
     return out
@@ -95,16 +104,16 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--json", type=Path, default=None, help="write the folds' figures here")
     args = parser.parse_args(argv)
     dump = json.loads(args.dump.read_text(encoding="utf-8"))
-    baseline = Baseline(**dump["baseline"])
+    spread = float(dump["spread"])
     searches = [s for s in dump["searches"] if all(h["evidence"] for h in s["hits"])]
     conversations = sorted({s["conversation"] for s in searches})
     folds = []
     for held_out in conversations:
         train = [s for s in searches if s["conversation"] != held_out]
         test = [s for s in searches if s["conversation"] == held_out]
-        calibration = fit(train, baseline)
-        threshold = choose_threshold(rescored(train, calibration, baseline), args.recall_loss)
-        result = score(rescored(test, calibration, baseline), threshold)
+        calibration = fit(train, spread)
+        threshold = choose_threshold(rescored(train, calibration, spread), args.recall_loss)
+        result = score(rescored(test, calibration, spread), threshold)
         folds.append({"held_out": held_out, "threshold": threshold, **result})
         print(
             f"{held_out}: threshold {threshold:.2f} · abstain {result['abstain']:.3f} "
@@ -116,12 +125,12 @@ def main(argv: list[str] | None = None) -> int:
         print(f"{key}: mean {statistics.mean(values):.3f}, min {min(values):.3f}, max {max(values):.3f}")
     losses = [f["recall@10"] - f["recall@10_thresholded"] for f in folds]
     print(f"recall@10 loss: mean {statistics.mean(losses):.4f}, max {max(losses):.4f}")
-    final = fit(searches, baseline)
-    threshold = choose_threshold(rescored(searches, final, baseline), args.recall_loss)
-    print(f"\nbaseline ({dump['embedder']}): {baseline}")
+    final = fit(searches, spread)
+    threshold = choose_threshold(rescored(searches, final, spread), args.recall_loss)
+    print(f"\nspread of unrelated cosines ({dump['embedder']}): {spread}")
     print(f"CALIBRATION = {final!r}")
     print(
-        f"min_similarity: {threshold:.2f}  (all conversations: {score(rescored(searches, final, baseline), threshold)})"
+        f"min_similarity: {threshold:.2f}  (all conversations: {score(rescored(searches, final, spread), threshold)})"
     )
     if args.json is not None:
         args.json.write_text(json.dumps({"folds": folds, "final": repr(final), "threshold": threshold}, indent=2))

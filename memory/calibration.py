@@ -3,12 +3,14 @@
 The fused score ranks well inside one query, but it is made of z-scores over that query's
 own candidates: the best candidate of any query — garbage included — looks strong. The
 similarity people and models read (相似度) is instead a logistic calibration over what a
-candidate brings in absolute terms: its cosine with the query measured against the
-embedder's cosine for unrelated texts, the strength of its full-text match, and its fused
-score and rank. A threshold on it (``retriever.min_similarity``) can then say "no relevant
-memory". The ranking inside a query stays the fused one: along it the similarity is made
-non-increasing (each result gets the best value at or below its rank, so a result ranked
-above a confident match is never shown as weaker than it).
+candidate brings in absolute terms: its cosine with the query, measured in spreads above
+the query's own cosine with unrelated reference texts (``Reference``), and the strength of
+its full-text match. A threshold on it
+(``retriever.min_similarity``) can then say "no relevant memory". The ranking inside a
+query stays the fused one: along it the similarity is made non-increasing (each result gets
+the best value at or below its rank, so a result ranked above a confident match is never
+shown as weaker than it, and the threshold cuts the ranking's tail). The fused score and
+the rank were tried as inputs too and added nothing (BENCHMARKS.md).
 
 Constants are fitted on LoCoMo-dev by leave-one-conversation-out cross-validation and are
 refitted with ``python -m benchmarks.calibrate DUMP`` after ``huichat bench abstain --dump
@@ -22,6 +24,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+import numpy as np
+import numpy.typing as npt
+
 if TYPE_CHECKING:
     from memory.embedding import Embedder
 
@@ -34,54 +39,33 @@ class Evidence:
     """Its cosine with the query (the vector list's lowest when that list did not hold it)."""
     bm25: float
     """Its BM25 score (0 when full text did not return it)."""
-    fused: float
-    """Its fused score: z-scores over the query's pool mixed by weight, plus context."""
-    rank: int
-    """Its place in the fused ranking, from 0."""
-
-
-@dataclass(frozen=True)
-class Baseline:
-    """The cosine an embedder gives unrelated texts (query vs passage): mean and spread."""
-
-    mean: float
-    spread: float
+    background: float
+    """The query's mean cosine with unrelated reference texts in the candidate's script (see ``Reference``)."""
 
 
 @dataclass(frozen=True)
 class Calibration:
     """Logistic weights over ``features``: the probability that a candidate is relevant."""
 
-    weights: tuple[float, float, float, float]
+    weights: tuple[float, float]
     intercept: float
 
-    def probability(self, evidence: Evidence, baseline: Baseline) -> float:
+    def probability(self, evidence: Evidence, spread: float) -> float:
         """The calibrated similarity of one candidate, in (0, 1)."""
-        logit = self.intercept + sum(w * x for w, x in zip(self.weights, features(evidence, baseline), strict=True))
+        logit = self.intercept + sum(w * x for w, x in zip(self.weights, features(evidence, spread), strict=True))
         return 1.0 / (1.0 + math.exp(-max(-30.0, min(30.0, logit))))
 
 
-def features(evidence: Evidence, baseline: Baseline) -> tuple[float, float, float, float]:
-    """The calibration's inputs: cosine above the unrelated baseline (in its spreads), log BM25, fused score, log rank."""
-    return (
-        (evidence.cosine - baseline.mean) / baseline.spread,
-        math.log1p(max(0.0, evidence.bm25)),
-        evidence.fused,
-        math.log1p(evidence.rank),
-    )
+def features(evidence: Evidence, spread: float) -> tuple[float, float]:
+    """The calibration's inputs: cosine above the query's background (in spreads), and log(1 + BM25)."""
+    return ((evidence.cosine - evidence.background) / spread, math.log1p(max(0.0, evidence.bm25)))
 
 
 # Fitted by `python -m benchmarks.calibrate` on LoCoMo-dev with multilingual-e5-small
 # (leave-one-conversation-out; figures in BENCHMARKS.md). Refit after changing the fusion,
 # the features or the default model: run `huichat bench abstain --data … --dump DUMP`, then
 # `python -m benchmarks.calibrate DUMP`, and paste what it prints here.
-CALIBRATION = Calibration(weights=(0.0, 0.0, 1.0, 0.0), intercept=0.0)
-
-BASELINES: dict[str, Baseline] = {
-    # measured with `measure_baseline` (printed by benchmarks.calibrate)
-    "multilingual-e5-small": Baseline(mean=0.75, spread=0.03),
-}
-"""Unrelated-text cosines of known models; any other embedder is measured once when first searched."""
+CALIBRATION = Calibration(weights=(4.946, 1.385), intercept=-6.3306)
 
 _UNRELATED = (
     "The train to the airport leaves every twenty minutes.",
@@ -101,29 +85,54 @@ _UNRELATED = (
     "他最近在学做意大利面。",
     "手机屏幕摔碎了，得去换一块。",
 )
+"""Eight English and eight Chinese sentences about unrelated everyday things (Latin half first)."""
 
 
-def measure_baseline(embedder: Embedder) -> Baseline:
-    """Cosines between unrelated sentences (each as a query against the others as passages)."""
-    import numpy as np
+@dataclass(frozen=True)
+class Reference:
+    """Unrelated reference texts as one embedder sees them: what "no match" looks like for a query.
 
-    queries = np.stack([embedder.embed_query(text) for text in _UNRELATED]).astype(np.float64)
-    passages = embedder.embed_passages(list(_UNRELATED)).astype(np.float64)
-    queries /= np.linalg.norm(queries, axis=1, keepdims=True) + 1e-12
-    passages /= np.linalg.norm(passages, axis=1, keepdims=True) + 1e-12
-    cosines = queries @ passages.T
-    unrelated = cosines[~np.eye(len(_UNRELATED), dtype=bool)]
-    return Baseline(round(float(unrelated.mean()), 4), round(max(float(unrelated.std()), 1e-3), 4))
+    Cosines depend on the model (e5 gives any two texts ~0.75, other models ~0.2), on the
+    script (e5: unrelated English pairs 0.72, Chinese pairs 0.83) and on the query itself
+    (keyboard noise sits at ~0.8 from everything). So a candidate's cosine is read against
+    the query's own mean cosine with these texts in the candidate's script, in units of
+    the spread of unrelated cosines. Measured once per embedder (32 short texts).
+    """
+
+    latin: npt.NDArray[np.float32]
+    cjk: npt.NDArray[np.float32]
+    spread: float
+
+    @classmethod
+    def measure(cls, embedder: Embedder) -> Reference:
+        """Embed the reference texts and measure the spread of their unrelated cosines."""
+        passages = _unit(embedder.embed_passages(list(_UNRELATED)))
+        queries = _unit(np.stack([embedder.embed_query(text) for text in _UNRELATED]))
+        cosines = queries @ passages.T
+        half = len(_UNRELATED) // 2
+        deviations = []
+        for part in (slice(0, half), slice(half, None)):  # within a script: across scripts is another mean
+            block = cosines[part, part]
+            values = block[~np.eye(block.shape[0], dtype=bool)]
+            deviations.append(values - values.mean())
+        spread = float(np.concatenate(deviations).std())
+        return cls(passages[:half], passages[half:], round(max(spread, 1e-3), 4))
+
+    def background(self, query: npt.NDArray[np.float32]) -> tuple[float, float]:
+        """The query's mean cosine with the unrelated Latin-script and CJK texts."""
+        unit = _unit(query[None, :])[0]
+        return float((self.latin @ unit).mean()), float((self.cjk @ unit).mean())
 
 
-def baseline_for(embedder: Embedder) -> Baseline:
-    """The stored baseline of a known model, else one measured now."""
-    return BASELINES.get(embedder.name) or measure_baseline(embedder)
+def _unit(vectors: npt.NDArray[np.float32]) -> npt.NDArray[np.float32]:
+    norms = np.linalg.norm(vectors, axis=1, keepdims=True)
+    result: npt.NDArray[np.float32] = (vectors / np.maximum(norms, 1e-12)).astype(np.float32)
+    return result
 
 
-def calibrated(evidence: Sequence[Evidence], baseline: Baseline, calibration: Calibration = CALIBRATION) -> list[float]:
+def calibrated(evidence: Sequence[Evidence], spread: float, calibration: Calibration = CALIBRATION) -> list[float]:
     """The similarity of each candidate of one ranking (best first), non-increasing along it."""
-    values = [calibration.probability(e, baseline) for e in evidence]
+    values = [calibration.probability(e, spread) for e in evidence]
     for i in range(len(values) - 2, -1, -1):
         values[i] = max(values[i], values[i + 1])
     return values

@@ -9,12 +9,14 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, tzinfo
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
-from memory.calibration import Evidence
 from memory.timeparse import TimeRange
 from memory.transcript import format_local_time
 from memory.turns import Turn, anchor_line
+
+if TYPE_CHECKING:
+    from memory.calibration import Evidence
 
 ContextRole = Literal["hit", "neighbor"]
 Mode = Literal["hybrid", "vector", "text"]

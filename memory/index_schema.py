@@ -11,14 +11,14 @@ from __future__ import annotations
 import json
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from datetime import UTC, datetime
+from datetime import datetime
 from typing import Any
 
 import numpy as np
 import numpy.typing as npt
 import pyarrow as pa
 
-from memory.filters import All, Any_, Compare, Filter, In, Not
+from memory.filters import All, Any_, Compare, Filter, In, Not, clamp_utc, normalise
 from memory.turns import Message, Turn, index_digest, is_turn_id
 
 SCHEMA_VERSION = 3
@@ -152,8 +152,8 @@ def quote(value: str) -> str:
 
 
 def sql_time(moment: datetime) -> str:
-    """A typed timestamp literal in UTC."""
-    return f"TIMESTAMP '{moment.astimezone(UTC):%Y-%m-%d %H:%M:%S.%f}'"
+    """A typed timestamp literal in UTC, always with a four-digit year (``%Y`` gives ``499``)."""
+    return f"TIMESTAMP '{clamp_utc(moment).replace(tzinfo=None).isoformat(' ', 'microseconds')}'"
 
 
 def id_list(ids: Iterable[str]) -> str:
@@ -173,7 +173,11 @@ _FILTER_COLUMNS = {
 
 
 def compile_filter(node: Filter) -> str:
-    """SQL for a typed filter; every value is formatted here from its type."""
+    """SQL for a typed filter (normalised first); every value is formatted here from its type."""
+    return _compile(normalise(node))
+
+
+def _compile(node: Filter) -> str:
     if isinstance(node, In):
         values = [v for v in node.values if node.field != "id" or is_turn_id(v)]
         if not values:
@@ -191,9 +195,9 @@ def compile_filter(node: Filter) -> str:
             literal = quote(str(value))
         return f"({column} {op} {literal})"
     if isinstance(node, All):
-        return "(" + " AND ".join(compile_filter(p) for p in node.parts) + ")"
+        return "(" + " AND ".join(_compile(p) for p in node.parts) + ")"
     if isinstance(node, Any_):
-        return "(" + " OR ".join(compile_filter(p) for p in node.parts) + ")"
+        return "(" + " OR ".join(_compile(p) for p in node.parts) + ")"
     if isinstance(node, Not):
-        return f"(NOT {compile_filter(node.part)})"
+        return f"(NOT {_compile(node.part)})"
     raise TypeError(f"not a filter: {node!r}")

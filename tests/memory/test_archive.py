@@ -61,9 +61,7 @@ def test_a_torn_transcript_packed_into_an_archive_keeps_its_complete_turns(tmp_p
     for i in range(2):
         kernel.append_turn(old, TurnDraft((Message("user", f"九月的事 {i}"),), NOW - timedelta(days=70, minutes=-i)))
     path = tmp_path / "sessions" / old.session_file
-    path.write_bytes(
-        path.read_bytes() + '\n## 2026-09-16\n\n<!-- huichat:turn {"id": "torn01"'.encode() + "记".encode()[:2]
-    )
+    path.write_bytes(path.read_bytes() + b'\n## 2026-09-16\n\n<!-- huichat:turn {"id": "torn01"' + "记".encode()[:2])
     pack_months(tmp_path / "sessions", date(2026, 11, 1))
     report = kernel.reindex()
     assert report.added == 2 and report.unreadable == []

@@ -22,6 +22,7 @@ import litellm
 from providers.config import ProviderConfig, ProvidersConfig, key_problem
 from providers.errors import ProviderError
 from providers.events import ProviderEvent, ReplyDone, TextDelta, ToolCallRequest
+from providers.redact import redact
 from providers.toolcalls import ToolCallAssembler
 
 _lite: Any = litellm  # litellm's exception and router names are not re-exported for type checkers
@@ -67,10 +68,14 @@ def _first_line(exc: BaseException) -> str:
     return line[:200]
 
 
-def translate(exc: BaseException, name: str, provider: ProviderConfig) -> ProviderError:
-    """A litellm/httpx exception as a ``ProviderError`` with one actionable line."""
-    where = provider.api_base or provider.model
-    detail = _first_line(exc)
+def translate(exc: BaseException, name: str, provider: ProviderConfig, secrets: Collection[str] = ()) -> ProviderError:
+    """A litellm/httpx exception as a ``ProviderError`` with one actionable line.
+
+    What the provider said is redacted (``secrets`` and anything shaped like a key): error
+    bodies echo keys, and this line is shown, logged and kept with a failed turn.
+    """
+    where = redact(provider.api_base or provider.model, secrets)
+    detail = redact(_first_line(exc), secrets)
     if isinstance(exc, _lite.AuthenticationError):
         hint = f" (check ${provider.api_key_env})" if provider.api_key_env else ""
         return ProviderError(f"{name}: authentication failed{hint}", provider=name)
@@ -111,6 +116,9 @@ class LLMClient:
         self.config = config
         self.env = dict(os.environ) if env is None else dict(env)
         self.current = config.default_name()
+        self._secrets = tuple(
+            self.env[p.api_key_env] for p in config.named.values() if self.env.get(p.api_key_env or "")
+        )
         model_list = [
             {"model_name": name, "litellm_params": _params(provider, self.env)}
             for name, provider in config.named.items()
@@ -198,7 +206,8 @@ class LLMClient:
                 if choice.finish_reason:
                     finish = choice.finish_reason
         except Exception as exc:  # vendor boundary: every litellm/httpx failure becomes one line
-            raise translate(exc, name, provider) from exc
+            # not chained: the vendor's exception may quote the key, and a traceback would show it
+            raise translate(exc, name, provider, self._secrets) from None
         calls: tuple[ToolCallRequest, ...] = tuple(assembler.calls())
         yield ReplyDone(finish or ("tool_calls" if calls else "stop"), str(model), calls, "".join(text))
 
@@ -213,7 +222,7 @@ class LLMClient:
         params.pop("stream_timeout", None)
         try:
             response = await _lite.acompletion(messages=[{"role": "user", "content": "Say OK."}], **params)
-        except Exception as exc:  # vendor boundary
-            raise translate(exc, name, provider) from exc
+        except Exception as exc:  # vendor boundary (not chained: it may quote the key)
+            raise translate(exc, name, provider, self._secrets) from None
         content = response.choices[0].message.content or ""
         return str(content).strip()[:40] or "(empty reply)"

@@ -116,9 +116,7 @@ class LLMClient:
         self.config = config
         self.env = dict(os.environ) if env is None else dict(env)
         self.current = config.default_name()
-        self._secrets = tuple(
-            self.env[p.api_key_env] for p in config.named.values() if self.env.get(p.api_key_env or "")
-        )
+        self._secrets = tuple(self.env.get(p.api_key_env or "", "") for p in config.named.values() if p.api_key_env)
         model_list = [
             {"model_name": name, "litellm_params": _params(provider, self.env)}
             for name, provider in config.named.items()

@@ -91,10 +91,13 @@ def _open(loaded: LoadedConfig) -> MemoryKernel:
 
 def recall(args: argparse.Namespace, loaded: LoadedConfig, zone: Zone) -> int:
     """Search memory and print the seed's format (or JSON)."""
+    from memory.config import MAX_TOP_K
     from memory.filters import FilterError
     from memory.results import SearchRequest
     from memory.turns import utc_now
 
+    if args.top_k is not None and not 1 <= args.top_k <= MAX_TOP_K:
+        return _error(f"--top-k must be between 1 and {MAX_TOP_K} (got {args.top_k})")
     now = utc_now()
     if args.now:
         try:
@@ -266,8 +269,10 @@ def doctor(args: argparse.Namespace, loaded: LoadedConfig, zone: Zone) -> int:
     if embedder is not None:
         try:
             kernel = build_kernel(loaded, embedder)
-            count = kernel.count()
-            kernel.close()
+            try:
+                count = kernel.store.check()  # reads every row's id and runs a tiny search
+            finally:
+                kernel.close()
             checks.append(Check("memory index", True, f"{loaded.paths.db_uri} · {count} turns"))
         except KernelError as exc:
             checks.append(Check("memory index", False, str(exc)))

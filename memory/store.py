@@ -124,6 +124,10 @@ class TurnStore:
             table = self._db.open_table(TABLE)
             table.list_indices()
         except _VENDOR_ERRORS as exc:
+            if self._never_committed():
+                # its creation was cut short (a full disk, a crash): there is nothing to lose
+                self._drop()
+                return self._create()
             if not for_rebuild:
                 raise KernelError(
                     f"the memory index at {self.uri} cannot be opened ({_detail(exc)}); {_REINDEX}"
@@ -136,6 +140,10 @@ class TurnStore:
         if not for_rebuild:
             self._check_compatible()
         return table
+
+    def _never_committed(self) -> bool:
+        versions = Path(self.uri) / f"{TABLE}.lance" / "_versions"
+        return "://" not in self.uri and not (versions.is_dir() and any(versions.iterdir()))
 
     def _create(self) -> Any:
         try:

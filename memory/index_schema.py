@@ -28,6 +28,8 @@ REBUILD_BELOW = 2
 
 META_DIM = b"huichat.dim"
 META_MODEL = b"huichat.embedder"
+META_INSTANCE = b"huichat.instance"
+"""A random name given to a table when it is made: a rebuilt or replaced index has another one."""
 META_SCHEMA = "huichat.schema"
 VERSION_FIELD = "id"
 """The field whose metadata carries the layout version (field metadata can be updated in place)."""
@@ -70,14 +72,18 @@ JSON_COLUMNS = frozenset({"messages", "recalled_ids", "extra"})
 LIGHT_COLUMNS = [c.name for c in COLUMNS if c.light]
 
 
-def schema(dim: int, embedder: str, columns: Sequence[Column] = COLUMNS) -> pa.Schema:
-    """The Arrow schema of the table, stamped with the vector size, the model and the layout."""
+def schema(dim: int, embedder: str, columns: Sequence[Column] = COLUMNS, instance: str = "") -> pa.Schema:
+    """The Arrow schema of the table, stamped with the vector size, the model and the layout
+    (and, when the table is made, its ``instance``)."""
     fields = [pa.field(c.name, c.type, nullable=c.nullable) for c in columns]
     fields[[c.name for c in columns].index(VERSION_FIELD)] = pa.field(
         VERSION_FIELD, pa.string(), nullable=False, metadata={META_SCHEMA: str(SCHEMA_VERSION)}
     )
     fields.append(pa.field("vector", pa.list_(pa.float32(), dim)))
-    return pa.schema(fields, metadata={META_DIM: str(dim).encode(), META_MODEL: embedder.encode()})
+    metadata = {META_DIM: str(dim).encode(), META_MODEL: embedder.encode()}
+    if instance:
+        metadata[META_INSTANCE] = instance.encode()
+    return pa.schema(fields, metadata=metadata)
 
 
 def stored_version(table_schema: pa.Schema) -> int:

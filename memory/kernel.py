@@ -74,7 +74,7 @@ class MemoryKernel:
         self.transcripts = TranscriptWriter(sessions_dir, zone)
         self.resolver = TimeResolver(zone, retriever_config.week_start)
         self.retriever = Retriever(store, embedder, retriever_config, self.resolver, zone, fusion)
-        self.manifest = Manifest(manifest_path, sessions_dir)
+        self.manifest = Manifest(manifest_path, sessions_dir, store.instance)
         self._lock = threading.RLock()
         self._known_ids: set[str] | None = None
         self._pending_access: dict[str, int] = {}
@@ -83,7 +83,6 @@ class MemoryKernel:
         self._lock_file: IO[str] | None = None
         self._id_source = id_source
         self._rebuilding = False
-        self._fresh_index = store.created
         self._index_behind = False
         self.index_error = ""
         """Why the last turns written are not searchable yet ('' when the index is up to date)."""
@@ -319,9 +318,8 @@ class MemoryKernel:
         ``reconcile`` then rebuilds it from every transcript; the app can run that in a
         worker with progress instead of at open.
         """
-        if not self.manifest.entries:
-            return False
-        return self._fresh_index or self.store.count() == 0
+        entries = self.manifest.entries  # read first: it notices an index made again
+        return self.manifest.stale or (bool(entries) and self.store.count() == 0)
 
     def reconcile(self, progress: Progress | None = None, *, full: bool = False) -> ReconcileReport:
         """Bring the index in line with the transcripts (see ``memory.reconcile``).
@@ -342,7 +340,7 @@ class MemoryKernel:
                 report.duplicates = self.store.remove_duplicates()
             finally:
                 self._rebuilding = False
-            self._fresh_index = False
+            self.manifest.stale = False
             if self._known_ids is not None:
                 self._known_ids.update(reconciler.added_ids)
             self._index_behind = False
@@ -361,9 +359,10 @@ class MemoryKernel:
             with contextlib.suppress(KernelError):
                 self.flush_access()
             saved, complete = self.store.saved_access()
+            self.manifest.clear()  # first: a rebuild cut short starts again at the next open
             self.store.reset()
+            self.manifest.rebind(self.store.instance)
             self._known_ids = None
-            self.manifest.clear()
             report = self.reconcile(progress, full=True)
             self.store.restore_access(saved)
             report.access_lost = not complete

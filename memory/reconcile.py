@@ -103,15 +103,25 @@ class ReconcileReport:
         return lines
 
 
-class Manifest:
-    """Which transcript states are fully indexed (size and mtime), read once and kept in memory.
+_INDEX_KEY = "@index"
+"""The manifest's entry naming the index (``TurnStore.instance``) its other entries are about."""
 
-    A stale manifest only makes the next open re-read a file, so it is written lazily.
+
+class Manifest:
+    """Which transcript states are fully indexed (size and mtime) in which index, read once
+    and kept in memory.
+
+    Entries written for another index (deleted and made again, rebuilt by another process,
+    restored from elsewhere) are dropped when read: they say nothing about this one. A stale
+    manifest only makes the next open re-read a file, so it is written lazily.
     """
 
-    def __init__(self, path: Path | None, sessions_dir: Path) -> None:
+    def __init__(self, path: Path | None, sessions_dir: Path, index: str = "") -> None:
         self.path = path
         self.sessions_dir = sessions_dir
+        self.index = index
+        self.stale = False
+        """Entries were found for another index than this one (and dropped)."""
         self._entries: dict[str, list[int]] | None = None
         self._dirty = False
 
@@ -126,8 +136,17 @@ class Manifest:
                 except (OSError, ValueError):
                     data = {}
                 if isinstance(data, dict):
-                    self._entries = {str(k): list(v) for k, v in data.items() if isinstance(v, list)}
+                    entries = {str(k): list(v) for k, v in data.items() if isinstance(v, list)}
+                    if str(data.get(_INDEX_KEY, "")) == self.index:
+                        self._entries = entries
+                    else:
+                        self.stale, self._dirty = bool(entries), True
         return self._entries
+
+    def rebind(self, index: str) -> None:
+        """The index was made again: nothing is indexed in it yet."""
+        self.index = index
+        self.clear()
 
     def record(self, states: dict[str, list[int]]) -> None:
         """Remember these states as indexed."""
@@ -152,8 +171,10 @@ class Manifest:
         self._dirty = True
 
     def clear(self) -> None:
-        """Nothing is indexed (the index is being rebuilt)."""
+        """Nothing is indexed (the index is being rebuilt): said on disk at once, so that a
+        rebuild cut short by a crash is started again at the next open."""
         self._entries, self._dirty = {}, True
+        self.flush()
 
     def flush(self) -> None:
         """Write the manifest if it changed; a data folder that cannot be written keeps it in memory."""
@@ -162,7 +183,7 @@ class Manifest:
         temporary = self.path.with_suffix(f".{os.getpid()}.tmp")
         try:
             self.path.parent.mkdir(parents=True, exist_ok=True)
-            temporary.write_text(json.dumps(self._entries), encoding="utf-8")
+            temporary.write_text(json.dumps({_INDEX_KEY: self.index, **self._entries}), encoding="utf-8")
             temporary.replace(self.path)
         except OSError:
             with contextlib.suppress(OSError):

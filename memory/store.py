@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import os
 import random
+import secrets
 import shutil
 import time
 from collections.abc import Callable, Iterable, Sequence
@@ -40,6 +41,7 @@ from memory.index_schema import (
     COLUMNS,
     LIGHT_COLUMNS,
     META_DIM,
+    META_INSTANCE,
     META_MODEL,
     META_SCHEMA,
     REBUILD_BELOW,
@@ -103,8 +105,6 @@ class TurnStore:
         self.keep_versions = keep_versions
         self.conflicts_retried = 0
         """Commits that raced another process and were tried again (for reports and benchmarks)."""
-        self.created = False
-        """True when this store made a new, empty table at open (the index was missing)."""
         self.open_error = ""
         """Why the old table could not be opened, when it was opened only to be rebuilt."""
         try:
@@ -146,13 +146,17 @@ class TurnStore:
         return "://" not in self.uri and not (versions.is_dir() and any(versions.iterdir()))
 
     def _create(self) -> Any:
+        layout = schema(self.dim, self.embedder_name, instance=secrets.token_hex(8))
         try:
-            table = self._db.create_table(TABLE, schema=schema(self.dim, self.embedder_name))
+            return self._db.create_table(TABLE, schema=layout)
         except _VENDOR_ERRORS:
             # another process created it first
             return self._db.open_table(TABLE)
-        self.created = True
-        return table
+
+    @property
+    def instance(self) -> str:
+        """The table's random name, given when it was made ('' for tables made before it existed)."""
+        return bytes((self._table.schema.metadata or {}).get(META_INSTANCE, b"")).decode()
 
     def _drop(self) -> None:
         """Remove the table, even one too damaged for LanceDB to drop."""

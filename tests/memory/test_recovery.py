@@ -291,3 +291,19 @@ def test_old_versions_are_cleaned_up_after_the_retention_window(tmp_path: Path) 
     kernel.maintain(force=True)
     assert len(list(versions.iterdir())) <= 2
     assert kernel.count() == 40
+
+
+def test_a_manifest_written_for_another_index_is_not_believed(tmp_path: Path) -> None:
+    kernel = open_kernel(tmp_path)
+    _, turns = _session(kernel, 3)
+    kernel.close()
+    manifest = (tmp_path / "manifest.json").read_bytes()
+    # another process started a rebuild and was killed after one turn; a third one, which
+    # still had the old manifest in memory, wrote it back when it closed
+    kernel.store.reset()
+    kernel.store.add(turns[:1], [turns[0].text], kernel.embedder.embed_passages([turns[0].text]))
+    (tmp_path / "manifest.json").write_bytes(manifest)
+    reopened = open_kernel(tmp_path)
+    assert reopened.index_lost()
+    report = reopened.reconcile()
+    assert report.rebuilt and reopened.count() == 3

@@ -216,8 +216,8 @@ class TranscriptWriter:
         """Repair an unfinished turn at the end of a transcript, unless another process holds the file.
 
         An unfinished turn that was never indexed (a write cut off by a crash or a full
-        disk) is cut off and kept in ``<file>.torn-<time>``; one that is indexed (its end
-        marker was lost by an edit) is closed instead, so nothing is removed.
+        disk) is cut off and kept in ``<file>.torn-<time>``; one that is indexed was edited:
+        it is closed when only its end marker is missing, else left as it is.
         """
         path = self.path_of(session_file)
         try:
@@ -237,6 +237,10 @@ class TranscriptWriter:
         rel = path.relative_to(self.root).as_posix()
         line = text.count("\n", 0, parsed.tail) + 1
         if parsed.tail_turn is not None and parsed.tail_turn in indexed:
+            # an edit, not a crash: the turn is known; close it when that restores it exactly,
+            # else leave it (the index keeps its copy, and what follows is appended after it)
+            if not parsed.tail_closable:
+                return None
             closing = ("" if text.endswith("\n") else "\n") + MSG_END.lstrip("\n") + "\n"
             self._append_or_roll_back(fd, len(data), closing.encode())
             return TailRepair(rel, line, parsed.tail_turn, 0, "")

@@ -21,6 +21,8 @@ MARKER = re.compile(r"^<!-- huichat:(session|turn|msg) (\{.*\}) -->$", re.MULTIL
 MSG_END = "\n<!-- /huichat:msg -->"
 _OLD_NAMES = {"index": "turn_index", "recalled": "recalled_ids"}
 """Field names written by the first transcript format, read as their current names."""
+_HEAD = re.compile(r"^## |^\[id:([a-z0-9]{6}) \| prev: ", re.MULTILINE)
+"""The visible head of a turn block (its heading, its anchor line), written before its marker."""
 _NOT_UTF8 = re.compile(r"[\udc80-\udcff]")
 """Bytes that were not UTF-8, as ``decode_transcript`` keeps them (one escape per byte)."""
 
@@ -62,6 +64,9 @@ class ParsedSession:
     """Where an unfinished write at the end of the file begins (a character offset), if any."""
     tail_turn: str | None = None
     """The id of the unfinished turn at the end, when its marker could be read."""
+    tail_closable: bool = False
+    """Only the unfinished turn's last end marker is missing (its text is whole): closing it
+    restores the turn exactly."""
 
 
 @dataclass
@@ -76,14 +81,20 @@ class _Block:
     open_message: int | None = None
     """Offset of a message marker whose end was never found (cut off, or stray)."""
     cut_short: bool = False
-    """The open message ends before its declared length: what a cut-off write leaves."""
+    """The open message ends before its end marker could: what a cut-off write leaves."""
+    body_whole: bool = False
+    """The open message has all of its declared text: only its end marker is missing."""
     broken_at: int | None = None
     """Offset of a message marker whose data cannot be read."""
+    anchor: str | None = None
+    """The id on the block's visible anchor line (known even when its marker is not)."""
+    orphan: bool = False
+    """Messages found after a turn's visible head whose marker is missing."""
 
     @property
     def turn_id(self) -> str | None:
         value = self.meta.get("id") if self.meta is not None else None
-        return value if isinstance(value, str) and value else None
+        return value if isinstance(value, str) and value else self.anchor
 
 
 class _Reader:
@@ -96,6 +107,8 @@ class _Reader:
         self.session_id = ""
         self.clean_end = 0
         """Offset just after the last complete piece (the session marker, or a message's end)."""
+        self.last_end = 0
+        """Offset just after the last marker or message read."""
 
     def line(self, offset: int) -> int:
         return self.text.count("\n", 0, offset) + 1
@@ -122,16 +135,35 @@ class _Reader:
                     self.session_id = str(meta.get("session_id") or self.session_id)
                 self.clean_end = min(len(text), pos + 1)
             elif kind == "turn":
+                anchor = self.head(match.start())[1]
                 if meta is None:
-                    self.problem(
-                        match.start(), "a turn marker that cannot be read: its messages are skipped", hides=True
-                    )
-                self.blocks.append(_Block(meta, self.line(match.start()), self.clean_end))
+                    reason = "a turn marker that cannot be read: its messages are skipped"
+                    self.problem(match.start(), reason, anchor, hides=anchor is None)
+                self.blocks.append(_Block(meta, self.line(match.start()), self.clean_end, anchor=anchor))
             elif self.blocks:
                 pos = self.message(self.blocks[-1], meta, match.start(), pos)
+            self.last_end = pos
+
+    def head(self, before: int) -> tuple[bool, str | None]:
+        """Whether a turn's visible head lies between the last thing read and ``before``, and its id."""
+        found = False
+        anchor = None
+        for match in _HEAD.finditer(self.text, self.last_end, before):
+            found = True
+            anchor = match.group(1) or anchor
+        return found, anchor
 
     def message(self, block: _Block, meta: dict[str, Any] | None, start: int, pos: int) -> int:
-        """Read one message body; returns where to continue."""
+        """Read one message of ``block`` — or of a turn whose marker is missing, when that turn's
+        visible head comes first (its messages are not the block's); returns where to continue."""
+        seen, anchor = self.head(start)
+        if seen:
+            block = _Block(None, self.line(start), self.clean_end, anchor=anchor, orphan=True)
+            self.blocks.append(block)
+        return self.body(block, meta, start, pos)
+
+    def body(self, block: _Block, meta: dict[str, Any] | None, start: int, pos: int) -> int:
+        """Read one message body into ``block``; returns where to continue."""
         text = self.text
         body_start = pos + 1  # the newline after the marker
         chars = meta.get("chars") if meta is not None else None
@@ -140,12 +172,14 @@ class _Reader:
             end = body_start + declared
         else:
             end = text.find(MSG_END, body_start)
-            next_turn = text.find("\n<!-- huichat:turn ", body_start)
+            next_turn = text.find("\n<!-- huichat:turn ", pos)  # also one right after the marker
             if 0 <= next_turn < end:
                 end = -1
         if end < 0:
+            remaining = len(text) - body_start
             block.open_message = start
-            block.cut_short = declared is None or len(text) - body_start < declared + len(MSG_END)
+            block.cut_short = declared is None or remaining < declared + len(MSG_END)
+            block.body_whole = declared is not None and remaining >= declared
             return pos
         if meta is None:
             block.broken_at = start
@@ -188,8 +222,18 @@ def parse_transcript(text: str, session_file: str, fallback_session: str = "") -
     seen: set[str] = set()
     for block in blocks:
         turn_id = block.turn_id
+        if block.orphan:
+            if block.messages or block.broken_at is not None:
+                reason = "a turn whose marker is missing: its messages are skipped"
+                reader.problem_at(block.line, reason, turn_id, hides=turn_id is None)
+            else:
+                reader.problem_at(block.line, "a message marker without its end: ignored")
         if block.meta is None:
-            continue  # reported when it was read
+            # known by its anchor line, it still holds its place in the chain
+            if turn_id is not None and turn_id not in seen and not (block.orphan and not block.messages):
+                seen.add(turn_id)
+                chain.append((turn_id, None))
+            continue
         if turn_id is not None and turn_id in seen:
             reader.problem_at(block.line, f"turn {turn_id} appears again: the first copy is kept", turn_id)
             continue
@@ -215,7 +259,8 @@ def parse_transcript(text: str, session_file: str, fallback_session: str = "") -
         if turn is not None
     ]
     problems = tuple(sorted(reader.problems, key=lambda p: p.line))
-    return ParsedSession(session_id, turns, problems, tail, tail_turn)
+    closable = unfinished is not None and tail is not None and unfinished.body_whole
+    return ParsedSession(session_id, turns, problems, tail, tail_turn, closable)
 
 
 def _turn(block: _Block, session_id: str, session_file: str, position: int) -> Turn | None:

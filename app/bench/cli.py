@@ -1,4 +1,4 @@
-"""``huichat bench``: recall quality, the synthetic time benchmark, scale and start-up."""
+"""``huichat bench``: recall quality, the synthetic time benchmark, scale, start-up and chaos."""
 
 from __future__ import annotations
 
@@ -69,6 +69,11 @@ def add_bench_arguments(parser: argparse.ArgumentParser) -> None:
     startup.add_argument("--runs", type=int, default=5, help="runs (median reported, default 5)")
     startup.add_argument("--json", type=Path, default=None, metavar="OUT", help="also write the results as JSON")
 
+    chaos = kinds.add_parser("chaos", help="reliability: kills, concurrent writers, injected faults, fuzzing")
+    from app.bench.chaos import add_chaos_arguments
+
+    add_chaos_arguments(chaos)
+
 
 def run_bench(args: argparse.Namespace, loaded: LoadedConfig, zone: Zone) -> int:
     """Run the chosen benchmark."""
@@ -84,6 +89,10 @@ def run_bench(args: argparse.Namespace, loaded: LoadedConfig, zone: Zone) -> int
         from app.bench.scale import run_scale_bench
 
         return run_scale_bench(args, loaded, zone)
+    if args.bench == "chaos":
+        from app.bench.chaos import run_chaos_bench
+
+        return run_chaos_bench(args, loaded, zone)
     from app.bench.startup import run_startup_bench
 
     return run_startup_bench(args, loaded, zone)

@@ -276,7 +276,9 @@ def test_an_unreadable_turn_marker_does_not_lend_its_messages_to_the_turn_before
     parsed = TurnChunker(tmp_path).read_file(path)
     assert [t.id for t in parsed.turns] == [turns[0].id, turns[2].id]
     assert parsed.turns[0].messages == turns[0].messages
-    assert [p.hides_turn for p in parsed.problems] == [True]
+    # its anchor line still names it: it keeps its place in the chain, and its indexed copy
+    assert [(p.turn_id, p.hides_turn) for p in parsed.problems] == [(turns[1].id, False)]
+    assert parsed.turns[1].prev_id == turns[1].id
 
 
 def test_bytes_that_are_not_utf8_in_the_middle_are_read_as_replacement_characters(tmp_path: Path) -> None:
@@ -288,3 +290,24 @@ def test_bytes_that_are_not_utf8_in_the_middle_are_read_as_replacement_character
     assert parsed.turns[0].messages[0].text.startswith("\ufffd\ufffd的中文消息")
     assert [p.reason for p in parsed.problems] == ["bytes that are not UTF-8 (read as \ufffd)"]
     assert parsed.tail is None
+
+
+def test_a_stray_message_marker_right_before_a_turn_marker_does_not_swallow_that_turn(tmp_path: Path) -> None:
+    _, path, turns = _written(tmp_path)
+    text = path.read_text(encoding="utf-8")
+    marker = text.index('<!-- huichat:turn {"id": "' + turns[1].id)
+    stray = '<!-- huichat:msg {"role": "user", "speaker": "", "chars": 7} -->\n'
+    path.write_text(text[:marker] + stray + text[marker:], encoding="utf-8")
+    parsed = TurnChunker(tmp_path).read_file(path)
+    assert [t.messages for t in parsed.turns] == [t.messages for t in turns]
+
+
+def test_messages_of_a_turn_whose_marker_was_deleted_do_not_join_the_turn_before(tmp_path: Path) -> None:
+    _, path, turns = _written(tmp_path)
+    lines = path.read_text(encoding="utf-8").splitlines(keepends=True)
+    marker = next(i for i, line in enumerate(lines) if line.startswith('<!-- huichat:turn {"id": "' + turns[1].id))
+    path.write_text("".join(lines[:marker] + lines[marker + 1 :]), encoding="utf-8")
+    parsed = TurnChunker(tmp_path).read_file(path)
+    assert [t.id for t in parsed.turns] == [turns[0].id, turns[2].id]
+    assert parsed.turns[0].messages == turns[0].messages
+    assert [(p.turn_id, p.hides_turn) for p in parsed.problems] == [(turns[1].id, False)]

@@ -333,18 +333,24 @@ class MemoryKernel:
             if lost:
                 self.manifest.clear()
             self._rebuilding = full or lost
-            try:
-                reconciler = Reconciler(self.store, self.embedder, self.transcripts, self.manifest, progress)
-                report = reconciler.run(full=full or lost)
+            # what failed to be indexed before now is picked up by this pass (a failure after it sets this again)
+            behind, self._index_behind, self.index_error = self._index_behind, False, ""
+            reconciler = Reconciler(self.store, self.embedder, self.transcripts, self.manifest, progress, self._lock)
+        try:
+            # the lock is taken batch by batch: a reply can be stored while the index is rebuilt
+            report = reconciler.run(full=full or lost)
+            with self._lock:
                 report.rebuilt = lost
                 report.duplicates = self.store.remove_duplicates()
-            finally:
-                self._rebuilding = False
+        except KernelError:
+            self._index_behind = self._index_behind or behind
+            raise
+        finally:
+            self._rebuilding = False
+        with self._lock:
             self.manifest.stale = False
             if self._known_ids is not None:
                 self._known_ids.update(reconciler.added_ids)
-            self._index_behind = False
-            self.index_error = ""
             self.manifest.flush()
             self.last_report = report
             return report

@@ -14,6 +14,7 @@ import contextlib
 import json
 import os
 from collections.abc import Callable, Iterable, Sequence
+from contextlib import AbstractContextManager
 from dataclasses import dataclass, field, replace
 from datetime import datetime
 from pathlib import Path
@@ -30,6 +31,8 @@ Progress = Callable[[int, int], None]
 _EMBED_BATCH = 64
 _FILES_AT_ONCE = 64
 """Transcripts locked and compared with the index together (bounded: each lock holds a file open)."""
+_TURNS_AT_ONCE = 256
+"""Turns per batch: the kernel's lock is held for one batch, so live writes interleave with a rebuild."""
 
 
 def search_texts(turns: Sequence[Turn], previous: Turn | None) -> list[str]:
@@ -215,8 +218,8 @@ class Reconciler:
     """One reconciliation pass over the transcripts.
 
     Every changed transcript is read first (to know how many turns there are); then, a
-    batch at a time, each is locked, read again if it changed meanwhile, and compared
-    with what the index holds at that moment.
+    batch at a time under ``lock``, each is locked, read again if it changed meanwhile, and
+    compared with what the index holds at that moment.
     """
 
     def __init__(
@@ -226,7 +229,9 @@ class Reconciler:
         transcripts: TranscriptWriter,
         manifest: Manifest,
         progress: Progress | None,
+        lock: AbstractContextManager[object] | None = None,
     ) -> None:
+        self.lock = lock or contextlib.nullcontext()
         self.store = store
         self.embedder = embedder
         self.transcripts = transcripts
@@ -252,12 +257,20 @@ class Reconciler:
             except OSError:
                 self.report.unreadable.append(rel)
         archived = self._archived(changed, known)
-        files = [f for f in (self._read(rel, archived.get(rel, [])) for rel in [*changed, *archived]) if f]
-        files = list({f.rel: f for f in files}.values())
+        rels = dict.fromkeys([*changed, *archived])
+        files = [f for f in (self._read(rel, archived.get(rel, [])) for rel in rels) if f]
         self.report.files_parsed = len(files)
         self._total = sum(len(f.session.turns) for f in files)
-        for start in range(0, len(files), _FILES_AT_ONCE):
-            self._batch(files[start : start + _FILES_AT_ONCE])
+        batch: list[_File] = []
+        for file in files:
+            batch.append(file)
+            if len(batch) == _FILES_AT_ONCE or sum(len(f.session.turns) for f in batch) >= _TURNS_AT_ONCE:
+                with self.lock:
+                    self._batch(batch)
+                batch = []
+        if batch:
+            with self.lock:
+                self._batch(batch)
         return self.report
 
     def _archived(self, changed: list[str], known: dict[str, list[int]]) -> dict[str, list[str]]:

@@ -151,7 +151,7 @@ class MemoryKernel:
         """A handle that continues an existing session's anchor chain."""
         turns = self.session_turns(session_id)
         if not turns:
-            raise KernelError(f"no session '{session_id}'")
+            raise KernelError(f"no session {session_id[:60]!r}")
         last = turns[-1]
         return SessionHandle(session_id, last.session_file, last.turn_index + 1, last)
 
@@ -219,7 +219,7 @@ class MemoryKernel:
         if not is_turn_id(cleaned):
             return RecallResult(
                 None,
-                f"'{(turn_id or '')[:40]}' is not a turn id (6 lowercase letters or digits, e.g. a3f2c7)",
+                f"{(turn_id or '')[:40]!r} is not a turn id (6 lowercase letters or digits, e.g. a3f2c7)",
             )
         found = self.store.get([cleaned]).get(cleaned)
         if found is None:

@@ -308,3 +308,8 @@ def test_a_manifest_written_for_another_index_is_not_believed(tmp_path: Path) ->
     assert reopened.index_lost()
     report = reopened.reconcile()
     assert report.rebuilt and reopened.count() == 3
+
+
+def test_a_bad_turn_id_is_quoted_without_its_line_breaks(kernel: MemoryKernel) -> None:
+    found = kernel.recall_by_id("ab\x0bcd\nef\u2028")
+    assert not found.ok and len(found.error.splitlines()) == 1 and "not a turn id" in found.error

@@ -297,8 +297,9 @@ class MemoryKernel:
                 self.reconcile()
             self.flush_manifest()
             created = self.store.ensure_indexes(self.config.ann_min_rows)
+            if force or self.needs_maintenance():
+                self.store.remove_duplicates()  # at open, reconcile has just done it
             if force or cleanup_unverified or self.needs_maintenance() or self.store.fragments() > 64:
-                self.store.remove_duplicates()
                 self.store.optimize(cleanup_unverified=cleanup_unverified)
                 self._writes_since_maintenance = 0
             return created

@@ -321,7 +321,7 @@ class Reconciler:
                         held.enter_context(self.transcripts.hold(file.rel, wait=False))
                     except BlockingIOError:
                         continue  # another process is writing it, and indexes its own turns
-                    except OSError:
+                    except KernelError:
                         self.report.unreadable.append(file.rel)
                         continue
                     try:

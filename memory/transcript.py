@@ -136,22 +136,21 @@ class TranscriptWriter:
 
         The kernel holds it from a turn's transcript write until its index write, so that
         no other process reconciles the file in between. ``wait=False`` raises
-        ``BlockingIOError`` at once when another process holds it.
+        ``BlockingIOError`` at once when another process holds it; a file that cannot be
+        opened (or made, with ``create``) raises ``KernelError``.
         """
         if session_file in self._held:
             yield self._held[session_file]
             return
         path = self.path_of(session_file)
-        if create:
-            path.parent.mkdir(parents=True, exist_ok=True)
+        fd = self._open(path, create)
         try:
-            fd = os.open(path, os.O_RDWR | (os.O_CREAT if create else 0), 0o644)
-        except OSError as exc:
-            if create or exc.errno not in (errno.EROFS, errno.EACCES, errno.EPERM):
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX if wait else fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except BlockingIOError:
                 raise
-            fd = os.open(path, os.O_RDONLY)  # a read-only folder can still be read (and locked)
-        try:
-            fcntl.flock(fd, fcntl.LOCK_EX if wait else fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except OSError as exc:
+                raise KernelError(f"cannot lock transcript {path}: {exc.strerror or exc}") from exc
             self._held[session_file] = fd
             try:
                 yield fd
@@ -159,6 +158,21 @@ class TranscriptWriter:
                 del self._held[session_file]
         finally:
             os.close(fd)
+
+    @staticmethod
+    def _open(path: Path, create: bool) -> int:
+        try:
+            if create:
+                path.parent.mkdir(parents=True, exist_ok=True)
+            try:
+                return os.open(path, os.O_RDWR | (os.O_CREAT if create else 0), 0o644)
+            except OSError as exc:
+                if create or exc.errno not in (errno.EROFS, errno.EACCES, errno.EPERM):
+                    raise
+                return os.open(path, os.O_RDONLY)  # a read-only folder can still be read (and locked)
+        except OSError as exc:
+            verb = "write" if create else "read"
+            raise KernelError(f"cannot {verb} transcript {path}: {exc.strerror or exc}") from exc
 
     def append(self, turns: Sequence[Turn], indexed: Collection[str] = ()) -> None:
         """Write consecutive turns of one session at the end of its file, then fsync once.

@@ -313,3 +313,10 @@ def test_a_manifest_written_for_another_index_is_not_believed(tmp_path: Path) ->
 def test_a_bad_turn_id_is_quoted_without_its_line_breaks(kernel: MemoryKernel) -> None:
     found = kernel.recall_by_id("ab\x0bcd\nef\u2028")
     assert not found.ok and len(found.error.splitlines()) == 1 and "not a turn id" in found.error
+
+
+def test_a_transcript_folder_that_cannot_be_made_refuses_the_turn_in_one_line(tmp_path: Path) -> None:
+    kernel = open_kernel(tmp_path)
+    (tmp_path / "sessions").write_text("a file where the folder should be")
+    with pytest.raises(KernelError, match="cannot write transcript"):
+        _say(kernel, kernel.new_session(NOW), 0)

@@ -65,10 +65,13 @@ def _hit_json(hit: SearchHit, zone: Zone) -> dict[str, Any]:
 
 def recall(args: argparse.Namespace, runtime: Runtime) -> int:
     """Search memory and print the seed's format (or JSON)."""
+    from memory.config import MAX_TOP_K
     from memory.filters import FilterError
     from memory.results import SearchRequest
     from memory.turns import utc_now
 
+    if args.top_k is not None and not 1 <= args.top_k <= MAX_TOP_K:
+        return _error(f"--top-k must be between 1 and {MAX_TOP_K} (got {args.top_k})")
     now = utc_now()
     if args.now:
         try:
@@ -246,8 +249,10 @@ def doctor(args: argparse.Namespace, runtime: Runtime) -> int:
     if embedder is not None:
         try:
             kernel = runtime.open_kernel(embedder)
-            count = kernel.count()
-            kernel.close()
+            try:
+                count = kernel.store.check()  # reads every row's id and runs a tiny search
+            finally:
+                kernel.close()
             checks.append(Check("memory index", True, f"{loaded.paths.db_uri} · {count} turns"))
         except KernelError as exc:
             checks.append(Check("memory index", False, str(exc)))

@@ -140,6 +140,29 @@ def _describe(error: Any, raw: dict[str, Any]) -> str:
     return f"'{path}': {message}"
 
 
+MAX_DEPTH = 16
+"""Levels of nesting a config file may have (the deepest real key is 4 levels down)."""
+MAX_NODES = 100_000
+"""Values a config file may hold, counting each use of a YAML alias again."""
+
+
+def _check_shape(path: Path, data: object) -> None:
+    """Refuse a file nested too deeply or too large before anything recurses into it."""
+    stack: list[tuple[object, int]] = [(data, 0)]
+    visited = 0
+    while stack:
+        node, depth = stack.pop()
+        visited += 1
+        if depth > MAX_DEPTH:
+            raise ConfigError(f"{path}: nested too deeply (at most {MAX_DEPTH} levels)")
+        if visited > MAX_NODES:
+            raise ConfigError(f"{path}: too large for a config file (more than {MAX_NODES:,} values)")
+        if isinstance(node, dict):
+            stack.extend((child, depth + 1) for child in node.values())
+        elif isinstance(node, list):
+            stack.extend((child, depth + 1) for child in node)
+
+
 def _read_yaml(path: Path) -> dict[str, Any]:
     try:
         text = path.read_text(encoding="utf-8")
@@ -149,6 +172,8 @@ def _read_yaml(path: Path) -> dict[str, Any]:
         raise ConfigError(f"{path}: cannot read config file ({exc})") from None
     try:
         data = yaml.safe_load(text)
+    except RecursionError:
+        raise ConfigError(f"{path}: nested too deeply (at most {MAX_DEPTH} levels)") from None
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         where = f" at line {mark.line + 1}, column {mark.column + 1}" if mark else ""
@@ -156,6 +181,7 @@ def _read_yaml(path: Path) -> dict[str, Any]:
         raise ConfigError(f"{path}: not valid YAML{where}: {problem}") from None
     if data is None:
         return {}
+    _check_shape(path, data)
     if not isinstance(data, dict):
         raise ConfigError(f"{path}: the top level must be a mapping of sections, not {type(data).__name__}")
     return data

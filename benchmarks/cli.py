@@ -106,6 +106,11 @@ def add_bench_arguments(parser: argparse.ArgumentParser) -> None:
     loop.add_argument("--verbose", action="store_true", help="print each question, its calls and its answer")
     loop.add_argument("--json", type=Path, default=None, metavar="OUT", help="also write the results as JSON")
 
+    chaos = kinds.add_parser("chaos", help="reliability: kills, concurrent writers, injected faults, fuzzing")
+    from benchmarks.chaos import add_chaos_arguments
+
+    add_chaos_arguments(chaos)
+
     startup = kinds.add_parser("startup", help="first paint, memory and LLM ready, and quitting, in a real terminal")
     startup.add_argument("--runs", type=int, default=5, help="runs (median reported, default 5)")
     startup.add_argument("--json", type=Path, default=None, metavar="OUT", help="also write the results as JSON")
@@ -135,6 +140,10 @@ def run_bench(args: argparse.Namespace, runtime: Runtime) -> int:
         from benchmarks.scale import run_scale_bench
 
         return run_scale_bench(args, loaded, zone)
+    if args.bench == "chaos":
+        from benchmarks.chaos import run_chaos_bench
+
+        return run_chaos_bench(args, loaded, zone)
     if args.bench == "cli":
         from benchmarks.clitimes import run_cli_bench
 

@@ -17,6 +17,7 @@ from app.config import LoadedConfig
 if TYPE_CHECKING:
     from memory.embedding import Embedder
     from memory.kernel import MemoryKernel
+    from memory.opening import MemoryLocation
     from providers.llm import LLMClient
 
 
@@ -29,7 +30,7 @@ class Zone:
 
 
 class KernelOpener(Protocol):
-    """Opens the memory kernel (see ``memory.opening.open_kernel``)."""
+    """Opens the memory kernel (see ``memory.opening.open_kernel``): the configured one, or ``location``'s."""
 
     def __call__(
         self,
@@ -38,6 +39,7 @@ class KernelOpener(Protocol):
         reconcile: bool = True,
         embed: bool = True,
         for_rebuild: bool = False,
+        location: MemoryLocation | None = None,
     ) -> MemoryKernel: ...
 
 

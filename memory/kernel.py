@@ -21,7 +21,7 @@ from typing import IO, Any
 from memory.archive import ARCHIVE_DIR, read_archive
 from memory.config import RetrieverConfig
 from memory.embedding import Embedder
-from memory.errors import KernelError
+from memory.errors import IndexUnavailable, KernelError
 from memory.filters import Compare
 from memory.results import OnRound, RecallResult, SearchRequest, SearchResults, SessionInfo, format_turn
 from memory.retrieval import Fusion, Retriever
@@ -103,6 +103,24 @@ class MemoryKernel:
         self._id_source = id_source
         self._manifest: dict[str, list[int]] | None = None
         self._manifest_dirty = False
+        self.index_problem = ""
+        """Why the index is unusable, or '' while it works. While set, turns are written to their
+        transcripts only (the next open reconciles them into the index) and searches raise
+        ``IndexUnavailable``: memory degrades, the conversation goes on."""
+
+    @property
+    def degraded(self) -> bool:
+        """True once the index failed; reopening memory (``open_kernel``) is the way back."""
+        return bool(self.index_problem)
+
+    def _index_failed(self, exc: IndexUnavailable) -> IndexUnavailable:
+        if not self.index_problem:
+            self.index_problem = str(exc)
+        return exc
+
+    def _usable_index(self) -> None:
+        if self.index_problem:
+            raise IndexUnavailable(f"memory is unavailable: {self.index_problem}")
 
     # ------------------------------------------------------------- lifecycle
 
@@ -135,7 +153,12 @@ class MemoryKernel:
 
     def _taken(self) -> set[str]:
         if self._known_ids is None:
-            self._known_ids = self.store.all_ids()
+            # degraded: ids are checked against those written since (a clash is ~1 in 2·10⁹ per stored turn)
+            try:
+                self._known_ids = set() if self.degraded else self.store.all_ids()
+            except IndexUnavailable as exc:
+                self._index_failed(exc)
+                self._known_ids = set()
         return self._known_ids
 
     def _fresh_id(self, reserved: set[str]) -> str:
@@ -180,7 +203,8 @@ class MemoryKernel:
         Each turn reaches its transcript before anything is indexed; the index gets one
         commit per batch. Without ``embed`` the turns are found by their words at once and
         get their vectors later (``embed_pending``). ``session_meta`` goes into the header of
-        a new session's transcript.
+        a new session's transcript. When the index fails the turns are still returned: they
+        are in their transcript, and the kernel is ``degraded`` until memory is reopened.
         """
         with self._lock:
             turns: list[Turn] = []
@@ -208,8 +232,15 @@ class MemoryKernel:
             if turns:
                 session.next_index += len(turns)
                 session.last_turn = turns[-1]
-            self._index(turns, _search_texts(turns, previous), progress, embed=embed)
             self._taken().update(t.id for t in turns)
+            if self.degraded:
+                # the manifest keeps the file's last indexed state, so reopening re-reads it
+                return turns
+            try:
+                self._index(turns, _search_texts(turns, previous), progress, embed=embed)
+            except IndexUnavailable as exc:
+                self._index_failed(exc)
+                return turns
             self._writes_since_maintenance += 1
             self._record_manifest({session.session_file})
             return turns
@@ -270,7 +301,11 @@ class MemoryKernel:
                 None,
                 f"'{(turn_id or '')[:40]}' is not a turn id (6 lowercase letters or digits, e.g. a3f2c7)",
             )
-        found = self.store.get([cleaned]).get(cleaned)
+        self._usable_index()
+        try:
+            found = self.store.get([cleaned]).get(cleaned)
+        except IndexUnavailable as exc:
+            raise self._index_failed(exc) from None
         if found is None:
             return RecallResult(None, f"no turn with id {cleaned}")
         return RecallResult(found)
@@ -280,8 +315,15 @@ class MemoryKernel:
         return format_turn(turn, self.zone)
 
     def search(self, request: SearchRequest, on_round: OnRound | None = None) -> SearchResults:
-        """Search memory (see ``Retriever.run``) and count the hits as accessed."""
-        results = self.retriever.run(request, on_round)
+        """Search memory (see ``Retriever.run``) and count the hits as accessed.
+
+        Raises ``IndexUnavailable`` while the kernel is degraded.
+        """
+        self._usable_index()
+        try:
+            results = self.retriever.run(request, on_round)
+        except IndexUnavailable as exc:
+            raise self._index_failed(exc) from None
         if request.record_access:
             self.note_access([h.turn.id for h in results.hits], request.now)
         return results
@@ -296,13 +338,16 @@ class MemoryKernel:
                 self.flush_access()
 
     def flush_access(self) -> None:
-        """Persist pending access statistics."""
+        """Persist pending access statistics (dropped, not raised, when the index fails: they are statistics)."""
         with self._lock:
-            if not self._pending_access:
+            if not self._pending_access or self.degraded:
                 return
             pending, self._pending_access = self._pending_access, {}
             if self._access_time is not None:
-                self.store.record_access(pending, self._access_time)
+                try:
+                    self.store.record_access(pending, self._access_time)
+                except IndexUnavailable as exc:
+                    self._index_failed(exc)
 
     def session_turns(self, session_id: str) -> list[Turn]:
         """All turns of a session, in order."""

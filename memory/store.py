@@ -10,10 +10,11 @@ rewrites an older row.
 from __future__ import annotations
 
 import os
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import replace
 from datetime import datetime, timedelta
-from typing import Any, cast
+from functools import wraps
+from typing import Any, ParamSpec, TypeVar, cast
 
 os.environ.setdefault("LANCEDB_LOG", "error")
 
@@ -24,7 +25,7 @@ import pyarrow as pa
 from lancedb.index import FTS, IvfHnswSq
 from lancedb.query import MatchQuery
 
-from memory.errors import KernelError
+from memory.errors import IndexUnavailable, KernelError
 from memory.filters import Filter
 from memory.index_schema import (
     COLUMNS,
@@ -51,6 +52,22 @@ from memory.turns import Turn, is_turn_id
 
 TABLE = "turns"
 _REINDEX = "run `huichat reindex` to rebuild it from the transcripts"
+
+P = ParamSpec("P")
+R = TypeVar("R")
+
+
+def _reading(method: Callable[P, R]) -> Callable[P, R]:
+    """Translate LanceDB's failures (files gone, storage unreachable) into ``IndexUnavailable``."""
+
+    @wraps(method)
+    def guarded(*args: P.args, **kwargs: P.kwargs) -> R:
+        try:
+            return method(*args, **kwargs)
+        except (OSError, RuntimeError) as exc:
+            raise IndexUnavailable(f"cannot read the memory index: {str(exc).splitlines()[0][:300]}") from exc
+
+    return guarded
 
 
 class TurnStore:
@@ -79,7 +96,7 @@ class TurnStore:
         except KernelError:
             raise
         except (OSError, ValueError, RuntimeError) as exc:
-            raise KernelError(f"cannot open the memory index at {uri}: {exc}") from exc
+            raise IndexUnavailable(f"cannot open the memory index at {uri}: {exc}") from exc
         self._fts_ready = any(i.index_type == "FTS" for i in self._table.list_indices())
         has_flag = "embedded" in self._table.schema.names  # an old index opened for rebuilding may lack it
         self._pending = int(self._table.count_rows("embedded = false")) if has_flag else 0
@@ -174,7 +191,7 @@ class TurnStore:
         try:
             self._table.add(self._rows(turns, texts, vectors))
         except (OSError, ValueError, RuntimeError) as exc:
-            raise KernelError(f"cannot write to the memory index: {exc}") from exc
+            raise IndexUnavailable(f"cannot write to the memory index: {exc}") from exc
         if vectors is None:
             self._pending += len(turns)
 
@@ -190,10 +207,11 @@ class TurnStore:
                 .execute(self._rows(turns, texts, vectors))
             )
         except (OSError, ValueError, RuntimeError) as exc:
-            raise KernelError(f"cannot update the memory index: {exc}") from exc
+            raise IndexUnavailable(f"cannot update the memory index: {exc}") from exc
         if vectors is None:
             self._pending += len(turns)
 
+    @_reading
     def pending(self, limit: int) -> list[Turn]:
         """Turns indexed without their vector yet (oldest first, at most ``limit``)."""
         if not self._pending:
@@ -219,7 +237,7 @@ class TurnStore:
         try:
             self._table.merge_insert("id").when_matched_update_all().execute(update)
         except (OSError, ValueError, RuntimeError) as exc:
-            raise KernelError(f"cannot update the memory index: {exc}") from exc
+            raise IndexUnavailable(f"cannot update the memory index: {exc}") from exc
         self._pending = max(0, self._pending - len(ids))
 
     @property
@@ -227,12 +245,14 @@ class TurnStore:
         """How many turns wait for their vector (counted at open, kept up to date by this process)."""
         return self._pending
 
+    @_reading
     def delete(self, ids: Iterable[str]) -> None:
         """Remove turns by id."""
         ids_sql = id_list(ids)
         if ids_sql != "()":
             self._table.delete(f"id IN {ids_sql}")
 
+    @_reading
     def record_access(self, counts: dict[str, int], now: datetime) -> None:
         """Add to ``access_count`` and set ``last_accessed_at`` for the given ids."""
         by_increment: dict[int, list[str]] = {}
@@ -252,6 +272,7 @@ class TurnStore:
 
     # ----------------------------------------------------------------- reading
 
+    @_reading
     def count(self, where: Filter | None = None) -> int:
         """Number of turns (matching ``where``)."""
         return int(self._table.count_rows(compile_filter(where) if where is not None else None))
@@ -260,6 +281,7 @@ class TurnStore:
         turns = turns_from(table)
         return self.with_next(turns) if with_next else turns
 
+    @_reading
     def with_next(self, turns: list[Turn]) -> list[Turn]:
         """The turns with ``next_id`` filled in from their successors."""
         if not turns:
@@ -275,6 +297,7 @@ class TurnStore:
         following = {row["prev_id"]: row["id"] for row in successors}
         return [replace(t, next_id=following.get(t.id)) for t in turns]
 
+    @_reading
     def where(self, node: Filter | None, limit: int | None = None) -> list[Turn]:
         """Turns matching a filter, in time order."""
         query = self._table.search().select(LIGHT_COLUMNS).limit(limit)
@@ -283,6 +306,7 @@ class TurnStore:
         turns = self._turns_from(query.to_arrow())
         return sorted(turns, key=lambda t: (t.timestamp, t.turn_index))
 
+    @_reading
     def get(self, ids: Iterable[str]) -> dict[str, Turn]:
         """Turns by id (unknown or malformed ids are simply absent)."""
         ids_sql = id_list(ids)
@@ -291,6 +315,7 @@ class TurnStore:
         table = self._table.search().where(f"id IN {ids_sql}").select(LIGHT_COLUMNS).limit(None).to_arrow()
         return {t.id: t for t in self._turns_from(table)}
 
+    @_reading
     def vectors(self, ids: Iterable[str]) -> dict[str, npt.NDArray[np.float32]]:
         """The stored vectors of turns (only those already embedded)."""
         ids_sql = id_list(ids)
@@ -308,6 +333,7 @@ class TurnStore:
             i: np.asarray(v, dtype=np.float32) for i, v in zip(table.column("id").to_pylist(), vectors, strict=True)
         }
 
+    @_reading
     def neighbours(self, hits: Sequence[Turn], window: int, where: Filter | None = None) -> list[Turn]:
         """The turns within ±``window`` positions of each hit in its session (matching ``where``)."""
         if window <= 0 or not hits:
@@ -325,6 +351,7 @@ class TurnStore:
         table = self._table.search().where(condition).select(LIGHT_COLUMNS).limit(None).to_arrow()
         return self._turns_from(table, with_next=False)
 
+    @_reading
     def vector_search(self, vector: npt.NDArray[np.float32], limit: int, where: Filter | None = None) -> list[Scored]:
         """Nearest turns by cosine; the score is the cosine similarity."""
         query = (
@@ -344,6 +371,7 @@ class TurnStore:
         turns = self._turns_from(table.drop_columns(["_distance"]), with_next=False)
         return [Scored(t, 1.0 - float(d)) for t, d in zip(turns, distances, strict=True)]
 
+    @_reading
     def text_search(self, text: str, limit: int, where: Filter | None = None) -> list[Scored]:
         """Full-text (BM25) matches; the score is BM25's."""
         if not text.strip():
@@ -362,12 +390,13 @@ class TurnStore:
         except (ValueError, RuntimeError) as exc:
             if "no tokens" in str(exc).lower() or "empty" in str(exc).lower():
                 return []
-            raise KernelError(f"full-text search failed: {exc}") from exc
+            raise IndexUnavailable(f"full-text search failed: {exc}") from exc
         scores = table.column("_score").to_pylist() if "_score" in table.column_names else [0.0] * table.num_rows
         keep = [c for c in table.column_names if c not in ("_score", "_relevance_score")]
         turns = self._turns_from(table.select(keep), with_next=False)
         return [Scored(t, float(s)) for t, s in zip(turns, scores, strict=True)]
 
+    @_reading
     def hashes(self, session_file: str | None = None) -> dict[str, tuple[str, str, int, datetime | None]]:
         """``id -> (session_file, text_hash, access_count, last_accessed_at)`` for reconciliation."""
         query = (
@@ -387,11 +416,13 @@ class TurnStore:
             for r in query.to_arrow().to_pylist()
         }
 
+    @_reading
     def all_ids(self) -> set[str]:
         """Every stored turn id."""
         table = self._table.search().select(["id"]).limit(None).to_arrow()
         return set(table.column("id").to_pylist())
 
+    @_reading
     def sessions(self) -> list[SessionInfo]:
         """Stored sessions, most recent first."""
         table = (

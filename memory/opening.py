@@ -86,7 +86,8 @@ def open_kernel(
         index = today.year * 12 + today.month - 1 - months
         pack_months(location.sessions_dir, date(index // 12, index % 12 + 1, 1), archive.level if archive else 3)
     if reconcile:
-        kernel.reconcile(embed=embed)
+        # a new (or lost and recreated) index holds nothing, so every transcript is read
+        kernel.reconcile(embed=embed, full=store.created)
         kernel.maintain(cleanup_unverified=alone and not location.remote)
     return kernel
 

@@ -87,7 +87,9 @@ class TurnStore:
         self.embedder_name = embedder_name
         try:
             self._db: Any = lancedb.connect(uri, read_consistency_interval=timedelta(seconds=consistency_seconds))
-            if TABLE in self._db.table_names():
+            # a table made by this open holds nothing, whatever a manifest says
+            self.created = TABLE not in self._db.table_names()
+            if not self.created:
                 self._table: Any = self._db.open_table(TABLE)
                 if not for_rebuild:
                     self._check_compatible()

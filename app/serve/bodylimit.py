@@ -1,4 +1,8 @@
-"""Refuse request bodies over the configured size with 413, before anything reads them whole."""
+"""Refuse request bodies over the configured size with 413, before any route sees them.
+
+The body is read here first (at most the limit, which is small) and then handed on, so
+a chunked body without a Content-Length is refused the same way as one that declares it.
+"""
 
 from __future__ import annotations
 
@@ -9,12 +13,8 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 from app.serve.errors import error_body
 
 
-class BodyTooLarge(Exception):
-    """Raised inside ``receive`` once a streamed body passes the limit."""
-
-
 class BodyLimit:
-    """Pure ASGI middleware: checks Content-Length up front and counts chunked bodies as they arrive."""
+    """Pure ASGI middleware: 413 for a declared or streamed body over ``max_bytes``."""
 
     def __init__(self, app: ASGIApp, max_bytes: int) -> None:
         self.app = app
@@ -28,37 +28,42 @@ class BodyLimit:
         if declared is not None and (not declared.isdigit() or int(declared) > self.max_bytes):
             await self._refuse(send)
             return
-        seen = 0
-        started = False
-
-        async def counted() -> Message:
-            nonlocal seen
+        parts: list[bytes] = []
+        size = 0
+        while True:
             message = await receive()
-            if message["type"] == "http.request":
-                seen += len(message.get("body", b""))
-                if seen > self.max_bytes:
-                    raise BodyTooLarge
-            return message
-
-        async def tracked(message: Message) -> None:
-            nonlocal started
-            if message["type"] == "http.response.start":
-                started = True
-            await send(message)
-
-        try:
-            await self.app(scope, counted, tracked)
-        except BodyTooLarge:
-            if not started:
+            if message["type"] != "http.request":
+                await self.app(scope, _replay([message], receive), send)
+                return
+            parts.append(message.get("body", b""))
+            size += len(parts[-1])
+            if size > self.max_bytes:
                 await self._refuse(send)
+                return
+            if not message.get("more_body", False):
+                break
+        body = {"type": "http.request", "body": b"".join(parts), "more_body": False}
+        await self.app(scope, _replay([body], receive), send)
 
     async def _refuse(self, send: Send) -> None:
-        body = json.dumps(error_body(413, f"the request body is larger than {self.max_bytes} bytes")).encode()
+        payload = json.dumps(error_body(413, f"the request body is larger than {self.max_bytes} bytes")).encode()
         await send(
             {
                 "type": "http.response.start",
                 "status": 413,
-                "headers": [(b"content-type", b"application/json"), (b"content-length", str(len(body)).encode())],
+                "headers": [(b"content-type", b"application/json"), (b"content-length", str(len(payload)).encode())],
             }
         )
-        await send({"type": "http.response.body", "body": body})
+        await send({"type": "http.response.body", "body": payload})
+
+
+def _replay(messages: list[Message], receive: Receive) -> Receive:
+    """A ``receive`` that gives ``messages`` first, then the client's own (disconnects)."""
+    pending = list(messages)
+
+    async def replay() -> Message:
+        if pending:
+            return pending.pop(0)
+        return await receive()
+
+    return replay

@@ -175,11 +175,16 @@ async def status(request: Request, caller: Caller, user: UserParam = None) -> di
 @router.get("/stats", summary="Memory statistics (what the dashboard draws)")
 async def stats(request: Request, caller: Caller, user: UserParam = None) -> dict[str, Any]:
     """Totals, turns per week, recent and most-recalled turns; tiers and importance once the lifecycle exists."""
-    from memory.stats import collect
+    from memory.stats import MemoryStats, collect
 
     service, name, kernel = await _kernel(request, caller, user)
+
+    def counted() -> MemoryStats:
+        kernel.flush_access()  # recalls are counted in batches; the figures include the latest
+        return collect(kernel, service.runtime.clock())
+
     try:
-        collected = await asyncio.to_thread(collect, kernel, service.runtime.clock())
+        collected = await asyncio.to_thread(counted)
     except IndexUnavailable as exc:
         raise _unavailable(exc) from None
     return {"user": name, **collected.to_record()}

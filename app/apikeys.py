@@ -149,6 +149,18 @@ class KeyRing:
         with self._lock:
             return any(k.active for k in self._current().values())
 
+    def remembered(self, token: str) -> ApiKey | None:
+        """The key of ``token`` if it was verified since the file last changed (cheap: no argon2)."""
+        match = _TOKEN.match(token.strip())
+        if match is None:
+            return None
+        digest = hashlib.sha256(token.strip().encode()).hexdigest()
+        with self._lock:
+            key = self._current().get(match.group(1))
+            if key is not None and key.active and self._verified.get(digest) == key.id:
+                return key
+        return None
+
     def verify(self, token: str) -> ApiKey | None:
         """The active key ``token`` belongs to, or None (malformed, unknown, revoked or wrong)."""
         match = _TOKEN.match(token.strip())

@@ -56,6 +56,7 @@ class Memory:
         self._lock = asyncio.Lock()
         self._retry_at = 0.0
         self._embedding: asyncio.Task[None] | None = None
+        self._maintaining: asyncio.Task[None] | None = None
 
     @property
     def opened(self) -> MemoryKernel | None:
@@ -96,6 +97,20 @@ class Memory:
         kernel = await self.kernel(retry_seconds)
         return await asyncio.to_thread(call, kernel)
 
+    def wrote(self) -> None:
+        """After a turn was stored: compact the index in the background when enough writes piled up."""
+        kernel = self._kernel
+        if kernel is None or kernel.degraded or not kernel.needs_maintenance():
+            return
+        if self._maintaining is None or self._maintaining.done():
+            self._maintaining = asyncio.create_task(self._maintain(kernel), name=f"maintain {self.user}")
+
+    async def _maintain(self, kernel: MemoryKernel) -> None:
+        try:
+            await asyncio.to_thread(kernel.maintain)
+        except KernelError:
+            return  # the index failed: the kernel is degraded and will be reopened
+
     def _embed_in_background(self, kernel: MemoryKernel) -> None:
         if kernel.degraded or not kernel.pending_vectors:
             return
@@ -116,6 +131,8 @@ class Memory:
         """Stop background embedding, flush statistics and release the store."""
         if self._embedding is not None:
             self._embedding.cancel()
+        if self._maintaining is not None:
+            await asyncio.wait([self._maintaining])
         async with self._lock:
             if self._kernel is not None:
                 await asyncio.to_thread(self._kernel.close)

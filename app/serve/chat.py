@@ -98,6 +98,8 @@ async def _pump(
             service.conversations.remember(
                 user, conversation, [*said, ("user", question), ("assistant", finished.text)]
             )
+        if finished.turn is not None:
+            service.memory(user).wrote()
     queue.put_nowait(finished)
 
 

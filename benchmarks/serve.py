@@ -236,6 +236,7 @@ def run_serve_bench(args: argparse.Namespace, loaded: LoadedConfig, zone: Zone) 
         )
         url = f"http://127.0.0.1:{port}"
         rows = []
+        sequential: dict[str, float] = {}
         try:
             deadline = time.monotonic() + 180
             while time.monotonic() < deadline:
@@ -245,6 +246,8 @@ def run_serve_bench(args: argparse.Namespace, loaded: LoadedConfig, zone: Zone) 
                 except httpx.TransportError:
                     time.sleep(0.3)
             asyncio.run(_load(url, key, 2, 1, 2))  # warm-up: memory opened, litellm imported
+            sequential.update(asyncio.run(_load(url, key, 1, 0, 100))["search_ms"])  # the server's own overhead
+            console.print(f"one client searching alone: p50/p95 {sequential['p50']}/{sequential['p95']} ms")
             for clients in args.clients:
                 alone = asyncio.run(_load(url, key, clients, 0, args.searches))
                 before = _stored_turns(root / "data" / "users" / "bench" / "sessions")
@@ -289,7 +292,6 @@ def run_serve_bench(args: argparse.Namespace, loaded: LoadedConfig, zone: Zone) 
     console.print(table)
     load = os.getloadavg()[0]
     console.print(f"load average during the run: {load:.1f} on {os.cpu_count()} cores")
-    write_json(
-        args.json, {"machine": machine(), "load_average": load, "in_process_search_ms": in_process, "runs": rows}
-    )
+    summary = {"in_process_search_ms": in_process, "one_client_search_ms": sequential}
+    write_json(args.json, {"machine": machine(), "load_average": load, **summary, "runs": rows})
     return 0 if all(r["errors"] == 0 and r["turns_lost"] == 0 for r in rows) else 1

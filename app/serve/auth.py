@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from typing import Annotated
 
 from fastapi import Depends, Request
+from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
 
 from app.serve.errors import ApiError
 from app.serve.service import service_of
@@ -32,12 +33,8 @@ class Principal:
     admin: bool = False
 
 
-def _bearer(request: Request) -> str | None:
-    header = request.headers.get("authorization", "")
-    scheme, _, token = header.partition(" ")
-    if scheme.lower() == "bearer" and token.strip():
-        return token.strip()
-    return None
+_BEARER = HTTPBearer(auto_error=False, description="an API key from `huichat keys create --user NAME`")
+Bearer = Annotated[HTTPAuthorizationCredentials | None, Depends(_BEARER)]
 
 
 def _loopback(request: Request) -> bool:
@@ -48,10 +45,10 @@ def _loopback(request: Request) -> bool:
         return False
 
 
-async def principal(request: Request) -> Principal:
+async def principal(request: Request, credentials: Bearer) -> Principal:
     """Authenticate the request and apply the caller's rate limit (401, 429)."""
     service = service_of(request)
-    token = _bearer(request)
+    token = credentials.credentials.strip() if credentials is not None and credentials.credentials.strip() else None
     if token is not None:
         # argon2 runs in a thread, once per key; after that the check is a hash and a stat
         key = service.keys.remembered(token) or await asyncio.to_thread(service.keys.verify, token)

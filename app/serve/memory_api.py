@@ -223,9 +223,12 @@ async def promote(request: Request, caller: Caller, user: UserParam = None) -> d
 
 @router.get("/users", summary="The users whose memory the caller may see")
 async def users(request: Request, caller: Caller) -> dict[str, Any]:
-    """Every user for an admin (or the loopback owner); only the caller's own user for other keys."""
+    """Every user for an admin (or the loopback owner); only the caller's own user for other keys.
+
+    ``current`` is the caller's own user (the dashboard opens on it).
+    """
     service = service_of(request)
-    if not caller.admin:
-        return {"users": [{"id": caller.user, "name": caller.user}]}
-    names = await asyncio.to_thread(lambda: service.stores.users(k.user for k in service.keys.entries()))
-    return {"users": [{"id": n, "name": n} for n in names]}
+    names = [caller.user]
+    if caller.admin:
+        names = await asyncio.to_thread(lambda: service.stores.users(k.user for k in service.keys.entries()))
+    return {"users": [{"id": n, "name": n} for n in names], "current": caller.user}

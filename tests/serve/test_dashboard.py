@@ -58,6 +58,7 @@ def test_the_dashboard_draws_real_data_offline(server: Server, tmp_path: Path) -
                 }"""
             )
             picker = page.eval_on_selector_all("#user option", "os => os.map(o => o.value)")
+            chosen = page.input_value("#user")
             totals = page.inner_text("#total-turns")
             top = page.inner_text("#top-list")
             state = page.inner_text("#state")
@@ -68,7 +69,7 @@ def test_the_dashboard_draws_real_data_offline(server: Server, tmp_path: Path) -
     assert sum(weekly) >= 2
     assert painted > 500  # the bars are on the canvas, not just in its data
     assert not placeholder_shown
-    assert set(picker) == users
+    assert set(picker) == users and chosen == "default"
     assert int(totals) >= 2
     assert "dashboard one" in top
     assert state == "memory: ok"

@@ -49,7 +49,10 @@ def test_one_users_key_never_reaches_another_users_memory(server: Server) -> Non
         assert mallory.post("/v1/memory/search", json={"query": "银行密码 hunter2"}).json()["results"] == []
         assert mallory.get("/v1/memory/file", params={"path": session_file}).status_code == 404
         assert mallory.get("/v1/memory/status", params={"user": "judy"}).status_code == 403
-        assert mallory.get("/v1/memory/users").json() == {"users": [{"id": "mallory", "name": "mallory"}]}
+        assert mallory.get("/v1/memory/users").json() == {
+            "users": [{"id": "mallory", "name": "mallory"}],
+            "current": "mallory",
+        }
         chat = mallory.post(
             "/v1/chat/completions",
             json={"model": "fake", "user": "judy", "messages": [{"role": "user", "content": "x"}]},

@@ -69,7 +69,7 @@ function listTurns(id, rows, detail) {
 async function loadUsers() {
   const picker = $("user");
   const chosen = picker.value;
-  const { users } = await getJSON("/v1/memory/users");
+  const { users, current } = await getJSON("/v1/memory/users");
   picker.replaceChildren(
     ...users.map((u) => {
       const option = document.createElement("option");
@@ -78,7 +78,7 @@ async function loadUsers() {
       return option;
     })
   );
-  if (users.some((u) => u.id === chosen)) picker.value = chosen;
+  picker.value = users.some((u) => u.id === chosen) ? chosen : current;
 }
 
 async function loadStats() {

@@ -24,7 +24,7 @@ from memory.catalogue import Catalogue
 from memory.config import MAX_TOP_K, RetrieverConfig
 from memory.deadline import call_with_deadline
 from memory.embedding import Embedder
-from memory.errors import KernelError
+from memory.errors import IndexUnavailable, KernelError
 from memory.filters import Compare
 from memory.reconcile import (
     EMBED_BATCH,
@@ -100,6 +100,24 @@ class MemoryKernel:
         self.last_report: ReconcileReport | None = None
         """What the last reconcile found and did (the app shows its ``notices()``)."""
         self.searches_over_deadline = 0
+        self.index_problem = ""
+        """Why the index is unusable, or '' while it works. While set, turns are written to their
+        transcripts only (the next open reconciles them into the index) and searches raise
+        ``IndexUnavailable``: memory degrades, the conversation goes on."""
+
+    @property
+    def degraded(self) -> bool:
+        """True once the index failed; reopening memory (``open_kernel``) is the way back."""
+        return bool(self.index_problem)
+
+    def _index_failed(self, exc: IndexUnavailable) -> IndexUnavailable:
+        if not self.index_problem:
+            self.index_problem = str(exc)
+        return exc
+
+    def _usable_index(self) -> None:
+        if self.index_problem:
+            raise IndexUnavailable(f"memory is unavailable: {self.index_problem}")
 
     # ------------------------------------------------------------- lifecycle
 
@@ -139,7 +157,12 @@ class MemoryKernel:
 
     def _taken(self) -> set[str]:
         if self._known_ids is None:
-            self._known_ids = self.store.all_ids()
+            # degraded: ids are checked against those written since (a clash is ~1 in 2·10⁹ per stored turn)
+            try:
+                self._known_ids = set() if self.degraded else self.store.all_ids()
+            except IndexUnavailable as exc:
+                self._index_failed(exc)
+                self._known_ids = set()
         return self._known_ids
 
     def _fresh_id(self, reserved: set[str]) -> str:
@@ -184,7 +207,8 @@ class MemoryKernel:
         Each turn reaches its transcript before anything is indexed; the index gets one
         commit per batch. Without ``embed`` the turns are found by their words at once and
         get their vectors later (``embed_pending``). ``session_meta`` goes into the header of
-        a new session's transcript.
+        a new session's transcript. When the index fails the turns are still returned: they
+        are in their transcript, and the kernel is ``degraded`` until memory is reopened.
         """
         with self._lock:
             turns: list[Turn] = []
@@ -217,6 +241,10 @@ class MemoryKernel:
                 session.next_index += len(turns)
                 session.last_turn = turns[-1]
                 self._taken().update(t.id for t in turns)
+                if self.degraded:
+                    # transcripts only until memory is reopened, which reconciles them into the index
+                    self.manifest.forget({session.session_file})
+                    return turns
                 try:
                     index_turns(self.store, self.embedder, turns, search_texts(turns, previous), progress, embed=embed)
                 except KernelError as exc:
@@ -262,7 +290,11 @@ class MemoryKernel:
                 None,
                 f"{(turn_id or '')[:40]!r} is not a turn id (6 lowercase letters or digits, e.g. a3f2c7)",
             )
-        found = self.store.get([cleaned]).get(cleaned)
+        self._usable_index()
+        try:
+            found = self.store.get([cleaned]).get(cleaned)
+        except IndexUnavailable as exc:
+            raise self._index_failed(exc) from None
         if found is None:
             return RecallResult(None, f"no turn with id {cleaned}")
         return RecallResult(found)
@@ -276,12 +308,16 @@ class MemoryKernel:
 
         A search that takes longer than ``retriever.search_timeout_seconds`` raises
         ``KernelError`` (it is left to finish in the background: LanceDB cannot be interrupted).
+        Raises ``IndexUnavailable`` while the kernel is degraded (its index cannot be read).
         """
+        self._usable_index()
         if request.top_k is not None and not 1 <= request.top_k <= MAX_TOP_K:
             raise KernelError(f"top_k must be between 1 and {MAX_TOP_K} (got {request.top_k})")
         limit = self.config.search_timeout_seconds
         try:
             results = call_with_deadline(lambda: self.retriever.run(request, on_round), limit)
+        except IndexUnavailable as exc:
+            raise self._index_failed(exc) from None
         except TimeoutError:
             self.searches_over_deadline += 1
             raise KernelError(
@@ -301,13 +337,16 @@ class MemoryKernel:
                 self.flush_access()
 
     def flush_access(self) -> None:
-        """Persist pending access statistics."""
+        """Persist pending access statistics (dropped, not raised, when the index fails: they are statistics)."""
         with self._lock:
-            if not self._pending_access:
+            if not self._pending_access or self.degraded:
                 return
             pending, self._pending_access = self._pending_access, {}
             if self._access_time is not None:
-                self.store.record_access(pending, self._access_time)
+                try:
+                    self.store.record_access(pending, self._access_time)
+                except IndexUnavailable as exc:
+                    self._index_failed(exc)
 
     def session_turns(self, session_id: str) -> list[Turn]:
         """All turns of a session, in order."""

@@ -22,9 +22,9 @@ import time
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import replace
 from datetime import datetime, timedelta
-from functools import partial
+from functools import partial, wraps
 from pathlib import Path
-from typing import Any, TypeVar, cast
+from typing import Any, ParamSpec, TypeVar, cast
 
 os.environ.setdefault("LANCEDB_LOG", "error")
 
@@ -33,7 +33,7 @@ import numpy as np
 import numpy.typing as npt
 import pyarrow as pa
 
-from memory.errors import KernelError
+from memory.errors import IndexUnavailable, KernelError
 from memory.filters import Filter
 from memory.index_schema import (
     COLUMNS,
@@ -114,6 +114,23 @@ def is_conflict(exc: BaseException) -> bool:
     return "conflict" in str(exc).lower()
 
 
+P = ParamSpec("P")
+R = TypeVar("R")
+
+
+def _reading(method: Callable[P, R]) -> Callable[P, R]:
+    """Translate LanceDB's failures (files gone, storage unreachable) into ``IndexUnavailable``."""
+
+    @wraps(method)
+    def guarded(*args: P.args, **kwargs: P.kwargs) -> R:
+        try:
+            return method(*args, **kwargs)
+        except (OSError, RuntimeError) as exc:
+            raise IndexUnavailable(f"cannot read the memory index: {str(exc).splitlines()[0][:300]}") from exc
+
+    return guarded
+
+
 class TurnStore:
     """Turns in one LanceDB table, with vector, full-text and time indexes."""
 
@@ -139,7 +156,9 @@ class TurnStore:
         """Turns waiting for their vector; counted at first need (a damaged table fails there, in one line)."""
         try:
             self._db: Any = lancedb.connect(uri, read_consistency_interval=timedelta(seconds=consistency_seconds))
-            if TABLE in self._db.table_names():
+            # a table made by this open holds nothing, whatever a manifest says
+            self.created = TABLE not in self._db.table_names()
+            if not self.created:
                 self._table: Any = self._open_existing(for_rebuild)
             else:
                 self._table = self._create()
@@ -149,7 +168,7 @@ class TurnStore:
         except KernelError:
             raise
         except _VENDOR_ERRORS as exc:
-            raise KernelError(f"cannot open the memory index at {uri}: {_detail(exc)}") from exc
+            raise IndexUnavailable(f"cannot open the memory index at {uri}: {_detail(exc)}") from exc
 
     def _open_existing(self, for_rebuild: bool) -> Any:
         try:
@@ -161,7 +180,7 @@ class TurnStore:
                 self._drop()
                 return self._create()
             if not for_rebuild:
-                raise KernelError(
+                raise IndexUnavailable(
                     f"the memory index at {self.uri} cannot be opened ({_detail(exc)}); {_REINDEX}"
                 ) from exc
             # a rebuild does not need the old table: it starts from the transcripts
@@ -218,7 +237,7 @@ class TurnStore:
                 return action()
             except _VENDOR_ERRORS as exc:
                 if not is_conflict(exc) or attempt == _ATTEMPTS - 1:
-                    raise KernelError(f"cannot {what} the memory index: {_detail(exc)}") from exc
+                    raise IndexUnavailable(f"cannot {what} the memory index: {_detail(exc)}") from exc
             self.conflicts_retried += 1
             time.sleep(pause * (0.5 + random.random()))
             pause = min(pause * 2, _LONGEST_PAUSE)
@@ -231,8 +250,8 @@ class TurnStore:
         except _VENDOR_ERRORS as exc:
             raise self._unreadable(exc) from exc
 
-    def _unreadable(self, exc: BaseException) -> KernelError:
-        return KernelError(f"the memory index at {self.uri} cannot be read ({_detail(exc)}); {_REINDEX}")
+    def _unreadable(self, exc: BaseException) -> IndexUnavailable:
+        return IndexUnavailable(f"the memory index at {self.uri} cannot be read ({_detail(exc)}); {_REINDEX}")
 
     def restore_access(self, saved: dict[str, tuple[int, datetime | None]]) -> None:
         """Put back access statistics saved before a rebuild."""
@@ -364,6 +383,7 @@ class TurnStore:
         if vectors is None:
             self._pending = self.pending_count + len(turns)
 
+    @_reading
     def pending(self, limit: int) -> list[Turn]:
         """Turns indexed without their vector yet (oldest first, at most ``limit``)."""
         if not self.pending_count:
@@ -398,6 +418,7 @@ class TurnStore:
             self._pending = int(self._read(lambda: self._table.count_rows("embedded = false"))) if has_flag else 0
         return self._pending
 
+    @_reading
     def delete(self, ids: Iterable[str]) -> None:
         """Remove turns by id."""
         ids_sql = id_list(ids)
@@ -426,6 +447,7 @@ class TurnStore:
             self._write("delete from", partial(self._table.delete, condition))
         return len(extra)
 
+    @_reading
     def record_access(self, counts: dict[str, int], now: datetime) -> None:
         """Add to ``access_count`` and set ``last_accessed_at`` for the given ids."""
         by_increment: dict[int, list[str]] = {}
@@ -440,6 +462,7 @@ class TurnStore:
 
     # ----------------------------------------------------------------- reading
 
+    @_reading
     def count(self, where: Filter | None = None) -> int:
         """Number of turns (matching ``where``)."""
         condition = compile_filter(where) if where is not None else None
@@ -463,6 +486,7 @@ class TurnStore:
         turns = turns_from(table)
         return self.with_next(turns) if with_next else turns
 
+    @_reading
     def with_next(self, turns: list[Turn]) -> list[Turn]:
         """The turns with ``next_id`` filled in from their successors."""
         if not turns:
@@ -474,6 +498,7 @@ class TurnStore:
         following = {row["prev_id"]: row["id"] for row in successors}
         return [replace(t, next_id=following.get(t.id)) for t in turns]
 
+    @_reading
     def where(self, node: Filter | None, limit: int | None = None) -> list[Turn]:
         """Turns matching a filter, in time order."""
         query = self._table.search().select(LIGHT_COLUMNS).limit(limit)
@@ -482,6 +507,7 @@ class TurnStore:
         turns = self._turns_from(self._read(query.to_arrow))
         return sorted(turns, key=lambda t: (t.timestamp, t.turn_index))
 
+    @_reading
     def get(self, ids: Iterable[str]) -> dict[str, Turn]:
         """Turns by id (unknown or malformed ids are simply absent)."""
         ids_sql = id_list(ids)
@@ -490,6 +516,7 @@ class TurnStore:
         query = self._table.search().where(f"id IN {ids_sql}").select(LIGHT_COLUMNS).limit(None)
         return {t.id: t for t in self._turns_from(self._read(query.to_arrow))}
 
+    @_reading
     def vectors(self, ids: Iterable[str]) -> dict[str, npt.NDArray[np.float32]]:
         """The stored vectors of turns (only those already embedded)."""
         ids_sql = id_list(ids)
@@ -507,6 +534,7 @@ class TurnStore:
             i: np.asarray(v, dtype=np.float32) for i, v in zip(table.column("id").to_pylist(), vectors, strict=True)
         }
 
+    @_reading
     def neighbours(self, hits: Sequence[Turn], window: int, where: Filter | None = None) -> list[Turn]:
         """The turns within ±``window`` positions of each hit in its session (matching ``where``)."""
         if window <= 0 or not hits:
@@ -524,6 +552,7 @@ class TurnStore:
         query = self._table.search().where(condition).select(LIGHT_COLUMNS).limit(None)
         return self._turns_from(self._read(query.to_arrow), with_next=False)
 
+    @_reading
     def vector_search(self, vector: npt.NDArray[np.float32], limit: int, where: Filter | None = None) -> list[Scored]:
         """Nearest turns by cosine; the score is the cosine similarity."""
         query = (
@@ -543,6 +572,7 @@ class TurnStore:
         turns = self._turns_from(table.drop_columns(["_distance"]), with_next=False)
         return [Scored(t, 1.0 - float(d)) for t, d in zip(turns, distances, strict=True)]
 
+    @_reading
     def text_search(self, text: str, limit: int, where: Filter | None = None) -> list[Scored]:
         """Full-text (BM25) matches over the turns' terms (``memory.words``); the score is BM25's."""
         words = index_words(text)
@@ -570,6 +600,7 @@ class TurnStore:
         turns = self._turns_from(table.select(keep), with_next=False)
         return [Scored(t, float(s)) for t, s in zip(turns, scores, strict=True)]
 
+    @_reading
     def hashes(self, session_file: str | None = None) -> dict[str, tuple[str, str, int, datetime | None]]:
         """``id -> (session_file, text_hash, access_count, last_accessed_at)`` for reconciliation."""
         query = (
@@ -589,6 +620,7 @@ class TurnStore:
             for r in self._read(query.to_arrow).to_pylist()
         }
 
+    @_reading
     def all_ids(self) -> set[str]:
         """Every stored turn id."""
         table = self._read(self._table.search().select(["id"]).limit(None).to_arrow)

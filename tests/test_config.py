@@ -128,7 +128,7 @@ def test_version_and_help() -> None:
     assert done.returncode == 0 and done.stdout.startswith("huichat ")
     done = subprocess.run([sys.executable, "-m", "app", "--help"], capture_output=True, text=True, timeout=60)
     assert done.returncode == 0
-    for command in ("doctor", "recall", "show", "reindex", "bench"):
+    for command in ("doctor", "recall", "show", "reindex", "bench", "serve", "keys", "mcp"):
         assert command in done.stdout
 
 

@@ -58,6 +58,15 @@ class SessionHandle:
     """The previous turn: the next one links to it, and its tail is indexed with the next one."""
 
 
+@dataclass(frozen=True)
+class SessionWrite:
+    """Turns to append to one session, and the facts for the header of a new transcript."""
+
+    session: SessionHandle
+    drafts: Sequence[TurnDraft]
+    session_meta: Mapping[str, Any] | None = None
+
+
 @dataclass
 class ReconcileReport:
     """What reconciling the index with the transcripts did."""
@@ -182,37 +191,55 @@ class MemoryKernel:
         get their vectors later (``embed_pending``). ``session_meta`` goes into the header of
         a new session's transcript.
         """
+        return self.append_sessions([SessionWrite(session, drafts, session_meta)], progress, embed=embed)[0]
+
+    def append_sessions(
+        self, writes: Sequence[SessionWrite], progress: Progress | None = None, *, embed: bool = True
+    ) -> list[list[Turn]]:
+        """Write the turns of several sessions: every transcript first, then one index commit for all.
+
+        An import writes many small sessions; one LanceDB commit per session would cost more
+        than the writing itself. A process killed between the transcripts and the index loses
+        nothing: the next open reconciles the index with the transcripts.
+        """
         with self._lock:
-            turns: list[Turn] = []
+            written: list[list[Turn]] = []
+            texts: list[str] = []
             reserved: set[str] = set()
-            for draft in drafts:
-                turn_id = self._fresh_id(reserved)
-                reserved.add(turn_id)
-                turns.append(
-                    Turn(
-                        id=turn_id,
-                        session_id=session.session_id,
-                        session_file=session.session_file,
-                        turn_index=session.next_index + len(turns),
-                        timestamp=draft.timestamp.astimezone(UTC),
-                        messages=draft.messages,
-                        topic=draft.topic,
-                        prev_id=turns[-1].id if turns else (session.last_turn.id if session.last_turn else None),
-                        recalled_ids=draft.recalled_ids,
-                        status=draft.status,
-                        extra=draft.extra,
+            for write in writes:
+                session = write.session
+                turns: list[Turn] = []
+                for draft in write.drafts:
+                    turn_id = self._fresh_id(reserved)
+                    reserved.add(turn_id)
+                    turns.append(
+                        Turn(
+                            id=turn_id,
+                            session_id=session.session_id,
+                            session_file=session.session_file,
+                            turn_index=session.next_index + len(turns),
+                            timestamp=draft.timestamp.astimezone(UTC),
+                            messages=draft.messages,
+                            topic=draft.topic,
+                            prev_id=turns[-1].id if turns else (session.last_turn.id if session.last_turn else None),
+                            recalled_ids=draft.recalled_ids,
+                            status=draft.status,
+                            extra=draft.extra,
+                        )
                     )
-                )
-            self.transcripts.append(turns, session_meta)
-            previous = session.last_turn
-            if turns:
-                session.next_index += len(turns)
-                session.last_turn = turns[-1]
-            self._index(turns, _search_texts(turns, previous), progress, embed=embed)
-            self._taken().update(t.id for t in turns)
+                self.transcripts.append(turns, write.session_meta)
+                texts += _search_texts(turns, session.last_turn)
+                if turns:
+                    session.next_index += len(turns)
+                    session.last_turn = turns[-1]
+                written.append(turns)
+            everything = [turn for turns in written for turn in turns]
+            self._index(everything, texts, progress, embed=embed)
+            self._taken().update(t.id for t in everything)
             self._writes_since_maintenance += 1
-            self._record_manifest({session.session_file})
-            return turns
+            # recorded only now: the manifest marks transcript states that are fully indexed
+            self._record_manifest({write.session.session_file for write in writes})
+            return written
 
     def _index(
         self,

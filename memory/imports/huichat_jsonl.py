@@ -71,8 +71,9 @@ def read(source: Source) -> Iterator[ImportedConversation]:
         if current is None or current.session_id != session_id:
             if current is not None and (done := current.conversation(source.label)) is not None:
                 yield done
-            meta = item.get("meta") if kind == SESSION and isinstance(item.get("meta"), dict) else {}
-            current = _Session(session_id, str(item.get("session_file") or ""), meta)
+            meta = item.get("meta")
+            header = meta if kind == SESSION and isinstance(meta, dict) else {}
+            current = _Session(session_id, str(item.get("session_file") or ""), header)
         if kind == SESSION and item.get("format", FORMAT_VERSION) > FORMAT_VERSION:
             raise ImportFormatError(
                 f"{source.label}: written by a newer huichat (format {item['format']}); upgrade huichat to import it"
@@ -81,7 +82,9 @@ def read(source: Source) -> Iterator[ImportedConversation]:
             try:
                 turn = Turn.from_record(item)
             except (KeyError, ValueError, TypeError) as exc:
-                raise ImportFormatError(f"{source.label}: line {index + 1}: not a turn ({exc}); expected {EXPECTED}")
+                raise ImportFormatError(
+                    f"{source.label}: line {index + 1}: not a turn ({exc}); expected {EXPECTED}"
+                ) from exc
             current.session_file = current.session_file or turn.session_file
             current.turns.append(turn)
         elif kind == SOURCE:

@@ -81,6 +81,7 @@ class ReplyFailed:
 
 SessionEvent = RecallStarted | RecallFinished | ToolCalled | TextDelta | ReplyCompleted | ReplyFailed
 
+
 def estimate_tokens(text: str) -> int:
     """A rough token count: one per CJK character, one per four other characters."""
     cjk = sum(1 for ch in text if "\u3400" <= ch <= "\u9fff")

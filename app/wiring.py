@@ -118,7 +118,11 @@ def _parser() -> argparse.ArgumentParser:
     sessions = commands.add_parser("sessions", help="list stored sessions")
     sessions.add_argument("--json", action="store_true", help="print JSON")
 
-    bench = commands.add_parser("bench", help="benchmarks: recall, timegen, scale, startup")
+    from app.commands import add_commands
+
+    add_commands(commands)
+
+    bench = commands.add_parser("bench", help="benchmarks: recall, timegen, scale, startup, import")
     from benchmarks.cli import add_bench_arguments
 
     add_bench_arguments(bench)
@@ -149,6 +153,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         from benchmarks.cli import run_bench
 
         return run_bench(args, faces)
+    from app import commands
+
+    if args.command in commands.COMMANDS:
+        return commands.run_command(args, faces)
     from app import cli
 
     return cli.run_command(args, faces)

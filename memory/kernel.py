@@ -20,6 +20,7 @@ from typing import IO, Any
 
 from memory.archive import ARCHIVE_DIR, read_archive
 from memory.config import RetrieverConfig
+from memory.durability import make_durable
 from memory.embedding import Embedder
 from memory.errors import KernelError
 from memory.filters import Compare
@@ -206,6 +207,7 @@ class MemoryKernel:
             written: list[list[Turn]] = []
             texts: list[str] = []
             reserved: set[str] = set()
+            one = len(writes) == 1  # one session: fsync its file; many: flush them all at once
             for write in writes:
                 session = write.session
                 turns: list[Turn] = []
@@ -227,12 +229,14 @@ class MemoryKernel:
                             extra=draft.extra,
                         )
                     )
-                self.transcripts.append(turns, write.session_meta)
+                self.transcripts.append(turns, write.session_meta, durable=one)
                 texts += _search_texts(turns, session.last_turn)
                 if turns:
                     session.next_index += len(turns)
                     session.last_turn = turns[-1]
                 written.append(turns)
+            if not one:
+                make_durable(self.sessions_dir, [self.transcripts.path_of(w.session.session_file) for w in writes])
             everything = [turn for turns in written for turn in turns]
             self._index(everything, texts, progress, embed=embed)
             self._taken().update(t.id for t in everything)

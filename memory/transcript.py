@@ -90,13 +90,16 @@ class TranscriptWriter:
         """Absolute path of a session file given relative to the root."""
         return self.root / session_file
 
-    def append(self, turns: Sequence[Turn], session_meta: Mapping[str, Any] | None = None) -> None:
+    def append(
+        self, turns: Sequence[Turn], session_meta: Mapping[str, Any] | None = None, *, durable: bool = True
+    ) -> None:
         """Write consecutive turns of one session at the end of its file, then fsync once.
 
         ``session_meta`` (a title, where an imported session came from…) goes into the
         session's header when the file is created. Links inside the batch are written
         directly; the turn before the batch gets its visible ``next`` patched afterwards (a
-        crash leaves at worst a stale label).
+        crash leaves at worst a stale label). Without ``durable`` nothing is fsynced: the
+        caller flushes many files at once (``memory.durability``).
         """
         if not turns:
             return
@@ -116,11 +119,12 @@ class TranscriptWriter:
                     handle.write(f"# huichat session {first.session_id}\n<!-- huichat:session {_json(head)} -->\n")
                 handle.write("".join(render_turn(t, self.zone, n) for t, n in zip(turns, following, strict=True)))
                 handle.flush()
-                os.fsync(handle.fileno())
-            if created:
+                if durable:
+                    os.fsync(handle.fileno())
+            if created and durable:
                 _fsync_dir(path.parent)
             if first.prev_id:
-                self._patch_next(path, first.prev_id, first.id)
+                self._patch_next(path, first.prev_id, first.id, durable)
         except OSError as exc:
             raise KernelError(f"cannot write transcript {path}: {exc.strerror or exc}") from exc
 
@@ -138,7 +142,7 @@ class TranscriptWriter:
             raise KernelError(f"cannot write transcript {path}: {exc.strerror or exc}") from exc
 
     @staticmethod
-    def _patch_next(path: Path, prev_id: str, next_id: str) -> None:
+    def _patch_next(path: Path, prev_id: str, next_id: str, durable: bool) -> None:
         needle = f"\n[id:{prev_id} | prev: ".encode()
         with path.open("r+b") as handle:
             size = handle.seek(0, os.SEEK_END)
@@ -159,7 +163,8 @@ class TranscriptWriter:
             handle.seek(offset + where + len("next: "))
             handle.write(next_id.encode("ascii"))
             handle.flush()
-            os.fsync(handle.fileno())
+            if durable:
+                os.fsync(handle.fileno())
 
 
 @dataclass(frozen=True)

@@ -208,7 +208,13 @@ def index_digest(text: str, turn: Turn) -> str:
 
 def new_turn_id() -> str:
     """A random 6-character id (lowercase letters and digits); callers check it is unused."""
-    return "".join(secrets.choice(_ALPHABET) for _ in range(6))
+    # one draw from the OS instead of six (an import makes tens of thousands of ids)
+    number = secrets.randbelow(36**6)
+    chars = []
+    for _ in range(6):
+        number, digit = divmod(number, 36)
+        chars.append(_ALPHABET[digit])
+    return "".join(chars)
 
 
 def is_turn_id(value: str) -> bool:

@@ -8,27 +8,14 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import tzinfo
-from enum import StrEnum
 from pathlib import Path
 from typing import IO
 
 from memory.errors import KernelError
-from memory.exports import chatgpt, markdown
+from memory.exports import ExportFormat, chatgpt, markdown
 from memory.exports.selection import Redactor, Selection, redacted, select
 from memory.imports import huichat_jsonl, sidecar
 from memory.imports.stored import StoredSession, restore
-
-
-class ExportFormat(StrEnum):
-    """The formats ``huichat export`` writes."""
-
-    MARKDOWN = "markdown"
-    """One readable file per session, in a folder."""
-    JSONL = "jsonl"
-    """Every field of every turn and the import records: imports back without loss."""
-    CHATGPT = "chatgpt"
-    """A ``conversations.json`` as ChatGPT's export writes it, for other tools."""
-
 
 _DEFAULT_NAMES = {ExportFormat.JSONL: "huichat-export.jsonl", ExportFormat.CHATGPT: "conversations.json"}
 

@@ -19,8 +19,10 @@ from collections import Counter
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from datetime import datetime, tzinfo
+from pathlib import Path
 from typing import Any
 
+from memory.durability import make_durable
 from memory.imports import sidecar
 from memory.imports.codec import part_details, session_header, session_id_for, turn_drafts
 from memory.imports.model import ImportedConversation, ImportedMessage, PartKind
@@ -212,6 +214,7 @@ class Importer:
         self.batch_turns = batch_turns
         self._batch: list[SessionWrite] = []
         self._keys: set[tuple[str, str]] = set()
+        self._records: list[Path] = []
         self._pending = 0
 
     def add(self, conversation: ImportedConversation) -> None:
@@ -225,7 +228,9 @@ class Importer:
             return
         path = self.kernel.sessions_dir / plan.session_file
         if plan.records:
-            sidecar.append_records(sidecar.sidecar_of(path), plan.records)
+            record_path = sidecar.sidecar_of(path)
+            sidecar.append_records(record_path, plan.records, durable=False)
+            self._records.append(record_path)
             self.locator.register(plan.session_file)
         if plan.title is not None and path.exists():
             self.kernel.transcripts.update_session(plan.session_file, {"title": plan.title})
@@ -241,10 +246,13 @@ class Importer:
             self.flush()
 
     def flush(self) -> None:
-        """Write the waiting transcripts, then index them in one commit."""
+        """Make the import records written so far durable, then write the waiting transcripts and
+        index them in one commit."""
+        if self._records:
+            make_durable(self.kernel.sessions_dir, self._records)
         if self._batch:
             self.kernel.append_sessions(self._batch, embed=False)
-        self._batch, self._keys, self._pending = [], set(), 0
+        self._batch, self._keys, self._records, self._pending = [], set(), [], 0
 
 
 def import_conversations(

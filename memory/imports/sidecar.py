@@ -74,8 +74,12 @@ def read_records(path: Path) -> list[dict[str, Any]]:
         raise KernelError(f"cannot read the import record {path}: {exc}") from exc
 
 
-def append_records(path: Path, records: Iterable[Mapping[str, Any]]) -> None:
-    """Append records and fsync; a torn last line left by a killed writer is closed first."""
+def append_records(path: Path, records: Iterable[Mapping[str, Any]], *, durable: bool = True) -> None:
+    """Append records and fsync; a torn last line left by a killed writer is closed first.
+
+    Without ``durable`` nothing is fsynced: the caller flushes many files at once
+    (``memory.durability``) before it writes what depends on them.
+    """
     lines = [json.dumps(r, ensure_ascii=False, separators=(",", ":")) + "\n" for r in records]
     if not lines:
         return
@@ -92,8 +96,9 @@ def append_records(path: Path, records: Iterable[Mapping[str, Any]]) -> None:
                     handle.write(b"\n")
             handle.write("".join(lines).encode("utf-8"))
             handle.flush()
-            os.fsync(handle.fileno())
-        if created:
+            if durable:
+                os.fsync(handle.fileno())
+        if created and durable:
             directory = os.open(path.parent, os.O_RDONLY)
             try:
                 os.fsync(directory)

@@ -51,25 +51,39 @@ def _raw_content(part: Part) -> dict[str, Any] | None:
     return value if isinstance(value, dict) and "content_type" in value else None
 
 
-def _content(run: list[Part], chatgpt: bool) -> tuple[dict[str, Any], str, str]:
-    """(content, author role override, recipient) of one run of parts."""
+def _content(run: list[Part], chatgpt: bool) -> tuple[dict[str, Any], str, str, list[dict[str, Any]]]:
+    """(content, author role override, recipient, uploads for ``metadata.attachments``) of one run."""
     kind = _RUN[run[0].kind]
     if kind == "reasoning":
         thoughts = [{"summary": "", "content": p.text, "chunks": [], "finished": True} for p in run]
-        return {"content_type": "thoughts", "thoughts": thoughts}, "assistant", "all"
+        return {"content_type": "thoughts", "thoughts": thoughts}, "assistant", "all", []
     if kind == "call":
         text = "\n\n".join(p.text for p in run)
-        return {"content_type": "code", "language": "unknown", "text": text}, "assistant", run[0].name or "tool"
+        return {"content_type": "code", "language": "unknown", "text": text}, "assistant", run[0].name or "tool", []
     if kind == "result":
-        return {"content_type": "execution_output", "text": "\n\n".join(p.text for p in run)}, "tool", "all"
-    if kind == "other" and chatgpt and len(run) == 1 and (raw := _raw_content(run[0])) is not None:
-        return raw, "", "all"
+        return {"content_type": "execution_output", "text": "\n\n".join(p.text for p in run)}, "tool", "all", []
+    if kind == "other":
+        if chatgpt and len(run) == 1 and (raw := _raw_content(run[0])) is not None:
+            return raw, "", "all", []  # ChatGPT's own content, as it was
+        # a type ChatGPT does not have: readers keep it as unknown content, not as what was said
+        name = run[0].name if run[0].kind is PartKind.UNKNOWN and run[0].name else run[0].kind.value
+        return {"content_type": name, "text": "\n\n".join(p.text for p in run)}, "", "all", []
     pieces: list[Any] = []
+    uploads: list[dict[str, Any]] = []
     for part in run:
-        raw = _raw_content(part) if chatgpt and part.kind is PartKind.ATTACHMENT else None
-        pieces.append(raw if raw is not None else part.text)
+        raw = _raw_message(part.raw) if chatgpt and part.kind is PartKind.ATTACHMENT else None
+        if raw is None:
+            pieces.append(part.text)
+        elif "content_type" in raw:  # an image or audio part, as ChatGPT wrote it
+            pieces.append(raw)
+            pointer = str(raw.get("asset_pointer") or "")
+            if part.name and part.name != pointer:  # the upload that names it
+                uploads.append({"id": pointer.rsplit("/", 1)[-1], "name": part.name})
+        else:  # an uploaded file named in the message's metadata
+            uploads.append(raw)
     multimodal = any(isinstance(p, dict) for p in pieces)
-    return {"content_type": "multimodal_text" if multimodal else "text", "parts": pieces}, "", "all"
+    content = {"content_type": "multimodal_text" if multimodal else "text", "parts": pieces}
+    return content, "", "all", uploads
 
 
 def _raw_message(raw: str) -> dict[str, Any] | None:
@@ -83,7 +97,10 @@ def _raw_message(raw: str) -> dict[str, Any] | None:
 def _nodes(message: ImportedMessage, chatgpt: bool) -> Iterator[tuple[str, dict[str, Any]]]:
     for index, run in enumerate(_runs(message.parts)):
         node_id = message.id if index == 0 else f"{message.id}~{index}"
-        content, role, recipient = _content(run, chatgpt)
+        content, role, recipient, uploads = _content(run, chatgpt)
+        metadata: dict[str, Any] = {"model_slug": message.model} if message.model else {}
+        if uploads:
+            metadata["attachments"] = uploads
         role = role or ("user" if message.role.value == "note" else message.role.value)
         name = run[0].name if role == "tool" else message.speaker
         yield (
@@ -97,7 +114,7 @@ def _nodes(message: ImportedMessage, chatgpt: bool) -> Iterator[tuple[str, dict[
                 "status": "finished_successfully",
                 "end_turn": None,
                 "weight": 1.0,
-                "metadata": {"model_slug": message.model} if message.model else {},
+                "metadata": metadata,
                 "recipient": recipient,
                 "channel": None,
             },
@@ -109,16 +126,18 @@ def conversation(item: ImportedConversation) -> dict[str, Any]:
     chatgpt = item.source is SourceFormat.CHATGPT
     mapping: dict[str, dict[str, Any]] = {ROOT: {"id": ROOT, "message": None, "parent": None, "children": []}}
     last_node: dict[str, str] = {}
+    # other branches first: an edit or a regeneration comes before the version the user kept,
+    # as in ChatGPT's own files, so readers walking children in order meet them in that order
     kept: list[tuple[ImportedMessage, str | None]] = []
-    previous: str | None = None
-    for message in item.messages:
-        kept.append((message, previous))
-        previous = message.id
     for branch in item.alternatives:
         after = branch.parent_id
         for message in branch.messages:
             kept.append((message, after))
             after = message.id
+    previous: str | None = None
+    for message in item.messages:
+        kept.append((message, previous))
+        previous = message.id
     hidden = [(node.id, node.parent_id, _raw_message(node.raw)) for node in item.skipped if chatgpt]
     known = {m.id for m, _ in kept} | {node_id for node_id, _, body in hidden if body is not None}
     # (node, parent, whether the parent is a message: its last node is the one to hang from)

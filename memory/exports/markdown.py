@@ -88,10 +88,17 @@ def render(stored: StoredSession, conversation: ImportedConversation, zone: tzin
     for turn in stored.turns:
         topic = f" · {turn.topic}" if turn.topic and turn.topic != title else ""
         lines += ["---", "", f"## {format_local_time(turn.timestamp, zone)}{topic}", ""]
+        speaker = None
         for message in turn.messages:
-            label = message.who if message.kind == "text" else f"{message.who} ({message.kind})"
-            body = message.text if message.kind in ("text", "attachment") else fenced(message.text)
-            lines += [f"**{label}**", "", body or "*(empty)*", ""]
+            if message.kind in ("text", "attachment"):
+                if message.who != speaker:
+                    lines += [f"**{message.who}**", ""]
+                    speaker = message.who
+                body = message.text if message.kind == "text" else f"*{message.text}*"
+                lines += [body or "*(empty)*", ""]
+            else:  # reasoning, tool calls and results, raw content: folded away
+                summary = f"{message.kind.replace('_', ' ')} · {message.who}"
+                lines += [f"<details><summary>{summary}</summary>", "", fenced(message.text), "", "</details>", ""]
     stored_ids = {m.id for m, _ in stored.messages()}
     branches = [b for b in conversation.alternatives if not any(m.id in stored_ids for m in b.messages)]
     if branches:

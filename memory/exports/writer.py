@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import json
 import os
 from collections.abc import Callable, Iterator
@@ -72,7 +73,7 @@ def export(
     target = _target(fmt, out)
     report = ExportReport(path=target)
 
-    def sessions() -> Iterator[StoredSession]:
+    def each() -> Iterator[StoredSession]:
         for stored in select(sessions_dir, selection):
             stored = redacted(stored, redact) if redact is not None else stored
             report.sessions += 1
@@ -81,23 +82,29 @@ def export(
             if progress is not None:
                 progress(stored)
 
+    chosen = each()
+    first = next(chosen, None)
+    if first is None:  # nothing matches: nothing is written
+        report.path = None
+        return report
+    sessions = itertools.chain([first], chosen)
     if fmt is ExportFormat.MARKDOWN:
         target.mkdir(parents=True, exist_ok=True)
-        for stored in sessions():
+        for stored in sessions:
             conversation = restore(stored, stored.session_file)
             report.alternatives += sum(len(b.messages) for b in conversation.alternatives)
             with _atomic(target / f"{stored.session_id}.md") as handle:
                 handle.write(markdown.render(stored, conversation, zone))
     elif fmt is ExportFormat.JSONL:
         with _atomic(target) as handle:
-            for stored in sessions():
+            for stored in sessions:
                 report.alternatives += len(stored.of_type(sidecar.ALTERNATIVE))
                 for line in huichat_jsonl.session_lines(stored):
                     handle.write(json.dumps(line, ensure_ascii=False, separators=(",", ":")) + "\n")
     else:
         with _atomic(target) as handle:
             handle.write("[")
-            for index, stored in enumerate(sessions()):
+            for index, stored in enumerate(sessions):
                 conversation = restore(stored, stored.session_file)
                 report.alternatives += sum(len(b.messages) for b in conversation.alternatives)
                 handle.write(("," if index else "") + json.dumps(chatgpt.conversation(conversation)))

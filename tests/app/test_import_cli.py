@@ -144,7 +144,9 @@ def test_an_import_killed_mid_way_resumes_to_exactly_the_uninterrupted_store(tmp
     while process.poll() is None and time.monotonic() < deadline:
         records = len(list(sessions.glob("*/*/*" + sidecar.SUFFIX))) if sessions.exists() else 0
         transcripts = len(list(sessions.glob("*/*/chat_*.md"))) if sessions.exists() else 0
-        if (moment.startswith("import records") and records >= 40) or (moment.startswith("transcripts") and transcripts):
+        if (moment.startswith("import records") and records >= 40) or (
+            moment.startswith("transcripts") and transcripts
+        ):
             os.kill(process.pid, signal.SIGKILL)
             break
         time.sleep(0.005)
@@ -152,7 +154,7 @@ def test_an_import_killed_mid_way_resumes_to_exactly_the_uninterrupted_store(tmp
     interrupted = _state(killed_dir / "data")
     assert len(interrupted["records"]) < 300  # it really stopped mid-way
     resumed = _run_import(config, export)
-    out, err = resumed.communicate(timeout=600)
+    _, err = resumed.communicate(timeout=600)
     assert resumed.returncode == 0, err
     state, whole = _state(killed_dir / "data"), _state(whole_dir / "data")
     assert state["turns"] == whole["turns"]

@@ -5,7 +5,15 @@ from __future__ import annotations
 from pathlib import Path
 
 from app.screens.import_history import ImportHistoryScreen
-from tests.app.tui_helpers import build_app, deterministic_kernel, fake_providers, loaded_config, ready, said, wait_until
+from tests.app.tui_helpers import (
+    build_app,
+    deterministic_kernel,
+    fake_providers,
+    loaded_config,
+    ready,
+    said,
+    wait_until,
+)
 from tests.fakellm import FakeLLM
 from tests.memory.imports.helpers import FIXTURES
 

@@ -105,7 +105,10 @@ def test_redact_hides_keys_in_every_format(tmp_path: Path) -> None:
     kernel = open_kernel(tmp_path / "memory")
     session = kernel.new_session(NOW)
     secret = "sk-ant-api03-abcdefghijklmnopqrstuvwxyz0123"
-    said = (Message("user", f"my key is {secret}, keep it"), Message("assistant", "Authorization: Bearer abcdef0123456789xyz"))
+    said = (
+        Message("user", f"my key is {secret}, keep it"),
+        Message("assistant", "Authorization: Bearer abcdef0123456789xyz"),
+    )
     kernel.append_turn(session, TurnDraft(said, NOW, f"keys {secret}"))
     for fmt, out in ((ExportFormat.JSONL, "a.jsonl"), (ExportFormat.CHATGPT, "b.json"), (ExportFormat.MARKDOWN, "c")):
         path = _export(tmp_path, fmt, out, redact=redact)

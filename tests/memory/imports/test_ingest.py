@@ -35,13 +35,13 @@ def _transcripts(root: Path) -> dict[str, list[Turn]]:
 
 
 def _files(root: Path) -> dict[str, bytes]:
-    return {p.relative_to(root).as_posix(): p.read_bytes() for p in sorted((root / "sessions").rglob("*")) if p.is_file()}
+    return {
+        p.relative_to(root).as_posix(): p.read_bytes() for p in sorted((root / "sessions").rglob("*")) if p.is_file()
+    }
 
 
 @pytest.mark.parametrize("name", SOURCES)
-def test_every_format_is_stored_as_sessions_that_read_back_as_the_same_conversations(
-    tmp_path: Path, name: str
-) -> None:
+def test_every_format_is_stored_as_sessions_that_read_back_as_the_same_conversations(tmp_path: Path, name: str) -> None:
     path = source_path(tmp_path, name)
     read = {c.conversation_id: c for c in iter_conversations(path) if c.messages}
     kernel = open_kernel(tmp_path / "memory")
@@ -109,14 +109,20 @@ def test_chatgpt_turns_keep_speakers_typed_parts_times_and_the_conversation_titl
 
 
 def read_fixture(conversation_id: str) -> ImportedConversation:
-    return next(c for c in iter_conversations(FIXTURES / "chatgpt" / "conversations.json") if c.conversation_id == conversation_id)
+    return next(
+        c
+        for c in iter_conversations(FIXTURES / "chatgpt" / "conversations.json")
+        if c.conversation_id == conversation_id
+    )
 
 
 def test_imported_turns_are_found_by_their_words_at_once_and_by_meaning_once_embedded(tmp_path: Path) -> None:
     kernel = open_kernel(tmp_path)
     _import(kernel, FIXTURES / "claude" / "conversations.json")
     assert kernel.pending_vectors == kernel.count() > 0
-    words = kernel.search(SearchRequest("notes list two lines", NOW, 3, resolve_time=False, mode="text", record_access=False))
+    words = kernel.search(
+        SearchRequest("notes list two lines", NOW, 3, resolve_time=False, mode="text", record_access=False)
+    )
     assert words.hits
     while kernel.embed_pending(limit=64):
         pass

@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, tzinfo
-from typing import TYPE_CHECKING, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from memory.timeparse import TimeRange
 from memory.transcript import format_local_time
@@ -73,6 +73,15 @@ class SearchHit:
         """The seed's name for ``role``."""
         return self.role
 
+    def to_record(self, zone: tzinfo | None = None) -> dict[str, Any]:
+        """The hit as plain data: the turn's record, its local time, similarity and role (CLI and API)."""
+        data = turn_record(self.turn, zone)
+        similarity = None if self.similarity is None else round(self.similarity, 4)
+        data.update(similarity=similarity, _context_role=self.role, rank=self.rank)
+        if self.hit_id:
+            data["neighbor_of"] = self.hit_id
+        return data
+
 
 @dataclass(frozen=True)
 class ScanRound:
@@ -111,6 +120,26 @@ class SearchResults:
         """Only the hits (no neighbours)."""
         return [r for r in self.results if r.role == "hit"]
 
+    def to_record(self, zone: tzinfo | None = None) -> dict[str, Any]:
+        """The results as plain data: how the query was understood, then every hit (CLI and API)."""
+        span = self.time_range
+        return {
+            "query": self.query,
+            "keywords": self.keywords,
+            "time_range": None
+            if span is None
+            else {
+                "start": span.start.isoformat(),
+                "end": span.end.isoformat(),
+                "granularity": span.granularity,
+                "fuzzy": span.fuzzy,
+                "phrase": span.phrase,
+            },
+            "scan_rounds": [{"week": r.label, "found": [h.turn.id for h in r.found]} for r in self.rounds],
+            "results": [hit.to_record(zone) for hit in hits_first(self.results)],
+            "nearest_below_threshold": None if self.below is None else self.below.to_record(zone),
+        }
+
 
 OnRound = Callable[[str, list[SearchHit]], None]
 
@@ -147,6 +176,12 @@ class SessionInfo:
     first_text: str
     title: str = ""
     """The session's title (its topic) where it has one."""
+
+
+def turn_record(turn: Turn, zone: tzinfo | None = None) -> dict[str, Any]:
+    """A turn's record plus its local time (the JSON the CLI and the API print)."""
+    moment = turn.timestamp.astimezone(zone) if zone is not None else turn.timestamp
+    return {**turn.to_record(), "local_time": moment.isoformat()}
 
 
 def format_turn(turn: Turn, zone: tzinfo | None = None, similarity: float | None = None) -> str:

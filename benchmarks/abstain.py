@@ -30,7 +30,6 @@ from rich.table import Table
 from app.config import LoadedConfig
 from benchmarks.common import bench_embedder, machine, scratch_kernel, write_json
 from benchmarks.recall import ingest, moment, read_jsonl
-from memory.calibration import Reference
 from memory.kernel import MemoryKernel
 from memory.results import SearchRequest
 
@@ -145,7 +144,6 @@ def run_abstain_bench(args: argparse.Namespace, loaded: LoadedConfig, zone: Zone
     threshold = loaded.config.retriever.min_similarity if args.threshold is None else args.threshold
     garbage = garbage_queries(100)
     embedder = bench_embedder(loaded, args.embedder)
-    spread = Reference.measure(embedder).spread
     searches: list[dict[str, Any]] = []
     with Progress(console=console, transient=True) as progress:
         task = progress.add_task("abstain", total=len(conversation_ids))
@@ -183,11 +181,10 @@ def run_abstain_bench(args: argparse.Namespace, loaded: LoadedConfig, zone: Zone
             progress.advance(task)
             console.log(f"{conversation_id}: {len(asked)} searches")
             if args.dump is not None:  # after each conversation, so that a long run is never all lost
-                write_json(args.dump, {"embedder": embedder.name, "spread": spread, "searches": searches})
+                write_json(args.dump, {"embedder": embedder.name, "searches": searches})
     report = {
         "data": str(data),
         "embedder": embedder.name,
-        "spread": spread,
         "threshold": threshold,
         "conversations": {
             c: score([s for s in searches if s["conversation"] == c], threshold) for c in conversation_ids

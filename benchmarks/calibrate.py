@@ -55,13 +55,14 @@ def fit_logistic(x: Matrix, y: Matrix, l2: float = 1e-3, steps: int = 50) -> tup
 
 
 def _evidence(hit: dict[str, Any]) -> Evidence:
-    return Evidence(**hit["evidence"])
+    found = hit["evidence"]
+    return Evidence(found["cosine"], found["bm25"], found["background"], found["spread"])
 
 
-def fit(searches: list[dict[str, Any]], spread: float) -> Calibration:
+def fit(searches: list[dict[str, Any]]) -> Calibration:
     """The calibration fitted on these searches' candidates."""
     rows = [
-        (features(_evidence(h), spread), float(h["gold"]))
+        (features(_evidence(h)), float(h["gold"]))
         for s in searches
         for h in s["hits"]
         if s["kind"] != "own" or h["gold"]
@@ -74,11 +75,11 @@ def fit(searches: list[dict[str, Any]], spread: float) -> Calibration:
     )
 
 
-def rescored(searches: list[dict[str, Any]], calibration: Calibration, spread: float) -> list[dict[str, Any]]:
+def rescored(searches: list[dict[str, Any]], calibration: Calibration) -> list[dict[str, Any]]:
     """The searches with their similarities recomputed by ``calibration``."""
     out = []
     for search in searches:
-        values = calibrated([_evidence(h) for h in search["hits"]], spread, calibration)
+        values = calibrated([_evidence(h) for h in search["hits"]], calibration)
         hits = [{**h, "similarity": v} for h, v in zip(search["hits"], values, strict=True)]
         out.append({**search, "hits": hits})
     return out
@@ -104,16 +105,15 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--json", type=Path, default=None, help="write the folds' figures here")
     args = parser.parse_args(argv)
     dump = json.loads(args.dump.read_text(encoding="utf-8"))
-    spread = float(dump["spread"])
     searches = [s for s in dump["searches"] if all(h["evidence"] for h in s["hits"])]
     conversations = sorted({s["conversation"] for s in searches})
     folds = []
     for held_out in conversations:
         train = [s for s in searches if s["conversation"] != held_out]
         test = [s for s in searches if s["conversation"] == held_out]
-        calibration = fit(train, spread)
-        threshold = choose_threshold(rescored(train, calibration, spread), args.recall_loss)
-        result = score(rescored(test, calibration, spread), threshold)
+        calibration = fit(train)
+        threshold = choose_threshold(rescored(train, calibration), args.recall_loss)
+        result = score(rescored(test, calibration), threshold)
         folds.append({"held_out": held_out, "threshold": threshold, **result})
         print(
             f"{held_out}: threshold {threshold:.2f} · abstain {result['abstain']:.3f} "
@@ -125,13 +125,11 @@ def main(argv: list[str] | None = None) -> int:
         print(f"{key}: mean {statistics.mean(values):.3f}, min {min(values):.3f}, max {max(values):.3f}")
     losses = [f["recall@10"] - f["recall@10_thresholded"] for f in folds]
     print(f"recall@10 loss: mean {statistics.mean(losses):.4f}, max {max(losses):.4f}")
-    final = fit(searches, spread)
-    threshold = choose_threshold(rescored(searches, final, spread), args.recall_loss)
-    print(f"\nspread of unrelated cosines ({dump['embedder']}): {spread}")
+    final = fit(searches)
+    threshold = choose_threshold(rescored(searches, final), args.recall_loss)
+    print(f"\nembedder: {dump['embedder']}")
     print(f"CALIBRATION = {final!r}")
-    print(
-        f"min_similarity: {threshold:.2f}  (all conversations: {score(rescored(searches, final, spread), threshold)})"
-    )
+    print(f"min_similarity: {threshold:.2f}  (all conversations: {score(rescored(searches, final), threshold)})")
     if args.json is not None:
         args.json.write_text(json.dumps({"folds": folds, "final": repr(final), "threshold": threshold}, indent=2))
     return 0

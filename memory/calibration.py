@@ -20,7 +20,7 @@ DUMP`` (BENCHMARKS.md, "Abstention and calibrated similarity").
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -41,6 +41,8 @@ class Evidence:
     """Its BM25 score (0 when full text did not return it)."""
     background: float
     """The query's mean cosine with unrelated reference texts in the candidate's script (see ``Reference``)."""
+    spread: float
+    """The spread of unrelated cosines in the candidate's script."""
 
 
 @dataclass(frozen=True)
@@ -50,22 +52,22 @@ class Calibration:
     weights: tuple[float, float]
     intercept: float
 
-    def probability(self, evidence: Evidence, spread: float) -> float:
+    def probability(self, evidence: Evidence) -> float:
         """The calibrated similarity of one candidate, in (0, 1)."""
-        logit = self.intercept + sum(w * x for w, x in zip(self.weights, features(evidence, spread), strict=True))
+        logit = self.intercept + sum(w * x for w, x in zip(self.weights, features(evidence), strict=True))
         return 1.0 / (1.0 + math.exp(-max(-30.0, min(30.0, logit))))
 
 
-def features(evidence: Evidence, spread: float) -> tuple[float, float]:
+def features(evidence: Evidence) -> tuple[float, float]:
     """The calibration's inputs: cosine above the query's background (in spreads), and log(1 + BM25)."""
-    return ((evidence.cosine - evidence.background) / spread, math.log1p(max(0.0, evidence.bm25)))
+    return ((evidence.cosine - evidence.background) / evidence.spread, math.log1p(max(0.0, evidence.bm25)))
 
 
 # Fitted by `python -m benchmarks.calibrate` on LoCoMo-dev with multilingual-e5-small
 # (leave-one-conversation-out; figures in BENCHMARKS.md). Refit after changing the fusion,
 # the features or the default model: run `huichat bench abstain --data … --dump DUMP`, then
 # `python -m benchmarks.calibrate DUMP`, and paste what it prints here.
-CALIBRATION = Calibration(weights=(4.946, 1.385), intercept=-6.3306)
+CALIBRATION = Calibration(weights=(3.6187, 0.9636), intercept=-11.7671)
 
 _UNRELATED = (
     "The train to the airport leaves every twenty minutes.",
@@ -101,7 +103,8 @@ class Reference:
 
     latin: npt.NDArray[np.float32]
     cjk: npt.NDArray[np.float32]
-    spread: float
+    latin_spread: float
+    cjk_spread: float
 
     @classmethod
     def measure(cls, embedder: Embedder) -> Reference:
@@ -110,18 +113,23 @@ class Reference:
         queries = _unit(np.stack([embedder.embed_query(text) for text in _UNRELATED]))
         cosines = queries @ passages.T
         half = len(_UNRELATED) // 2
-        deviations = []
-        for part in (slice(0, half), slice(half, None)):  # within a script: across scripts is another mean
+        spreads = []
+        for part in (slice(0, half), slice(half, None)):  # within one script (e5: English 0.031, Chinese 0.018)
             block = cosines[part, part]
-            values = block[~np.eye(block.shape[0], dtype=bool)]
-            deviations.append(values - values.mean())
-        spread = float(np.concatenate(deviations).std())
-        return cls(passages[:half], passages[half:], round(max(spread, 1e-3), 4))
+            spreads.append(round(max(float(block[~np.eye(block.shape[0], dtype=bool)].std()), 1e-3), 4))
+        return cls(passages[:half], passages[half:], spreads[0], spreads[1])
 
-    def background(self, query: npt.NDArray[np.float32]) -> tuple[float, float]:
-        """The query's mean cosine with the unrelated Latin-script and CJK texts."""
+    def evidence(self, query: npt.NDArray[np.float32]) -> Callable[[float, float, bool], Evidence]:
+        """For one query: ``(cosine, bm25, candidate is CJK) -> Evidence`` with the query's background."""
         unit = _unit(query[None, :])[0]
-        return float((self.latin @ unit).mean()), float((self.cjk @ unit).mean())
+        latin, cjk = float((self.latin @ unit).mean()), float((self.cjk @ unit).mean())
+
+        def make(cosine: float, bm25: float, is_cjk: bool) -> Evidence:
+            if is_cjk:
+                return Evidence(cosine, bm25, cjk, self.cjk_spread)
+            return Evidence(cosine, bm25, latin, self.latin_spread)
+
+        return make
 
 
 def _unit(vectors: npt.NDArray[np.float32]) -> npt.NDArray[np.float32]:
@@ -130,9 +138,9 @@ def _unit(vectors: npt.NDArray[np.float32]) -> npt.NDArray[np.float32]:
     return result
 
 
-def calibrated(evidence: Sequence[Evidence], spread: float, calibration: Calibration = CALIBRATION) -> list[float]:
+def calibrated(evidence: Sequence[Evidence], calibration: Calibration = CALIBRATION) -> list[float]:
     """The similarity of each candidate of one ranking (best first), non-increasing along it."""
-    values = [calibration.probability(e, spread) for e in evidence]
+    values = [calibration.probability(e) for e in evidence]
     for i in range(len(values) - 2, -1, -1):
         values[i] = max(values[i], values[i + 1])
     return values

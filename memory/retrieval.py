@@ -247,12 +247,12 @@ class Retriever:
         lowest = min(cosines.values(), default=0.0)
         bm25 = {s.turn.id: s.score for s in text}
         # embed_query is cached: this is the vector the search just used
-        latin, cjk = self.reference.background(self.embedder.embed_query(keywords or " "))
+        evidence = self.reference.evidence(self.embedder.embed_query(keywords or " "))
         return [
             Candidate(
                 t,
                 scores.get(t.id, floor),
-                Evidence(cosines.get(t.id, lowest), bm25.get(t.id, 0.0), cjk if has_cjk(t.text) else latin),
+                evidence(cosines.get(t.id, lowest), bm25.get(t.id, 0.0), has_cjk(t.text)),
             )
             for t in ranked
         ]
@@ -284,7 +284,7 @@ class Retriever:
         evidence = [c.evidence for c in found if c.evidence is not None]
         if len(evidence) != len(found) or not found:
             return [SearchHit(c.turn, round(c.score, 6), "hit", score=c.score) for c in found if c.score > 0], None
-        similarities = calibrated(evidence, self.reference.spread)
+        similarities = calibrated(evidence)
         scored = [
             SearchHit(c.turn, round(similarity, 6), "hit", score=c.score, evidence=c.evidence)
             for c, similarity in zip(found, similarities, strict=True)

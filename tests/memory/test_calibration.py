@@ -16,35 +16,35 @@ from memory.results import SearchRequest, format_results
 from memory.turns import STATUS_FAILED, Message, TurnDraft
 from tests.conftest import NOW, ZONE, open_kernel
 
-SPREAD = 0.025
-
 
 def test_similarity_never_rises_down_the_ranking() -> None:
     # a weak candidate ranked above a confident one is shown as at least as strong
     evidence = [
-        Evidence(cosine=0.70, bm25=0.0, background=0.72),
-        Evidence(cosine=0.90, bm25=9.0, background=0.72),
-        Evidence(cosine=0.60, bm25=0.0, background=0.72),
+        Evidence(cosine=0.70, bm25=0.0, background=0.72, spread=0.03),
+        Evidence(cosine=0.90, bm25=9.0, background=0.72, spread=0.03),
+        Evidence(cosine=0.60, bm25=0.0, background=0.72, spread=0.03),
     ]
-    values = calibrated(evidence, SPREAD)
+    values = calibrated(evidence)
     assert values == sorted(values, reverse=True)
-    assert values[0] == values[1] == CALIBRATION.probability(evidence[1], SPREAD)
-    assert values[2] == CALIBRATION.probability(evidence[2], SPREAD)
+    assert values[0] == values[1] == CALIBRATION.probability(evidence[1])
+    assert values[2] == CALIBRATION.probability(evidence[2])
 
 
 def test_stronger_evidence_means_higher_similarity() -> None:
-    weak = Evidence(cosine=0.76, bm25=0.0, background=0.72)
-    assert CALIBRATION.probability(weak, SPREAD) < CALIBRATION.probability(Evidence(0.86, 0.0, 0.72), SPREAD)
-    assert CALIBRATION.probability(weak, SPREAD) < CALIBRATION.probability(Evidence(0.76, 12.0, 0.72), SPREAD)
+    weak = Evidence(cosine=0.76, bm25=0.0, background=0.72, spread=0.03)
+    assert CALIBRATION.probability(weak) < CALIBRATION.probability(Evidence(0.86, 0.0, 0.72, 0.03))
+    assert CALIBRATION.probability(weak) < CALIBRATION.probability(Evidence(0.76, 12.0, 0.72, 0.03))
     # the same cosine means less for a query that is close to everything (keyboard noise)
-    assert CALIBRATION.probability(Evidence(0.80, 0.0, 0.78), SPREAD) < CALIBRATION.probability(weak, SPREAD)
+    assert CALIBRATION.probability(Evidence(0.80, 0.0, 0.78, 0.03)) < CALIBRATION.probability(weak)
 
 
 def test_a_reference_is_measured_for_any_embedder() -> None:
     embedder = HashEmbedder(64)
     reference = Reference.measure(embedder)
-    latin, cjk = reference.background(embedder.embed_query("VPN password"))
-    assert 0.0 < reference.spread < 1.0 and -1.0 < latin < 0.5 and -1.0 < cjk < 0.5
+    evidence = reference.evidence(embedder.embed_query("VPN password"))
+    latin, cjk = evidence(0.5, 0.0, False), evidence(0.5, 0.0, True)
+    assert latin.spread == reference.latin_spread and cjk.spread == reference.cjk_spread
+    assert 0.0 < latin.spread < 1.0 and -1.0 < latin.background < 0.5 and -1.0 < cjk.background < 0.5
 
 
 @pytest.fixture
@@ -124,12 +124,14 @@ def e5() -> Embedder:
 
 def test_the_bundled_models_background_follows_the_query(e5: Embedder) -> None:
     reference = Reference.measure(e5)
-    noise, question = (
-        reference.background(e5.embed_query("zxqv!!@@##$$ 🤖🤖 ///")),
-        reference.background(e5.embed_query("How do I reset my VPN password?")),
-    )
-    assert noise[0] > question[0] and noise[1] > question[1]  # noise sits close to everything
-    assert 0.005 < reference.spread < 0.1
+    noise = reference.evidence(e5.embed_query("zxqv!!@@##$$ 🤖🤖 ///"))
+    question = reference.evidence(e5.embed_query("How do I reset my VPN password?"))
+    for is_cjk in (False, True):  # noise sits close to everything, in both scripts
+        assert noise(0.8, 0.0, is_cjk).background > question(0.8, 0.0, is_cjk).background
+    # to e5, unrelated Chinese texts sit closer to each other, and closer together, than English ones
+    chinese = reference.evidence(e5.embed_query("怎么重置 VPN 密码？"))
+    assert chinese(0.8, 0.0, True).background > chinese(0.8, 0.0, False).background
+    assert 0.005 < reference.cjk_spread < reference.latin_spread < 0.1
 
 
 @pytest.fixture

@@ -34,7 +34,13 @@ def open_kernel(
     return open_memory(
         MemoryLocation.under(root),
         embedder or HashEmbedder(64),
-        config or RetrieverConfig(),
+        # the threshold is calibrated for real models: the hash embedder's cosines mean nothing to it
+        config
+        or (
+            RetrieverConfig(min_similarity=0.0)
+            if embedder is None or isinstance(embedder, HashEmbedder)
+            else RetrieverConfig()
+        ),
         ZONE,
         now=NOW,
         reconcile=reconcile,

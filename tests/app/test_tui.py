@@ -41,8 +41,8 @@ async def test_a_reply_streams_its_recall_fills_the_panel_and_turns_can_be_walke
         await wait_until(pilot, lambda: _idle(app) and len(said(app)) == 2)
         answer = said(app)[-1]
         assert (
-            answer.text == f"上周三我们聊过：用 **llama.cpp** 部署（见 {ids[0]}）。"
-        )  # the first block shown: a neighbour
+            answer.text == f"上周三我们聊过：用 **llama.cpp** 部署（见 {ids[1]}）。"
+        )  # the first block shown is the hit now, no longer the neighbour before it
         assert len(answer.chunks) > 5  # it arrived in pieces
         tools = answer.query_one(".tools")
         assert "recall_memory" in str(tools.render())

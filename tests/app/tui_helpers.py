@@ -32,10 +32,9 @@ def counter_ids() -> Callable[[], str]:
     return lambda: f"t{next(numbers):05d}"
 
 
-def deterministic_kernel(root: Path, min_similarity: float | None = None) -> MemoryKernel:
-    config = RetrieverConfig(timezone="Asia/Shanghai")
-    if min_similarity is not None:
-        config = config.model_copy(update={"min_similarity": min_similarity})
+def deterministic_kernel(root: Path, min_similarity: float = 0.0) -> MemoryKernel:
+    # the threshold is calibrated for real models: the hash embedder's cosines mean nothing to it
+    config = RetrieverConfig(timezone="Asia/Shanghai", min_similarity=min_similarity)
     return open_kernel(
         MemoryLocation.under(root), HashEmbedder(64), config, ZONE, now=NOW, id_source=counter_ids(),
     )  # fmt: skip

@@ -18,8 +18,12 @@ from datetime import UTC, datetime, tzinfo
 from pathlib import Path
 from typing import IO, Any
 
+import numpy as np
+import numpy.typing as npt
+
+from memory import importance
 from memory.archive import ARCHIVE_DIR, read_archive
-from memory.config import RetrieverConfig
+from memory.config import LifecycleConfig, RetrieverConfig
 from memory.embedding import Embedder
 from memory.errors import KernelError
 from memory.filters import Compare
@@ -45,6 +49,8 @@ _BULK_BATCH = 2048
 """Turns per index commit when nothing is embedded (imports, rebuilds: words first, vectors later)."""
 _ACCESS_FLUSH_AT = 64
 _MAINTAIN_AFTER_WRITES = 32
+_NEAREST = 4
+"""Nearest stored turns looked at for a new turn's novelty."""
 
 
 @dataclass
@@ -84,15 +90,19 @@ class MemoryKernel:
         manifest_path: Path | None = None,
         fusion: Fusion | None = None,
         id_source: Callable[[], str] | None = None,
+        lifecycle: LifecycleConfig | None = None,
     ) -> None:
         self.store = store
         self.embedder = embedder
         self.sessions_dir = sessions_dir
         self.zone = zone
         self.config = retriever_config
+        self.lifecycle = lifecycle or LifecycleConfig()
         self.transcripts = TranscriptWriter(sessions_dir, zone)
         self.resolver = TimeResolver(zone, retriever_config.week_start)
-        self.retriever = Retriever(store, embedder, retriever_config, self.resolver, zone, fusion)
+        self.retriever = Retriever(
+            store, embedder, retriever_config, self.resolver, zone, fusion, self.lifecycle.tier_prior
+        )
         self.manifest_path = manifest_path
         self._lock = threading.RLock()
         self._known_ids: set[str] | None = None
@@ -208,7 +218,7 @@ class MemoryKernel:
             if turns:
                 session.next_index += len(turns)
                 session.last_turn = turns[-1]
-            self._index(turns, _search_texts(turns, previous), progress, embed=embed)
+            turns = self._index(turns, _search_texts(turns, previous), progress, embed=embed)
             self._taken().update(t.id for t in turns)
             self._writes_since_maintenance += 1
             self._record_manifest({session.session_file})
@@ -222,21 +232,84 @@ class MemoryKernel:
         *,
         upsert: bool = False,
         embed: bool = True,
-    ) -> None:
-        """Index turns in batches; without ``embed`` their vectors come later (``embed_pending``)."""
+    ) -> list[Turn]:
+        """Index turns in batches, scored; without ``embed`` their vectors come later (``embed_pending``).
+
+        Returns the turns as stored (with their importance).
+        """
         done = 0
+        indexed: list[Turn] = []
         step = _EMBED_BATCH * 4 if embed else _BULK_BATCH
         for start in range(0, len(turns), step):
-            batch = list(turns[start : start + step])
             batch_texts = list(texts[start : start + step])
             vectors = self.embedder.embed_passages(batch_texts) if embed else None
+            batch = self._scored(list(turns[start : start + step]), vectors)
             if upsert:
                 self.store.upsert(batch, batch_texts, vectors)
             else:
                 self.store.add(batch, batch_texts, vectors)
             done += len(batch)
+            indexed.extend(batch)
             if progress is not None:
                 progress(done, len(turns))
+        return indexed
+
+    def _scored(self, turns: list[Turn], vectors: npt.NDArray[np.float32] | None) -> list[Turn]:
+        """The turns with their importance (novelty from ``vectors``, when there are any).
+
+        A turn re-indexed after an edit keeps what it had: its novelty (measured when it was
+        first written) and the parts that come from its use; only the parts read from its text
+        follow the new text.
+        """
+        settings = self.lifecycle.importance
+        if not settings.enabled or not turns:
+            return turns
+        needed = [i for i, t in enumerate(turns) if t.importance_parts is None or t.importance_parts.novelty is None]
+        nearest: dict[int, float | None] = {}
+        if vectors is not None and needed:
+            found = self.nearest_similarity([turns[i] for i in needed], vectors[needed])
+            nearest = dict(zip(needed, found, strict=True))
+        scored = []
+        for i, turn in enumerate(turns):
+            kept = turn.importance_parts
+            novelty = kept.novelty if kept is not None and kept.novelty is not None else None
+            if novelty is None:
+                novelty = importance.novelty(nearest.get(i))
+            if kept is None:
+                moment = max(turn.timestamp, turn.last_accessed_at or turn.timestamp)
+                parts = importance.parts_for(turn.text, turn.access_count, turn.last_accessed_at, moment, novelty)
+            else:
+                parts = replace(
+                    kept,
+                    novelty=novelty,
+                    sentiment=importance.sentiment(turn.text),
+                    density=importance.density(turn.text),
+                )
+            scored.append(replace(turn, importance=importance.score(parts, settings.weights), importance_parts=parts))
+        return scored
+
+    def nearest_similarity(self, turns: Sequence[Turn], vectors: npt.NDArray[np.float32]) -> list[float | None]:
+        """For each turn, its highest cosine similarity to an earlier turn (stored, or earlier in this batch).
+
+        One batched vector search. When only later turns are among the nearest, the lowest
+        similarity found bounds the earlier ones from above; a turn with no other turn at all is
+        entirely new (similarity 0).
+        """
+        unit = vectors / np.maximum(np.linalg.norm(vectors, axis=1, keepdims=True), 1e-12)
+        stored = self.store.nearest(unit, _NEAREST + 1)
+        within = unit @ unit.T
+        nearest: list[float | None] = []
+        for i, turn in enumerate(turns):
+            others = [(moment, cosine) for turn_id, moment, cosine in stored[i] if turn_id != turn.id]
+            earlier = [cosine for moment, cosine in others if moment <= turn.timestamp]
+            earlier.extend(float(within[i, j]) for j in range(i) if turns[j].timestamp <= turn.timestamp)
+            if earlier:
+                nearest.append(max(earlier))
+            elif others:
+                nearest.append(min(cosine for _, cosine in others))
+            else:
+                nearest.append(0.0)
+        return nearest
 
     @property
     def pending_vectors(self) -> int:
@@ -255,7 +328,15 @@ class MemoryKernel:
                 return 0
             previous = self.store.get(t.prev_id for t in waiting if t.prev_id)
             texts = [search_text(t, previous.get(t.prev_id) if t.prev_id else None) for t in waiting]
-            self.store.set_vectors([t.id for t in waiting], self.embedder.embed_passages(texts))
+            vectors = self.embedder.embed_passages(texts)
+            scored = self._scored(waiting, vectors)
+            columns: dict[str, Sequence[Any]] = {}
+            if self.lifecycle.importance.enabled:
+                columns = {
+                    "importance": [t.importance for t in scored],
+                    "importance_parts": [t.importance_parts for t in scored],
+                }
+            self.store.set_vectors([t.id for t in waiting], vectors, columns)
             if progress is not None:
                 progress(len(waiting), len(waiting) + self.store.pending_count)
             return len(waiting)
@@ -294,6 +375,16 @@ class MemoryKernel:
             self._access_time = now
             if sum(self._pending_access.values()) >= _ACCESS_FLUSH_AT:
                 self.flush_access()
+
+    def update_turns(self, ids: Sequence[str], columns: dict[str, Sequence[Any]]) -> None:
+        """Set derived columns (tier, importance, cluster) of stored turns in one commit.
+
+        Only what the index derives: a turn's words, time and anchors come from its transcript.
+        """
+        if not ids:
+            return
+        with self._lock:
+            self.store.update_columns(ids, columns)
 
     def flush_access(self) -> None:
         """Persist pending access statistics."""
@@ -374,7 +465,7 @@ class MemoryKernel:
         """Bring the index in line with the transcripts.
 
         Turns missing from the index are added, turns whose text changed are re-embedded
-        (keeping their access statistics), turns removed from an edited transcript are
+        (keeping their access statistics, tier, importance and cluster), turns removed from an edited transcript are
         removed. Unchanged files (same size and mtime as last indexed) are skipped. Without
         ``embed``, vectors come later (``embed_pending``): every turn is found by its words
         as soon as this returns.
@@ -419,7 +510,7 @@ class MemoryKernel:
                         to_add.append(turn)
                         add_texts.append(text)
                     elif known[1] != index_digest(text, turn) or known[0] != rel:
-                        to_update.append(replace(turn, access_count=known[2], last_accessed_at=known[3]))
+                        to_update.append(replace(turn, **known[2]))
                         update_texts.append(text)
                 to_remove.extend(i for i, meta in indexed.items() if meta[0] == rel and i not in present)
             total = len(to_add) + len(to_update)
@@ -478,17 +569,17 @@ class MemoryKernel:
     def reindex(self, progress: Progress | None = None, *, embed: bool = True) -> ReconcileReport:
         """Rebuild the whole index from the transcripts (e.g. after changing the model).
 
-        Access statistics survive the rebuild. Without ``embed`` every turn is searchable by
+        Access statistics, tiers, importance and clusters survive the rebuild. Without ``embed`` every turn is searchable by
         its words when this returns and gets its vector from ``embed_pending``.
         """
         with self._lock:
             self.flush_access()
-            saved = {i: (meta[2], meta[3]) for i, meta in self.store.hashes().items() if meta[2]}
+            saved = {i: meta[2] for i, meta in self.store.hashes().items()}
             self.store.reset()
             self._known_ids = None
             self._manifest, self._manifest_dirty = {}, True
             report = self.reconcile(progress, full=True, embed=embed)
-            self.store.restore_access(saved)
+            self.store.restore_kept(saved)
             self.maintain(force=True)
             return report
 

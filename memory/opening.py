@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from datetime import date, datetime, tzinfo
 from pathlib import Path
 
-from memory.config import ArchiveConfig, RetrieverConfig
+from memory.config import ArchiveConfig, LifecycleConfig, RetrieverConfig
 from memory.embedding import Embedder
 from memory.kernel import MemoryKernel
 from memory.retrieval import Fusion
@@ -47,6 +47,7 @@ def open_kernel(
     for_rebuild: bool = False,
     id_source: Callable[[], str] | None = None,
     fusion: Fusion | None = None,
+    lifecycle: LifecycleConfig | None = None,
 ) -> MemoryKernel:
     """Open the index and the transcripts, and bring them in line.
 
@@ -74,6 +75,7 @@ def open_kernel(
         manifest_path=manifest,
         fusion=fusion,
         id_source=id_source,
+        lifecycle=lifecycle,
     )
     alone = kernel.acquire_process_lock(location.data_dir / ".huichat.lock")
     if for_rebuild:

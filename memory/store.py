@@ -9,10 +9,12 @@ rewrites an older row.
 
 from __future__ import annotations
 
+import json
 import os
 from collections.abc import Iterable, Sequence
 from dataclasses import replace
 from datetime import datetime, timedelta
+from pathlib import Path
 from typing import Any, cast
 
 os.environ.setdefault("LANCEDB_LOG", "error")
@@ -28,6 +30,7 @@ from memory.errors import KernelError
 from memory.filters import Filter
 from memory.index_schema import (
     COLUMNS,
+    KEPT_COLUMNS,
     LIGHT_COLUMNS,
     META_DIM,
     META_MODEL,
@@ -38,6 +41,8 @@ from memory.index_schema import (
     compile_filter,
     first_message,
     id_list,
+    kept_fields,
+    kept_table,
     position_key,
     quote,
     rows,
@@ -46,10 +51,18 @@ from memory.index_schema import (
     stored_version,
     turns_from,
 )
-from memory.results import Scored, SessionInfo
-from memory.turns import Turn, is_turn_id
+from memory.results import Scored, SessionInfo, TurnState
+from memory.turns import ImportanceParts, Turn
 
 TABLE = "turns"
+_STATE_COLUMNS = (
+    "id",
+    "session_id",
+    "timestamp",
+    "status",
+    "embedded",
+    *KEPT_COLUMNS,
+)
 _REINDEX = "run `huichat reindex` to rebuild it from the transcripts"
 
 
@@ -98,15 +111,10 @@ class TurnStore:
         self._fts_ready = False
         self._pending = 0
 
-    def restore_access(self, saved: dict[str, tuple[int, datetime | None]]) -> None:
-        """Put back access statistics saved before a rebuild."""
-        for turn_id, (count, last) in saved.items():
-            if not is_turn_id(turn_id):
-                continue
-            values = {"access_count": str(int(count))}
-            if last is not None:
-                values["last_accessed_at"] = sql_time(last)
-            self._table.update(where=f"id = {quote(turn_id)}", values_sql=values)
+    def restore_kept(self, saved: dict[str, dict[str, Any]]) -> None:
+        """Put back what only the index knew (access statistics, tier, importance, clusters) after a rebuild."""
+        if saved:
+            self._merge(kept_table(saved, self._table.schema))
 
     def _check_compatible(self) -> None:
         table_schema = self._table.schema
@@ -204,22 +212,13 @@ class TurnStore:
             self._pending = 0
         return found
 
-    def set_vectors(self, ids: Sequence[str], vectors: npt.NDArray[np.float32]) -> None:
-        """Give turns indexed earlier their vectors (one commit)."""
+    def set_vectors(
+        self, ids: Sequence[str], vectors: npt.NDArray[np.float32], columns: dict[str, Sequence[Any]] | None = None
+    ) -> None:
+        """Give turns indexed earlier their vectors, and set other ``columns`` with them (one commit)."""
         if not len(ids):
             return
-        flat = pa.array(np.ascontiguousarray(vectors, dtype=np.float32).reshape(-1), type=pa.float32())
-        update = pa.table(
-            {
-                "id": pa.array(list(ids), type=pa.string()),
-                "embedded": pa.array([True] * len(ids), type=pa.bool_()),
-                "vector": pa.FixedSizeListArray.from_arrays(flat, self.dim),
-            }
-        )
-        try:
-            self._table.merge_insert("id").when_matched_update_all().execute(update)
-        except (OSError, ValueError, RuntimeError) as exc:
-            raise KernelError(f"cannot update the memory index: {exc}") from exc
+        self.update_columns(ids, {"embedded": [True] * len(ids), "vector": list(vectors), **(columns or {})})
         self._pending = max(0, self._pending - len(ids))
 
     @property
@@ -368,24 +367,108 @@ class TurnStore:
         turns = self._turns_from(table.select(keep), with_next=False)
         return [Scored(t, float(s)) for t, s in zip(turns, scores, strict=True)]
 
-    def hashes(self, session_file: str | None = None) -> dict[str, tuple[str, str, int, datetime | None]]:
-        """``id -> (session_file, text_hash, access_count, last_accessed_at)`` for reconciliation."""
-        query = (
-            self._table.search()
-            .select(["id", "session_file", "text_hash", "access_count", "last_accessed_at"])
-            .limit(None)
-        )
+    def hashes(self, session_file: str | None = None) -> dict[str, tuple[str, str, dict[str, Any]]]:
+        """``id -> (session_file, text_hash, kept fields)`` for reconciliation (see ``KEPT_COLUMNS``)."""
+        query = self._table.search().select(["id", "session_file", "text_hash", *KEPT_COLUMNS]).limit(None)
         if session_file is not None:
             query = query.where(f"session_file = {quote(session_file)}")
-        return {
-            r["id"]: (
-                r["session_file"],
-                r["text_hash"],
-                int(r["access_count"] or 0),
-                r["last_accessed_at"],
+        return {r["id"]: (r["session_file"], r["text_hash"], kept_fields(r)) for r in query.to_arrow().to_pylist()}
+
+    def states(self, where: Filter | None = None) -> list[TurnState]:
+        """Every turn's lifecycle state (matching ``where``), without its text or vector."""
+        query = self._table.search().select(list(_STATE_COLUMNS)).limit(None)
+        if where is not None:
+            query = query.where(compile_filter(where))
+        states = []
+        for row in query.to_arrow().to_pylist():
+            parts = row["importance_parts"]
+            states.append(
+                TurnState(
+                    row["id"],
+                    row["session_id"],
+                    row["timestamp"],
+                    row["status"] or "ok",
+                    row["tier"] or "working",
+                    row["importance"],
+                    ImportanceParts.from_record(json.loads(parts)) if parts and parts != "null" else None,
+                    int(row["access_count"] or 0),
+                    row["last_accessed_at"],
+                    row["cluster_id"] or "",
+                    row["cluster_role"] or "",
+                    bool(row["embedded"]),
+                )
             )
-            for r in query.to_arrow().to_pylist()
-        }
+        return states
+
+    def texts(self, where: Filter | None = None) -> list[str]:
+        """The searchable text of every turn (matching ``where``)."""
+        query = self._table.search().select(["text"]).limit(None)
+        if where is not None:
+            query = query.where(compile_filter(where))
+        return [t or "" for t in query.to_arrow().column("text").to_pylist()]
+
+    def vector_rows(self, where: Filter | None = None) -> tuple[list[str], npt.NDArray[np.float32]]:
+        """Ids and vectors (one row each) of the embedded turns matching ``where``."""
+        condition = "embedded = true" + (f" AND {compile_filter(where)}" if where is not None else "")
+        table = self._table.search().where(condition).select(["id", "vector"]).limit(None).to_arrow()
+        if not table.num_rows:
+            return [], np.zeros((0, self.dim), dtype=np.float32)
+        flat = table.column("vector").combine_chunks().flatten().to_numpy(zero_copy_only=False)
+        return table.column("id").to_pylist(), np.asarray(flat, dtype=np.float32).reshape(table.num_rows, self.dim)
+
+    def nearest(self, vectors: npt.NDArray[np.float32], limit: int) -> list[list[tuple[str, datetime, float]]]:
+        """For each vector, its ``limit`` nearest embedded turns as ``(id, timestamp, cosine)`` (one query)."""
+        if not len(vectors) or not self._table.count_rows():
+            return [[] for _ in range(len(vectors))]
+        query = (
+            self._table.search(np.ascontiguousarray(vectors, dtype=np.float32), vector_column_name="vector")
+            .distance_type("cosine")
+            .select(["id", "timestamp", "_distance"])
+            .limit(limit)
+        )
+        if self._pending:
+            query = query.where("embedded = true", prefilter=True)
+        table = query.to_arrow()
+        found: list[list[tuple[str, datetime, float]]] = [[] for _ in range(len(vectors))]
+        positions = table.column("query_index").to_pylist() if len(vectors) > 1 else [0] * table.num_rows
+        for position, turn_id, moment, distance in zip(
+            positions,
+            table.column("id").to_pylist(),
+            table.column("timestamp").to_pylist(),
+            table.column("_distance").to_pylist(),
+            strict=True,
+        ):
+            found[position].append((turn_id, moment, 1.0 - float(distance)))
+        return found
+
+    def update_columns(self, ids: Sequence[str], columns: dict[str, Sequence[Any]]) -> None:
+        """Set some columns of existing turns by id, in one commit (rows that vanished are skipped)."""
+        if not ids:
+            return
+        table_schema = self._table.schema
+        data: dict[str, pa.Array] = {"id": pa.array(list(ids), type=pa.string())}
+        for name, values in columns.items():
+            if name == "vector":
+                flat = pa.array(np.asarray(values, dtype=np.float32).reshape(-1), type=pa.float32())
+                data[name] = pa.FixedSizeListArray.from_arrays(flat, self.dim)
+                continue
+            if name == "importance_parts":
+                values = [json.dumps(v.to_record()) if isinstance(v, ImportanceParts) else v for v in values]
+            data[name] = pa.array(list(values), type=table_schema.field(name).type)
+        self._merge(pa.table(data))
+
+    def _merge(self, update: pa.Table) -> None:
+        try:
+            self._table.merge_insert("id").when_matched_update_all().execute(update)
+        except (OSError, ValueError, RuntimeError) as exc:
+            raise KernelError(f"cannot update the memory index: {exc}") from exc
+
+    def disk_bytes(self) -> int:
+        """Bytes the index takes on disk (0 for an index on object storage)."""
+        if "://" in self.uri:
+            return 0
+        root = Path(self.uri)
+        return sum(f.stat().st_size for f in root.rglob("*") if f.is_file()) if root.exists() else 0
 
     def all_ids(self) -> set[str]:
         """Every stored turn id."""

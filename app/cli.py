@@ -60,6 +60,8 @@ def _hit_json(hit: SearchHit, zone: Zone) -> dict[str, Any]:
     data.update(similarity=round(hit.similarity, 4), _context_role=hit.role, rank=hit.rank)
     if hit.hit_id:
         data["neighbor_of"] = hit.hit_id
+    if hit.similar:
+        data["similar"] = [_turn_json(member, zone) for member in hit.similar]
     return data
 
 

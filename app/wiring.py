@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from app import __version__
+from app.commands import consolidate, lifecycle, stats
 from app.config import ConfigError, LoadedConfig, load_config
 from app.runtime import Runtime, Zone
 from memory.turns import utc_now
@@ -26,6 +27,8 @@ if TYPE_CHECKING:
     from providers.llm import LLMClient
 
 EXIT_CONFIG = 2
+COMMANDS = {"lifecycle": lifecycle, "consolidate": consolidate, "stats": stats}
+"""Commands with a module of their own in ``app.commands``."""
 
 
 def resolve_zone(loaded: LoadedConfig) -> Zone:
@@ -73,6 +76,7 @@ def runtime(loaded: LoadedConfig, zone: Zone | None = None) -> Runtime:
             reconcile=reconcile,
             embed=embed,
             for_rebuild=for_rebuild,
+            lifecycle=loaded.config.lifecycle,
         )
 
     def open_llm() -> LLMClient:
@@ -118,7 +122,10 @@ def _parser() -> argparse.ArgumentParser:
     sessions = commands.add_parser("sessions", help="list stored sessions")
     sessions.add_argument("--json", action="store_true", help="print JSON")
 
-    bench = commands.add_parser("bench", help="benchmarks: recall, timegen, scale, startup")
+    for command in COMMANDS.values():
+        command.add_parser(commands)
+
+    bench = commands.add_parser("bench", help="benchmarks: recall, timegen, scale, startup, lifecycle")
     from benchmarks.cli import add_bench_arguments
 
     add_bench_arguments(bench)
@@ -149,6 +156,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         from benchmarks.cli import run_bench
 
         return run_bench(args, faces)
+    if args.command in COMMANDS:
+        return COMMANDS[args.command].run(args, faces)
     from app import cli
 
     return cli.run_command(args, faces)

@@ -1,11 +1,16 @@
 """Consolidation without loss: near-duplicate turns grouped behind one representative.
 
-Turns at least ``similarity_threshold`` alike (cosine of their vectors) and at most
+Turns at least ``similarity_threshold`` alike and at most
 ``time_window_days`` from the most important of them form a cluster once there are
 ``min_cluster_size`` of them. Search then shows the representative once, with "+N similar"
 naming the others; every member keeps its text, transcript, anchors and id, and ``undo``
 takes a cluster apart (its turns are left alone from then on). Nothing is merged into
 anything: only the ``cluster_id``/``cluster_role`` columns of the index change.
+
+"Alike" is the cosine of the turns' own words (hashed words and CJK bigrams). The stored
+vectors are not used: each also carries the tail of the turn before it, so the same fact
+said in two conversations rarely reaches 0.85, while a short "ok" reaches it with the long
+turn it follows. Paraphrases are therefore not grouped; repeated wording is.
 """
 
 from __future__ import annotations
@@ -19,6 +24,7 @@ import numpy as np
 import numpy.typing as npt
 
 from memory.config import ConsolidationConfig
+from memory.embedding import HashEmbedder
 from memory.errors import KernelError
 from memory.filters import Compare, In, combine
 from memory.joblog import JobLog
@@ -31,6 +37,8 @@ if TYPE_CHECKING:
 JOB = "consolidation"
 _BLOCK = 1024
 """Turns compared at once with everything in their time window (bounds memory)."""
+_WORDS_DIM = 256
+"""Size of the hashed bag of words and CJK bigrams that is compared."""
 
 
 @dataclass(frozen=True)
@@ -68,15 +76,21 @@ class ConsolidationReport:
         return sum(len(c.members) for c in self.clusters)
 
 
+def _unit(vectors: npt.NDArray[np.float32]) -> npt.NDArray[np.float32]:
+    norms = np.maximum(np.linalg.norm(vectors, axis=1, keepdims=True), 1e-12)
+    return np.asarray(vectors / norms, dtype=np.float32)
+
+
 def _pairs(
-    stamps: npt.NDArray[np.float64], vectors: npt.NDArray[np.float32], threshold: float, window: float
+    stamps: npt.NDArray[np.float64], unit: npt.NDArray[np.float32], threshold: float, window: float
 ) -> list[list[int]]:
-    """For each turn (in time order), the earlier and later turns alike enough and close enough in time."""
+    """For each turn (in time order), the earlier and later turns alike enough (cosine of the
+    ``unit`` vectors, row for row) and close enough in time."""
     neighbours: list[list[int]] = [[] for _ in range(len(stamps))]
     for start in range(0, len(stamps), _BLOCK):
         stop = min(len(stamps), start + _BLOCK)
         low = int(np.searchsorted(stamps, stamps[start] - window, side="left"))
-        similar = vectors[start:stop] @ vectors[low:stop].T
+        similar = unit[start:stop] @ unit[low:stop].T
         close = np.abs(stamps[start:stop, None] - stamps[None, low:stop]) <= window
         earlier = np.arange(start, stop)[:, None] > np.arange(low, stop)[None, :]
         rows, cols = np.nonzero((similar >= threshold) & close & earlier)
@@ -86,10 +100,8 @@ def _pairs(
     return neighbours
 
 
-def find_clusters(
-    states: Sequence[TurnState], vectors: npt.NDArray[np.float32], config: ConsolidationConfig
-) -> list[Cluster]:
-    """Clusters among ``states`` (with their ``vectors``, row for row); pure, nothing is written.
+def find_clusters(states: Sequence[TurnState], texts: Sequence[str], config: ConsolidationConfig) -> list[Cluster]:
+    """Clusters among ``states`` (with their own ``texts``, row for row); pure, nothing is written.
 
     Star clustering: the most important turn not yet placed gathers its unplaced
     near-duplicates; existing representatives go first and may gain members.
@@ -98,9 +110,9 @@ def find_clusters(
         return []
     order = sorted(range(len(states)), key=lambda i: states[i].timestamp)
     ordered = [states[i] for i in order]
-    unit = vectors[order] / np.maximum(np.linalg.norm(vectors[order], axis=1, keepdims=True), 1e-12)
+    words = _unit(HashEmbedder(_WORDS_DIM).embed_passages([texts[i] for i in order]))
     stamps = np.array([s.timestamp.timestamp() for s in ordered], dtype=np.float64)
-    neighbours = _pairs(stamps, unit.astype(np.float32), config.similarity_threshold, config.time_window_days * 86400.0)
+    neighbours = _pairs(stamps, words, config.similarity_threshold, config.time_window_days * 86400.0)
     seeds = sorted(
         range(len(ordered)),
         key=lambda i: (ordered[i].cluster_role != ROLE_REPRESENTATIVE, -(ordered[i].importance or 0.0), stamps[i]),
@@ -137,10 +149,9 @@ def run_consolidation(
             return ConsolidationReport(run, dry_run, (), skipped="another lifecycle job is running")
         resumed = "" if dry_run else _resume(kernel, log, run, now)
         where = combine(Compare("status", "=", STATUS_OK), In("cluster_role", ("", ROLE_REPRESENTATIVE)))
-        ids, vectors = kernel.store.vector_rows(where)
-        states = {s.id: s for s in kernel.store.states(where)}
-        kept = [i for i, turn_id in enumerate(ids) if turn_id in states]
-        clusters = find_clusters([states[ids[i]] for i in kept], vectors[kept], config)
+        states = kernel.store.states(where)
+        texts = kernel.store.texts(where)
+        clusters = find_clusters(states, [texts.get(s.id, "") for s in states], config)
         if not dry_run:
             at = now.isoformat()
             log.append(

@@ -400,21 +400,15 @@ class TurnStore:
             )
         return states
 
-    def texts(self, where: Filter | None = None) -> list[str]:
-        """The searchable text of every turn (matching ``where``)."""
-        query = self._table.search().select(["text"]).limit(None)
+    def texts(self, where: Filter | None = None) -> dict[str, str]:
+        """The searchable text of every turn (matching ``where``), by id."""
+        query = self._table.search().select(["id", "text"]).limit(None)
         if where is not None:
             query = query.where(compile_filter(where))
-        return [t or "" for t in query.to_arrow().column("text").to_pylist()]
-
-    def vector_rows(self, where: Filter | None = None) -> tuple[list[str], npt.NDArray[np.float32]]:
-        """Ids and vectors (one row each) of the embedded turns matching ``where``."""
-        condition = "embedded = true" + (f" AND {compile_filter(where)}" if where is not None else "")
-        table = self._table.search().where(condition).select(["id", "vector"]).limit(None).to_arrow()
-        if not table.num_rows:
-            return [], np.zeros((0, self.dim), dtype=np.float32)
-        flat = table.column("vector").combine_chunks().flatten().to_numpy(zero_copy_only=False)
-        return table.column("id").to_pylist(), np.asarray(flat, dtype=np.float32).reshape(table.num_rows, self.dim)
+        table = query.to_arrow()
+        return dict(
+            zip(table.column("id").to_pylist(), (t or "" for t in table.column("text").to_pylist()), strict=True)
+        )
 
     def nearest(self, vectors: npt.NDArray[np.float32], limit: int) -> list[list[tuple[str, datetime, float]]]:
         """For each vector, its ``limit`` nearest embedded turns as ``(id, timestamp, cosine)`` (one query)."""

@@ -16,6 +16,7 @@ from memory.joblog import JobLog
 from memory.kernel import MemoryKernel
 from memory.lifecycle import run_lifecycle
 from memory.results import SearchRequest, format_search_result
+from memory.turns import Message, TurnDraft
 from tests.conftest import NOW, ZONE
 from tests.memory.test_lifecycle import lifecycle_kernel, say
 
@@ -55,6 +56,23 @@ def test_near_duplicates_are_grouped_behind_the_most_important_and_all_stay_reca
     assert kernel.count() == 6
 
     assert run_consolidation(kernel, NOW, ConsolidationConfig(), JobLog(tmp_path)).clusters == ()  # idempotent
+    kernel.close()
+
+
+def test_a_fact_repeated_inside_different_conversations_is_found_by_its_own_words(tmp_path: Path) -> None:
+    kernel = lifecycle_kernel(tmp_path)
+    ids = []
+    for day, chatter in enumerate(
+        ["今天的会议拖了很久，大家都在讨论预算和排期的问题", "Lunch was noodles again, then a long walk by the river"]
+        * 2
+    ):
+        when = NOW - timedelta(days=5 - day)
+        session = kernel.new_session(when)
+        kernel.append_turn(session, TurnDraft((Message("user", chatter), Message("assistant", "嗯嗯。")), when))
+        turn = kernel.append_turn(session, TurnDraft((Message("user", FACT), Message("assistant", "好的。")), when))
+        ids.append(turn.id)
+    [cluster] = run_consolidation(kernel, NOW, ConsolidationConfig(), JobLog(tmp_path)).clusters
+    assert {cluster.representative, *cluster.members} == set(ids)
     kernel.close()
 
 

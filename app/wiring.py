@@ -157,7 +157,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 
         return run_bench(args, faces)
     if args.command in COMMANDS:
-        return COMMANDS[args.command].run(args, faces)
+        return int(COMMANDS[args.command].run(args, faces))
     from app import cli
 
     return cli.run_command(args, faces)

@@ -74,6 +74,8 @@ class ReconcileReport:
     updated: int = 0
     removed: int = 0
     unreadable: list[str] = field(default_factory=list)
+    changed_ids: set[str] = field(default_factory=set)
+    """Turns added, re-indexed or removed (a view showing one of them is out of date)."""
 
 
 class MemoryKernel:
@@ -528,6 +530,7 @@ class MemoryKernel:
                 len(to_update),
                 len(to_remove),
             )
+            report.changed_ids = {t.id for t in (*to_add, *to_update)} | set(to_remove)
             if self._known_ids is not None:
                 self._known_ids.update(t.id for t in to_add)
             self._read_manifest().update(seen)

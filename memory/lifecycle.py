@@ -27,7 +27,7 @@ import numpy as np
 from croniter import croniter
 
 from memory import importance
-from memory.config import LifecycleConfig
+from memory.config import ConsolidationConfig, LifecycleConfig
 from memory.joblog import JobLog
 from memory.results import TurnState
 from memory.turns import TIER_ARCHIVE, TIER_LONG_TERM, TIER_WORKING, ImportanceParts
@@ -35,6 +35,7 @@ from memory.turns import TIER_ARCHIVE, TIER_LONG_TERM, TIER_WORKING, ImportanceP
 if TYPE_CHECKING:
     from datetime import tzinfo
 
+    from memory.consolidation import ConsolidationReport
     from memory.kernel import MemoryKernel
 
 JOB = "lifecycle"
@@ -215,3 +216,32 @@ def moves_in_log(log: JobLog, limit: int | None = None) -> list[dict[str, Any]]:
     """The logged moves, runs and undos, newest last (``huichat lifecycle log``)."""
     shown = [r for r in log.records() if r.get("event") in {"start", "move", "cluster", "undo", "resumed", "end"}]
     return shown[-limit:] if limit else shown
+
+
+def run_scheduled(
+    kernel: MemoryKernel,
+    now: datetime,
+    consolidation: ConsolidationConfig,
+    log: JobLog,
+    *,
+    force: bool = False,
+) -> tuple[LifecycleReport | None, ConsolidationReport | None]:
+    """Run each daily job whose scheduled time passed since its last run (all of them with ``force``).
+
+    A job whose last run was interrupted is always due: the run completes it.
+    """
+    from memory.consolidation import JOB as CONSOLIDATION
+    from memory.consolidation import run_consolidation
+
+    config = kernel.lifecycle
+    zone = kernel.zone
+
+    def wanted(job: str, schedule: str) -> bool:
+        return force or log.interrupted(job) is not None or due(schedule, log.last_finished(job), now, zone)
+
+    active = config.enabled or config.importance.enabled
+    scored = run_lifecycle(kernel, now, log) if active and wanted(JOB, config.schedule) else None
+    grouped = None
+    if consolidation.enabled and wanted(CONSOLIDATION, consolidation.schedule):
+        grouped = run_consolidation(kernel, now, consolidation, log)
+    return scored, grouped

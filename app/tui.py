@@ -215,7 +215,7 @@ class HuichatApp(App[int]):
     async def keep_memory(self) -> None:
         """Once memory is open: watch the transcripts folder, and run the daily jobs when due."""
         try:
-            await self.gateway.kernel()
+            kernel = await self.gateway.kernel()
         except KernelError:
             return
         config = self.runtime.loaded.config
@@ -223,14 +223,16 @@ class HuichatApp(App[int]):
             from memory.watch import TranscriptWatcher
 
             watcher = TranscriptWatcher(
-                self.runtime.loaded.paths.sessions_dir,
+                kernel.sessions_dir,
                 lambda _changed: self._call_soon(self._sync_soon),
                 config.sync.watch_debounce_ms / 1000,
             )
             await asyncio.to_thread(watcher.start)
             self._watcher = watcher
-        self.run_jobs()
-        self.set_interval(_JOB_CHECK, self.run_jobs)
+        lifecycle = config.lifecycle
+        if lifecycle.enabled or lifecycle.importance.enabled or config.consolidation.enabled:
+            self.run_jobs()
+            self.set_interval(_JOB_CHECK, self.run_jobs)
 
     def _sync_soon(self) -> None:
         self.sync_memory()
@@ -257,13 +259,13 @@ class HuichatApp(App[int]):
             return
         self._jobs_running = True
         now = self.runtime.clock()
-        paths, config = self.runtime.loaded.paths, self.runtime.loaded.config
+        config = self.runtime.loaded.config
 
         def jobs(kernel: MemoryKernel) -> str:
             from memory.joblog import JobLog
             from memory.lifecycle import run_scheduled
 
-            scored, grouped = run_scheduled(kernel, now, config.consolidation, JobLog(paths.data_dir), force=force)
+            scored, grouped = run_scheduled(kernel, now, config.consolidation, JobLog(kernel.data_dir), force=force)
             done = []
             if scored is not None:
                 done.append(scored.skipped or f"{len(scored.moves)} turns moved between tiers")

@@ -93,8 +93,11 @@ class MemoryKernel:
         fusion: Fusion | None = None,
         id_source: Callable[[], str] | None = None,
         lifecycle: LifecycleConfig | None = None,
+        data_dir: Path | None = None,
     ) -> None:
         self.store = store
+        self.data_dir = data_dir or sessions_dir.parent
+        """Where this memory keeps its own files (the job log, the manifest)."""
         self.embedder = embedder
         self.sessions_dir = sessions_dir
         self.zone = zone

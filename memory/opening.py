@@ -76,6 +76,7 @@ def open_kernel(
         fusion=fusion,
         id_source=id_source,
         lifecycle=lifecycle,
+        data_dir=location.data_dir,
     )
     alone = kernel.acquire_process_lock(location.data_dir / ".huichat.lock")
     if for_rebuild:

@@ -38,8 +38,8 @@ def _run(args: argparse.Namespace, runtime: Runtime) -> int:
         now = moment(args.now, runtime)
     except ValueError as exc:
         return fail(str(exc))
-    log = JobLog(runtime.loaded.paths.data_dir)
     kernel = runtime.open_kernel()
+    log = JobLog(kernel.data_dir)
     try:
         if args.undo:
             turns = undo(kernel, args.undo, now, log)

@@ -46,8 +46,8 @@ def _run(args: argparse.Namespace, runtime: Runtime) -> int:
     except ValueError as exc:
         return fail(str(exc))
     config = runtime.loaded.config
-    log = JobLog(runtime.loaded.paths.data_dir)
     kernel = runtime.open_kernel()
+    log = JobLog(kernel.data_dir)
     try:
         report = run_lifecycle(kernel, now, log, dry_run=args.dry_run)
         grouped = (

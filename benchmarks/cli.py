@@ -1,4 +1,4 @@
-"""``huichat bench``: recall quality, the synthetic time benchmark, scale and start-up."""
+"""``huichat bench``: recall quality, the synthetic time benchmark, scale, start-up and the lifecycle."""
 
 from __future__ import annotations
 
@@ -63,6 +63,19 @@ def add_bench_arguments(parser: argparse.ArgumentParser) -> None:
         help="embedder for bulk vectors (default hash; live-turn timing uses the configured model)",
     )
 
+    lifecycle = kinds.add_parser(
+        "lifecycle", help="a synthetic year through the daily jobs: tiers, consolidation, recall"
+    )
+    lifecycle.add_argument("--turns", type=int, default=50_000, help="turns in the year (default 50000)")
+    lifecycle.add_argument("--facts", type=int, default=400, help="planted facts (default 400)")
+    lifecycle.add_argument(
+        "--search-turns", type=int, default=100_000, help="store size for search during a job (0 skips; default 100000)"
+    )
+    lifecycle.add_argument("--queries", type=int, default=200, help="idle searches timed (default 200)")
+    lifecycle.add_argument("--seed", type=int, default=13, help="random seed (default 13)")
+    lifecycle.add_argument("--keep", type=Path, default=None, metavar="DIR", help="build the stores here and keep them")
+    lifecycle.add_argument("--json", type=Path, default=None, metavar="OUT", help="also write the results as JSON")
+
     startup = kinds.add_parser("startup", help="time to first paint and until memory is ready")
     startup.add_argument("--runs", type=int, default=5, help="runs (median reported, default 5)")
     startup.add_argument("--json", type=Path, default=None, metavar="OUT", help="also write the results as JSON")
@@ -83,6 +96,10 @@ def run_bench(args: argparse.Namespace, runtime: Runtime) -> int:
         from benchmarks.scale import run_scale_bench
 
         return run_scale_bench(args, loaded, zone)
+    if args.bench == "lifecycle":
+        from benchmarks.lifecycle import run_lifecycle_bench
+
+        return run_lifecycle_bench(args, loaded, zone)
     from benchmarks.startup import run_startup_bench
 
     return run_startup_bench(args, loaded, zone)

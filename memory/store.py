@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import os
+import time
 from collections.abc import Iterable, Sequence
 from dataclasses import replace
 from datetime import datetime, timedelta
@@ -55,6 +56,8 @@ from memory.results import Scored, SessionInfo, TurnState
 from memory.turns import ImportanceParts, Turn
 
 TABLE = "turns"
+_CHUNK = 4096
+"""Rows converted at a time in whole-table scans (the conversion holds the GIL)."""
 _STATE_COLUMNS = (
     "id",
     "session_id",
@@ -380,24 +383,26 @@ class TurnStore:
         if where is not None:
             query = query.where(compile_filter(where))
         states = []
-        for row in query.to_arrow().to_pylist():
-            parts = row["importance_parts"]
-            states.append(
-                TurnState(
-                    row["id"],
-                    row["session_id"],
-                    row["timestamp"],
-                    row["status"] or "ok",
-                    row["tier"] or "working",
-                    row["importance"],
-                    ImportanceParts.from_record(json.loads(parts)) if parts and parts != "null" else None,
-                    int(row["access_count"] or 0),
-                    row["last_accessed_at"],
-                    row["cluster_id"] or "",
-                    row["cluster_role"] or "",
-                    bool(row["embedded"]),
+        for batch in query.to_arrow().to_batches(max_chunksize=_CHUNK):
+            for row in batch.to_pylist():
+                parts = row["importance_parts"]
+                states.append(
+                    TurnState(
+                        row["id"],
+                        row["session_id"],
+                        row["timestamp"],
+                        row["status"] or "ok",
+                        row["tier"] or "working",
+                        row["importance"],
+                        ImportanceParts.from_record(json.loads(parts)) if parts and parts != "null" else None,
+                        int(row["access_count"] or 0),
+                        row["last_accessed_at"],
+                        row["cluster_id"] or "",
+                        row["cluster_role"] or "",
+                        bool(row["embedded"]),
+                    )
                 )
-            )
+            time.sleep(0)  # a long scan lets searches in other threads in between chunks
         return states
 
     def texts(self, where: Filter | None = None) -> dict[str, str]:

@@ -39,6 +39,11 @@ def add_bench_arguments(parser: argparse.ArgumentParser) -> None:
         help="'hash' for the fast test embedder, else the configured model",
     )
     recall.add_argument("--modes", default="hybrid,text,vector", help="search modes to run (default all three)")
+    recall.add_argument(
+        "--lifecycle",
+        action="store_true",
+        help="run the lifecycle job at each question's time and add 'hybrid+tiers' (the tier prior on)",
+    )
 
     timegen = kinds.add_parser("timegen", help="generate and run the bilingual time benchmark")
     timegen.add_argument("--out", type=Path, default=None, help="write the generated dataset to this folder")

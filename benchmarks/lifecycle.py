@@ -47,10 +47,7 @@ if TYPE_CHECKING:
 
 PLACES = ["gym locker", "office door", "bike lock", "storage unit", "garage", "wifi router", "server rack", "mailbox"]
 PLACES_ZH = ["健身房柜子", "办公室门禁", "自行车锁", "储物间", "车库", "路由器", "机柜", "信箱"]
-WORDS = ("dinner train late podcast weather cold film space sister call meeting long shoes run park coffee book "
-         "music rain garden project deadline code review bug deploy server cat dog vet trip hotel flight budget rent "
-         "friend party gift birthday movie song guitar piano lesson exam report slide chart plan idea walk bike lake "
-         "river bread soup tea market price phone laptop screen battery cable window door key light lamp chair desk").split()  # fmt: skip
+WORDS = ["dinner", "train", "late", "podcast", "weather", "cold", "film", "space", "sister", "call", "meeting", "long", "shoes", "run", "park", "coffee", "book", "music", "rain", "garden", "project", "deadline", "code", "review", "bug", "deploy", "server", "cat", "dog", "vet", "trip", "hotel", "flight", "budget", "rent", "friend", "party", "gift", "birthday", "movie", "song", "guitar", "piano", "lesson", "exam", "report", "slide", "chart", "plan", "idea", "walk", "bike", "lake", "river", "bread", "soup", "tea", "market", "price", "phone", "laptop", "screen", "battery", "cable", "window", "door", "key", "light", "lamp", "chair", "desk"]  # fmt: skip
 CHARS_ZH = "今天晚上吃什么地铁晚点播客天气变冷电影太空姐姐电话会议跑鞋公园咖啡书音乐下雨花园项目代码部署服务器猫狗旅行酒店预算房租朋友生日礼物歌曲吉他钢琴考试报告计划散步自行车湖河面包汤茶市场手机电脑屏幕电池窗户钥匙灯椅子桌子"
 NO_PRIOR = TierPrior(long_term=0.0, working=0.0, archive=0.0)
 

@@ -40,6 +40,7 @@ _BINS = 10
 _CJK = re.compile(r"[\u3400-\u9fff\uf900-\ufaff]")
 _LATIN = re.compile(r"[A-Za-z]")
 _SNIPPET = 120
+_SPEAKER = re.compile(r"^[^:\n]{1,40}: ", re.MULTILINE)
 
 
 @dataclass(frozen=True)
@@ -109,7 +110,11 @@ class MemoryStats:
 
 
 def language(text: str) -> str:
-    """``zh``, ``en`` (Latin script), ``mixed`` or ``other`` — by the letters a text is written in."""
+    """``zh``, ``en`` (Latin script), ``mixed`` or ``other`` — by the letters a turn is written in.
+
+    ``text`` is a turn's searchable text; the ``speaker:`` at the start of each line is not counted.
+    """
+    text = _SPEAKER.sub("", text)
     cjk = len(_CJK.findall(text))
     latin = len(_LATIN.findall(text))
     # a Chinese character carries about as much as a short Latin word

@@ -13,7 +13,7 @@ from typing import Any, Literal
 
 from memory.timeparse import TimeRange
 from memory.transcript import format_local_time
-from memory.turns import Turn, anchor_line
+from memory.turns import ImportanceParts, Turn, anchor_line
 
 ContextRole = Literal["hit", "neighbor"]
 Mode = Literal["hybrid", "vector", "text"]
@@ -58,6 +58,8 @@ class SearchHit:
     hit_id: str | None = None
     """For a neighbour, the hit it surrounds."""
     rank: int = 0
+    similar: tuple[Turn, ...] = ()
+    """For a consolidation representative: the near-duplicates it stands for (each still stored)."""
 
     @property
     def _context_role(self) -> ContextRole:
@@ -152,6 +154,24 @@ class Scored:
 
 
 @dataclass(frozen=True)
+class TurnState:
+    """Where one turn stands in its lifecycle: what the jobs and the statistics read for every turn."""
+
+    id: str
+    session_id: str
+    timestamp: datetime
+    status: str
+    tier: str
+    importance: float | None
+    importance_parts: ImportanceParts | None
+    access_count: int
+    last_accessed_at: datetime | None
+    cluster_id: str
+    cluster_role: str
+    embedded: bool
+
+
+@dataclass(frozen=True)
 class SessionInfo:
     """A summary of one stored session."""
 
@@ -186,5 +206,16 @@ def format_turn(turn: Turn, zone: tzinfo | None = None, similarity: float | None
 
 
 def format_search_result(result: SearchHit, zone: tzinfo | None = None) -> str:
-    """One search result in the seed's format, with its similarity."""
-    return format_turn(result.turn, zone, result.similarity)
+    """One search result in the seed's format, with its similarity.
+
+    A consolidation representative ends with a ``+N similar`` line naming every member it
+    stands for (each recallable by id), after the seed's block, which stays as it is.
+    """
+    block = format_turn(result.turn, zone, result.similarity)
+    return f"{block}\n\n{similar_line(result.similar, zone)}" if result.similar else block
+
+
+def similar_line(members: tuple[Turn, ...], zone: tzinfo | None = None) -> str:
+    """``+2 similar: [id:k7f2a1 · 2026-03-04 Wed 09:12:00] …`` — the near-duplicates of a representative."""
+    listed = " ".join(f"[id:{m.id} · {format_local_time(m.timestamp, zone)}]" for m in members)
+    return f"+{len(members)} similar: {listed}"

@@ -1,8 +1,8 @@
 """What each transcript holds, summarised: sessions and turn ids without opening the index.
 
 The transcripts are the source of truth; the catalogue is a small JSON summary of them
-(per file: its size and mtime when read, the session, its times, title, turn count and turn
-ids) kept beside the index. Reading it costs milliseconds, so listing sessions or showing
+(per file: its size and mtime when read, the session, its times, title and who wrote it,
+turn count and turn ids) kept beside the index. Reading it costs milliseconds, so listing sessions or showing
 one turn never waits for LanceDB or a model. Any file whose size or mtime changed is read
 again; a lost or unreadable catalogue is rebuilt from the transcripts.
 """
@@ -42,6 +42,8 @@ class Entry:
     title: str
     first_text: str
     ids: list[str] = field(default_factory=list)
+    title_source: str = ""
+    """Who wrote the title (``model``, ``local``), '' for a session never titled."""
 
 
 def _summary(parsed: ParsedSession, stat: list[int]) -> Entry | None:
@@ -58,6 +60,7 @@ def _summary(parsed: ParsedSession, stat: list[int]) -> Entry | None:
         str(parsed.meta.get("title") or first.topic or ""),
         said[:200],
         [t.id for t in parsed.turns],
+        str(parsed.meta.get("title_source") or "") if parsed.meta.get("title") else "",
     )
 
 
@@ -156,11 +159,20 @@ class Catalogue:
             relpath = key.split(_ARCHIVED)[-1]
             info = merged.setdefault(
                 entry.session_id,
-                {"file": relpath, "started": entry.started, "last": entry.last, "turns": 0, "first": entry},
+                {
+                    "file": relpath,
+                    "started": entry.started,
+                    "last": entry.last,
+                    "turns": 0,
+                    "first": entry,
+                    "latest": entry,
+                },
             )
             info["turns"] += entry.turns
             if entry.started <= info["started"]:
                 info["started"], info["first"] = entry.started, entry
+            if entry.started >= info["latest"].started:
+                info["latest"] = entry  # a title set after archiving is recorded in the live part
             info["last"] = max(info["last"], entry.last)
             if _ARCHIVED not in key:
                 info["file"] = relpath
@@ -172,7 +184,8 @@ class Catalogue:
                 datetime.fromisoformat(info["last"]),
                 info["turns"],
                 info["first"].first_text,
-                info["first"].title,
+                info["latest"].title or info["first"].title,
+                info["latest"].title_source,
             )
             for session_id, info in merged.items()
         ]

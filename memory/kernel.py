@@ -12,7 +12,7 @@ import fcntl
 import json
 import os
 import threading
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime, tzinfo
 from pathlib import Path
@@ -30,6 +30,7 @@ from memory.store import TurnStore
 from memory.timeparse import TimeResolver
 from memory.transcript import TranscriptWriter, TurnChunker
 from memory.turns import (
+    SessionTitle,
     Turn,
     TurnDraft,
     index_digest,
@@ -68,6 +69,8 @@ class ReconcileReport:
     added: int = 0
     updated: int = 0
     removed: int = 0
+    retopicked: int = 0
+    """Turns whose topic alone changed (a session's new title): updated in place, not re-embedded."""
     unreadable: list[str] = field(default_factory=list)
 
 
@@ -164,6 +167,24 @@ class MemoryKernel:
             raise KernelError(f"no session '{session_id}'")
         last = turns[-1]
         return SessionHandle(session_id, last.session_file, last.turn_index + 1, last)
+
+    def session_meta(self, session_file: str) -> dict[str, Any]:
+        """A session's own facts from its transcript header and updates (its title…); {} if unreadable."""
+        try:
+            text = self.transcripts.path_of(session_file).read_bytes().decode("utf-8", errors="replace")
+        except OSError:
+            return {}
+        return TurnChunker.parse(text, session_file).meta
+
+    def set_title(self, session_file: str, title: SessionTitle) -> ReconcileReport:
+        """Record a session's new title in its transcript, then make it every turn's topic in the index.
+
+        The transcript comes first (the source of truth); a crash before the index is updated
+        is repaired by the next reconcile, which moves the topic in place without re-embedding.
+        """
+        with self._lock:
+            self.transcripts.update_session(session_file, title.to_meta())
+            return self.reconcile(only={session_file})
 
     def append_turn(self, session: SessionHandle, draft: TurnDraft) -> Turn:
         """Write one turn: transcript (fsynced) first, then the index."""
@@ -373,19 +394,30 @@ class MemoryKernel:
         temporary.replace(self.manifest_path)
         self._manifest_dirty = False
 
-    def reconcile(self, progress: Progress | None = None, *, full: bool = False, embed: bool = True) -> ReconcileReport:
-        """Bring the index in line with the transcripts.
+    def reconcile(
+        self,
+        progress: Progress | None = None,
+        *,
+        full: bool = False,
+        embed: bool = True,
+        only: Collection[str] | None = None,
+    ) -> ReconcileReport:
+        """Bring the index in line with the transcripts (``only``: these session files).
 
         Turns missing from the index are added, turns whose text changed are re-embedded
-        (keeping their access statistics), turns removed from an edited transcript are
-        removed. Unchanged files (same size and mtime as last indexed) are skipped. Without
-        ``embed``, vectors come later (``embed_pending``): every turn is found by its words
-        as soon as this returns.
+        (keeping their access statistics), turns whose topic alone changed get it in place,
+        turns removed from an edited transcript are removed. Unchanged files (same size and
+        mtime as last indexed) are skipped. Without ``embed``, vectors come later
+        (``embed_pending``): every turn is found by its words as soon as this returns.
         """
         with self._lock:
             report = ReconcileReport()
             manifest = {} if full else dict(self._read_manifest())
-            files = self._transcript_files()
+            files = (
+                self._transcript_files()
+                if only is None
+                else [self.sessions_dir / rel for rel in sorted(only) if (self.sessions_dir / rel).is_file()]
+            )
             report.files_checked = len(files)
             parts: dict[str, list[str]] = {}
             seen: dict[str, list[int]] = {}
@@ -399,7 +431,7 @@ class MemoryKernel:
                     seen[rel] = [stat.st_size, stat.st_mtime_ns]
                 except (OSError, UnicodeDecodeError):
                     report.unreadable.append(rel)
-            self._add_archived(parts, seen, manifest, report)
+            self._add_archived(parts, seen, manifest, report, new_archives=only is None)
             changed: list[tuple[str, list[Turn]]] = []
             for rel, texts in parts.items():
                 stem = rel.rsplit("/", 1)[-1].removesuffix(".md").removeprefix("chat_")
@@ -414,6 +446,7 @@ class MemoryKernel:
             to_update: list[Turn] = []
             update_texts: list[str] = []
             to_remove: list[str] = []
+            stale: list[tuple[Turn, str]] = []
             for rel, turns in changed:
                 present = {t.id for t in turns}
                 for turn, text in zip(turns, _search_texts(turns, None), strict=True):
@@ -422,9 +455,14 @@ class MemoryKernel:
                         to_add.append(turn)
                         add_texts.append(text)
                     elif known[1] != index_digest(text, turn) or known[0] != rel:
-                        to_update.append(replace(turn, access_count=known[2], last_accessed_at=known[3]))
-                        update_texts.append(text)
+                        stale.append((replace(turn, access_count=known[2], last_accessed_at=known[3]), text))
                 to_remove.extend(i for i, meta in indexed.items() if meta[0] == rel and i not in present)
+            retopic, retopic_texts = self._topic_only(stale, indexed)
+            in_place = {t.id for t in retopic}
+            for turn, text in stale:
+                if turn.id not in in_place:
+                    to_update.append(turn)
+                    update_texts.append(text)
             total = len(to_add) + len(to_update)
 
             def step(offset: int) -> Progress | None:
@@ -434,11 +472,13 @@ class MemoryKernel:
 
             self._index(to_add, add_texts, step(0), embed=embed)
             self._index(to_update, update_texts, step(len(to_add)), upsert=True, embed=embed)
+            self.store.set_topics(retopic, retopic_texts)
             self.store.delete(to_remove)
-            report.added, report.updated, report.removed = (
+            report.added, report.updated, report.removed, report.retopicked = (
                 len(to_add),
                 len(to_update),
                 len(to_remove),
+                len(retopic),
             )
             if self._known_ids is not None:
                 self._known_ids.update(t.id for t in to_add)
@@ -447,21 +487,42 @@ class MemoryKernel:
             self.flush_manifest()
             return report
 
+    def _topic_only(
+        self, stale: Sequence[tuple[Turn, str]], indexed: Mapping[str, tuple[str, str, int, datetime | None]]
+    ) -> tuple[list[Turn], list[str]]:
+        """The changed turns that differ from the index by their topic alone (a new title)."""
+        if not stale:
+            return [], []
+        stored = self.store.get(turn.id for turn, _ in stale)
+        turns: list[Turn] = []
+        texts: list[str] = []
+        for turn, text in stale:
+            old = stored.get(turn.id)
+            known = indexed[turn.id]
+            if old is None or known[0] != turn.session_file:
+                continue
+            if known[1] == index_digest(text, replace(turn, topic=old.topic)):
+                turns.append(turn)
+                texts.append(text)
+        return turns, texts
+
     def _add_archived(
         self,
         parts: dict[str, list[str]],
         seen: dict[str, list[int]],
         manifest: dict[str, list[int]],
         report: ReconcileReport,
+        *,
+        new_archives: bool = True,
     ) -> None:
-        """Archived transcripts that are new to the index, and archived halves of changed live files."""
+        """Archived transcripts that are new to the index (with ``new_archives``), and archived halves of changed live files."""
         archive_dir = self.sessions_dir / ARCHIVE_DIR
         if not archive_dir.is_dir():
             return
         for archive in sorted(archive_dir.glob("*.tar.zst")):
             key = f"{ARCHIVE_DIR}/{archive.name}"
             stat = archive.stat()
-            fresh = manifest.get(key) != [stat.st_size, stat.st_mtime_ns]
+            fresh = new_archives and manifest.get(key) != [stat.st_size, stat.st_mtime_ns]
             month = archive.name.removesuffix(".tar.zst")
             needed = fresh or any(rel.split("/")[1].startswith(month) for rel in parts if rel.count("/") == 2)
             if not needed:

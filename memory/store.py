@@ -44,7 +44,7 @@ from memory.index_schema import (
     turns_from,
 )
 from memory.results import Scored
-from memory.turns import Turn, is_turn_id
+from memory.turns import Turn, index_digest, is_turn_id
 from memory.words import index_words
 
 
@@ -235,6 +235,28 @@ class TurnStore:
             raise KernelError(f"cannot update the memory index: {exc}") from exc
         if vectors is None:
             self._pending += len(turns)
+
+    def set_topics(self, turns: Sequence[Turn], texts: Sequence[str]) -> None:
+        """Give stored turns their new topic (a session's new title) in place, without re-embedding.
+
+        ``texts`` are what was embedded for each turn, for its digest; the topic travels as
+        Arrow data, never inside a query string.
+        """
+        if not turns:
+            return
+        update = pa.table(
+            {
+                "id": pa.array([t.id for t in turns], type=pa.string()),
+                "topic": pa.array([t.topic for t in turns], type=pa.string()),
+                "text_hash": pa.array(
+                    [index_digest(x, t) for t, x in zip(turns, texts, strict=True)], type=pa.string()
+                ),
+            }
+        )
+        try:
+            self._table.merge_insert("id").when_matched_update_all().execute(update)
+        except (OSError, ValueError, RuntimeError) as exc:
+            raise KernelError(f"cannot update the memory index: {exc}") from exc
 
     def pending(self, limit: int) -> list[Turn]:
         """Turns indexed without their vector yet (oldest first, at most ``limit``)."""

@@ -235,6 +235,9 @@ class TurnChunker:
                     continue
                 raw[-1][1].append(Message.from_record({**meta, "text": text[body_start:end]}))
                 pos = end + len(_MSG_END)
+        # a session's title is every turn's topic (the 话题 a result shows); sessions written
+        # before titles existed keep the topic each turn recorded
+        title = str(session_meta.get("title") or "").strip()
         turns: list[Turn] = []
         for meta, messages in raw:
             if meta.get("_truncated") or not messages:
@@ -242,6 +245,8 @@ class TurnChunker:
             record = {_OLD_NAMES.get(k, k): v for k, v in meta.items()}
             record.setdefault("turn_index", len(turns))
             record.update(session_id=session_id, session_file=session_file, prev_id=None, next_id=None)
+            if title:
+                record["topic"] = title
             try:
                 turns.append(replace(Turn.from_record(record), messages=tuple(messages)))
             except (KeyError, ValueError, TypeError, AttributeError):

@@ -80,6 +80,8 @@ def loaded_config(providers: dict[str, dict[str, Any]] | None = None, **sections
         "retriever": {"timezone": "Asia/Shanghai"},
         # a test that wants the last session continued at start-up says so
         "ui": {"theme": "textual-dark", "cursor_blink": False, "on_start": "new"},
+        # scripted servers answer requests in order: a test that wants the model's titles says so
+        "chat": {"titles": "local"},
     }
     if providers is not None:
         data["providers"] = {"named": providers}

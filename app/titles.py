@@ -48,12 +48,21 @@ def _first_user_text(turns: Sequence[Turn]) -> str:
     return next((m.text for t in turns for m in t.messages if m.role == "user" and m.is_chat), "")
 
 
+def _shorten(text: str, limit: int) -> str:
+    """``text`` in at most ``limit`` characters, ending in … when cut; a Latin word is not cut in two."""
+    if len(text) <= limit:
+        return text
+    cut = text[: limit - 1]
+    if text[limit - 1].isascii() and text[limit - 1].isalnum() and " " in cut:
+        cut = cut.rsplit(" ", 1)[0]
+    return cut.rstrip() + "…"
+
+
 def local_title(text: str, limit: int = LOCAL_CHARS) -> str:
     """A title cut from a first message: its first clause that is more than a greeting, shortened."""
     clauses = [c.strip(" \t:：.、") for c in _CLAUSE.split(text.strip())]
     meaningful = [c for c in clauses if c and not _GREETING.match(c)]
-    first = (meaningful or [c for c in clauses if c] or [""])[0]
-    return first if len(first) <= limit else first[: limit - 1].rstrip() + "…"
+    return _shorten((meaningful or [c for c in clauses if c] or [""])[0], limit)
 
 
 def clean_title(answer: str) -> str:
@@ -61,10 +70,7 @@ def clean_title(answer: str) -> str:
     text = _THINKING.sub("", answer)
     line = next((ln.strip() for ln in text.splitlines() if ln.strip()), "")
     line = _LABEL.sub("", line).strip(_QUOTES + " ").rstrip("。.!！")
-    line = " ".join(line.split()).strip(_QUOTES + " ")
-    if len(line) > TITLE_CHARS:
-        line = line[: TITLE_CHARS - 1].rstrip() + "…"
-    return line
+    return _shorten(" ".join(line.split()).strip(_QUOTES + " "), TITLE_CHARS)
 
 
 def language_of(turns: Sequence[Turn]) -> str:

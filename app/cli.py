@@ -1,4 +1,4 @@
-"""Commands that run without the TUI: doctor, recall, show, reindex, sessions."""
+"""Commands that run without the TUI: doctor, recall, show, reindex, sessions (retitle: app/retitle.py)."""
 
 from __future__ import annotations
 
@@ -31,6 +31,7 @@ def _error(message: str) -> int:
 
 def run_command(args: argparse.Namespace, runtime: Runtime) -> int:
     """Dispatch a non-TUI command."""
+    from app.retitle import retitle
     from memory.errors import KernelError
 
     handlers: dict[str, Callable[[argparse.Namespace, Runtime], int]] = {
@@ -39,6 +40,7 @@ def run_command(args: argparse.Namespace, runtime: Runtime) -> int:
         "show": show,
         "reindex": reindex,
         "sessions": sessions,
+        "retitle": retitle,
     }
     try:
         return handlers[args.command](args, runtime)
@@ -149,6 +151,7 @@ def sessions(args: argparse.Namespace, runtime: Runtime) -> int:
                 "last": s.last.isoformat(),
                 "turns": s.turns,
                 "title": s.title,
+                "title_source": s.title_source,
                 "first_message": s.first_text[:200],
             }
             for s in infos

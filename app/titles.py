@@ -11,12 +11,14 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from app.prompts import uses_chinese
 from memory.turns import STATUS_FAILED, Turn
 from providers.events import TextDelta
-from providers.llm import LLMClient
+
+if TYPE_CHECKING:
+    from providers.llm import LLMClient
 
 LOCAL_CHARS = 24
 """The longest local title (the first clause, cut)."""

@@ -143,6 +143,10 @@ def _parser() -> argparse.ArgumentParser:
     commands.add_parser("reindex", help="rebuild the index from the transcripts (after changing the model)")
     sessions = commands.add_parser("sessions", help="list stored sessions")
     sessions.add_argument("--json", action="store_true", help="print JSON")
+    retitle = commands.add_parser("retitle", help="give existing sessions titles that describe them")
+    from app.retitle import add_arguments as add_retitle_arguments
+
+    add_retitle_arguments(retitle)
 
     bench = commands.add_parser("bench", help="benchmarks: recall, timegen, scale, startup")
     from benchmarks.cli import add_bench_arguments

@@ -11,14 +11,14 @@ from __future__ import annotations
 import json
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
-from datetime import UTC, datetime
+from datetime import datetime
 from typing import Any
 
 import numpy as np
 import numpy.typing as npt
 import pyarrow as pa
 
-from memory.filters import All, Any_, Compare, Filter, In, Not
+from memory.filters import All, Any_, Compare, Filter, In, Not, clamp_utc, normalise
 from memory.turns import Turn, index_digest, is_turn_id
 from memory.words import index_words
 
@@ -31,6 +31,8 @@ REBUILD_BELOW = 2
 
 META_DIM = b"huichat.dim"
 META_MODEL = b"huichat.embedder"
+META_INSTANCE = b"huichat.instance"
+"""A random name given to a table when it is made: a rebuilt or replaced index has another one."""
 META_SCHEMA = "huichat.schema"
 VERSION_FIELD = "id"
 """The field whose metadata carries the layout version (field metadata can be updated in place)."""
@@ -77,14 +79,18 @@ JSON_COLUMNS = frozenset({"messages", "recalled_ids", "extra"})
 LIGHT_COLUMNS = [c.name for c in COLUMNS if c.light]
 
 
-def schema(dim: int, embedder: str, columns: Sequence[Column] = COLUMNS) -> pa.Schema:
-    """The Arrow schema of the table, stamped with the vector size, the model and the layout."""
+def schema(dim: int, embedder: str, columns: Sequence[Column] = COLUMNS, instance: str = "") -> pa.Schema:
+    """The Arrow schema of the table, stamped with the vector size, the model and the layout
+    (and, when the table is made, its ``instance``)."""
     fields = [pa.field(c.name, c.type, nullable=c.nullable) for c in columns]
     fields[[c.name for c in columns].index(VERSION_FIELD)] = pa.field(
         VERSION_FIELD, pa.string(), nullable=False, metadata={META_SCHEMA: str(SCHEMA_VERSION)}
     )
     fields.append(pa.field("vector", pa.list_(pa.float32(), dim)))
-    return pa.schema(fields, metadata={META_DIM: str(dim).encode(), META_MODEL: embedder.encode()})
+    metadata = {META_DIM: str(dim).encode(), META_MODEL: embedder.encode()}
+    if instance:
+        metadata[META_INSTANCE] = instance.encode()
+    return pa.schema(fields, metadata=metadata)
 
 
 def stored_version(table_schema: pa.Schema) -> int:
@@ -163,8 +169,8 @@ def quote(value: str) -> str:
 
 
 def sql_time(moment: datetime) -> str:
-    """A typed timestamp literal in UTC."""
-    return f"TIMESTAMP '{moment.astimezone(UTC):%Y-%m-%d %H:%M:%S.%f}'"
+    """A typed timestamp literal in UTC, always with a four-digit year (``%Y`` gives ``499``)."""
+    return f"TIMESTAMP '{clamp_utc(moment).replace(tzinfo=None).isoformat(' ', 'microseconds')}'"
 
 
 def id_list(ids: Iterable[str]) -> str:
@@ -184,7 +190,11 @@ _FILTER_COLUMNS = {
 
 
 def compile_filter(node: Filter) -> str:
-    """SQL for a typed filter; every value is formatted here from its type."""
+    """SQL for a typed filter (normalised first); every value is formatted here from its type."""
+    return _compile(normalise(node))
+
+
+def _compile(node: Filter) -> str:
     if isinstance(node, In):
         values = [v for v in node.values if node.field != "id" or is_turn_id(v)]
         if not values:
@@ -202,9 +212,9 @@ def compile_filter(node: Filter) -> str:
             literal = quote(str(value))
         return f"({column} {op} {literal})"
     if isinstance(node, All):
-        return "(" + " AND ".join(compile_filter(p) for p in node.parts) + ")"
+        return "(" + " AND ".join(_compile(p) for p in node.parts) + ")"
     if isinstance(node, Any_):
-        return "(" + " OR ".join(compile_filter(p) for p in node.parts) + ")"
+        return "(" + " OR ".join(_compile(p) for p in node.parts) + ")"
     if isinstance(node, Not):
-        return f"(NOT {compile_filter(node.part)})"
+        return f"(NOT {_compile(node.part)})"
     raise TypeError(f"not a filter: {node!r}")

@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from datetime import datetime, tzinfo
-from typing import Literal
+from typing import Any, Literal
 
 from memory.timeparse import TimeRange
 from memory.transcript import format_local_time
@@ -64,6 +64,14 @@ class SearchHit:
         """The seed's name for ``role``."""
         return self.role
 
+    def to_record(self, zone: tzinfo | None = None) -> dict[str, Any]:
+        """The hit as plain data: the turn's record, its local time, similarity and role (CLI and API)."""
+        data = turn_record(self.turn, zone)
+        data.update(similarity=round(self.similarity, 4), _context_role=self.role, rank=self.rank)
+        if self.hit_id:
+            data["neighbor_of"] = self.hit_id
+        return data
+
 
 @dataclass(frozen=True)
 class ScanRound:
@@ -99,6 +107,25 @@ class SearchResults:
     def hits(self) -> list[SearchHit]:
         """Only the hits (no neighbours)."""
         return [r for r in self.results if r.role == "hit"]
+
+    def to_record(self, zone: tzinfo | None = None) -> dict[str, Any]:
+        """The results as plain data: how the query was understood, then every hit (CLI and API)."""
+        span = self.time_range
+        return {
+            "query": self.query,
+            "keywords": self.keywords,
+            "time_range": None
+            if span is None
+            else {
+                "start": span.start.isoformat(),
+                "end": span.end.isoformat(),
+                "granularity": span.granularity,
+                "fuzzy": span.fuzzy,
+                "phrase": span.phrase,
+            },
+            "scan_rounds": [{"week": r.label, "found": [h.turn.id for h in r.found]} for r in self.rounds],
+            "results": [hit.to_record(zone) for hit in self.results],
+        }
 
 
 OnRound = Callable[[str, list[SearchHit]], None]
@@ -138,6 +165,12 @@ class SessionInfo:
     """The session's title (its topic) where it has one."""
     title_source: str = ""
     """Who wrote the title: ``model``, ``local``, or '' for a session never titled (an older one)."""
+
+
+def turn_record(turn: Turn, zone: tzinfo | None = None) -> dict[str, Any]:
+    """A turn's record plus its local time (the JSON the CLI and the API print)."""
+    moment = turn.timestamp.astimezone(zone) if zone is not None else turn.timestamp
+    return {**turn.to_record(), "local_time": moment.isoformat()}
 
 
 def format_turn(turn: Turn, zone: tzinfo | None = None, similarity: float | None = None) -> str:

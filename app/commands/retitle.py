@@ -28,6 +28,7 @@ if TYPE_CHECKING:
     from memory.results import SessionInfo
     from providers.llm import LLMClient
 
+EXIT_FAIL = 1
 EXIT_INTERRUPTED = 130
 GIVE_UP_AFTER = 3
 """Failed title requests in a row after which the rest of the run uses the local fallback."""
@@ -112,13 +113,21 @@ async def _title_one(kernel: MemoryKernel, llm: LLMClient | None, info: SessionI
         tally.local += 1
 
 
-def retitle(args: argparse.Namespace, runtime: Runtime) -> int:
+def run(args: argparse.Namespace, runtime: Runtime) -> int:
     """Title up to ``--limit`` sessions, most recent first, with a progress bar."""
-    from rich.progress import Progress
-
     if args.limit < 1:
         print("huichat: error: --limit must be at least 1", file=sys.stderr)
-        return 1
+        return EXIT_FAIL
+    try:
+        return _retitle(args, runtime)
+    except KernelError as exc:
+        print(f"huichat: error: {exc}", file=sys.stderr)
+        return EXIT_FAIL
+
+
+def _retitle(args: argparse.Namespace, runtime: Runtime) -> int:
+    from rich.progress import Progress
+
     llm, using = _client(args, runtime)
     todo = _pending(runtime.open_catalogue().sessions(), llm is not None, args.force)
     if not todo:

@@ -459,7 +459,8 @@ class MemoryKernel:
             report = reconciler.run(full=full or lost, only=None if lost else only)
             with self._lock:
                 report.rebuilt = lost
-                report.duplicates = self.store.remove_duplicates()
+                # at open (or any full pass) duplicates go; a pass over a few named files leaves that to it
+                report.duplicates = self.store.remove_duplicates() if only is None else 0
         except KernelError:
             self._index_behind = self._index_behind or behind
             raise

@@ -247,6 +247,8 @@ class Reconciler:
         self.manifest = manifest
         self.progress = progress
         self.embed = embed
+        self.only = False
+        """Only named session files are reconciled: the index is read for those files alone."""
         self.report = ReconcileReport()
         self.added_ids: set[str] = set()
         self._done = 0
@@ -256,6 +258,7 @@ class Reconciler:
         """Reconcile every transcript that changed since it was last indexed (all of them when
         ``full``; only these session files, and no new archive, with ``only``)."""
         known = {} if full else dict(self.manifest.entries)
+        self.only = only is not None
         if only is not None:
             paths = [self.root / rel for rel in sorted(only) if (self.root / rel).is_file()]
         else:
@@ -347,7 +350,10 @@ class Reconciler:
                 ready.append(file)
             if not ready:
                 return
-            indexed = self.store.hashes()
+            if self.only:  # a few sessions (a new title): their own rows, not a scan of the whole index
+                indexed = {k: v for file in ready for k, v in self.store.hashes(file.rel).items()}
+            else:
+                indexed = self.store.hashes()
             ready = [self._repaired(file, indexed) if file.session.tail is not None else file for file in ready]
             self._apply(ready, indexed)
             self.manifest.record({f.rel: f.state for f in ready if f.state is not None})

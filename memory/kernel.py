@@ -124,6 +124,21 @@ class MemoryKernel:
             self.index_problem = str(exc)
         return exc
 
+    def _write_failed(self, exc: KernelError, files: set[str]) -> None:
+        """An index write failed after the transcripts were written: index them later.
+
+        A full disk or a passing conflict leaves the index readable (searches go on, the
+        next ``maintain`` reconciles); an index that cannot even be read any more (deleted,
+        damaged) degrades memory until it is reopened.
+        """
+        self.index_error = str(exc)
+        self._index_behind = True
+        self.manifest.forget(files)
+        try:
+            self.store.count()
+        except IndexUnavailable as unreadable:
+            self._index_failed(unreadable)
+
     def _usable_index(self) -> None:
         if self.index_problem:
             raise IndexUnavailable(f"memory is unavailable: {self.index_problem}")
@@ -275,9 +290,7 @@ class MemoryKernel:
                     index_turns(self.store, self.embedder, turns, search_texts(turns, previous), progress, embed=embed)
                 except KernelError as exc:
                     # stored all the same: the transcript has it, a later reconcile indexes it
-                    self.index_error = str(exc)
-                    self._index_behind = True
-                    self.manifest.forget({session.session_file})
+                    self._write_failed(exc, {session.session_file})
                     return turns
             self.index_error = ""
             self._writes_since_maintenance += 1
@@ -487,6 +500,7 @@ class MemoryKernel:
             saved, complete = self.store.saved_access()
             self.manifest.clear()  # first: a rebuild cut short starts again at the next open
             self.store.reset()
+            self.index_problem = ""  # a fresh table: whatever failed before is gone with the old one
             self.manifest.rebind(self.store.instance)
             self._known_ids = None
             report = self.reconcile(progress, full=True, embed=embed)

@@ -23,7 +23,7 @@ from memory.errors import KernelError
 from memory.results import SessionInfo
 from memory.transcript import TurnChunker
 from memory.transcript_parse import ParsedSession
-from memory.turns import Turn
+from memory.turns import SessionTitle, Turn
 
 FORMAT = 1
 _ARCHIVED = "::"
@@ -52,6 +52,7 @@ def _summary(parsed: ParsedSession, stat: list[int]) -> Entry | None:
         return None
     first = parsed.turns[0]
     said = next((m.text for m in first.messages if m.is_chat), "")
+    title = SessionTitle.from_meta(parsed.meta)
     return Entry(
         stat,
         parsed.session_id,
@@ -61,7 +62,7 @@ def _summary(parsed: ParsedSession, stat: list[int]) -> Entry | None:
         str(parsed.meta.get("title") or first.topic or ""),
         said[:200],
         [t.id for t in parsed.turns],
-        str(parsed.meta.get("title_source") or "") if parsed.meta.get("title") else "",
+        title.source if title is not None else "",
     )
 
 

@@ -164,8 +164,19 @@ class TurnDraft:
     extra: tuple[tuple[str, str], ...] = ()
 
 
+_TOPIC_CUT = re.compile(r"[\n。！？!?；;]")
+
+
+def derive_topic(text: str, limit: int = 24) -> str:
+    """A short topic label from the first user message of a session (its first sentence, cut)."""
+    first = _TOPIC_CUT.split(text.strip(), maxsplit=1)[0].strip(" ，,.：:")
+    return first if len(first) <= limit else first[: limit - 1].rstrip() + "…"
+
+
 TITLE_MODEL = "model"
 TITLE_LOCAL = "local"
+TITLE_IMPORTED = "imported"
+"""A title recorded without saying who wrote it: an imported conversation's own."""
 
 
 @dataclass(frozen=True)
@@ -174,7 +185,7 @@ class SessionTitle:
 
     text: str
     source: str = TITLE_LOCAL
-    """``model`` (written by the LLM) or ``local`` (cut from the first message, no request)."""
+    """``model`` (written by the LLM), ``local`` (cut from the first message, no request) or ``imported``."""
     turns: int = 0
     """How many turns the session had when it was titled (when to look again)."""
 
@@ -189,7 +200,7 @@ class SessionTitle:
         if not text:
             return None
         turns = meta.get("title_turns")
-        return cls(text, str(meta.get("title_source") or TITLE_LOCAL), turns if isinstance(turns, int) else 0)
+        return cls(text, str(meta.get("title_source") or TITLE_IMPORTED), turns if isinstance(turns, int) else 0)
 
 
 def anchor_line(turn_id: str, prev_id: str | None, next_id: str | None, similarity: float | None = None) -> str:
@@ -242,7 +253,13 @@ def index_digest(text: str, turn: Turn) -> str:
 
 def new_turn_id() -> str:
     """A random 6-character id (lowercase letters and digits); callers check it is unused."""
-    return "".join(secrets.choice(_ALPHABET) for _ in range(6))
+    # one draw from the OS instead of six (an import makes tens of thousands of ids)
+    number = secrets.randbelow(36**6)
+    chars = []
+    for _ in range(6):
+        number, digit = divmod(number, 36)
+        chars.append(_ALPHABET[digit])
+    return "".join(chars)
 
 
 def is_turn_id(value: str) -> bool:

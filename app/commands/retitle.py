@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING
 
 from app.titles import fallback_title, model_title
 from memory.errors import KernelError
-from memory.turns import TITLE_LOCAL, TITLE_MODEL, SessionTitle
+from memory.turns import TITLE_IMPORTED, TITLE_LOCAL, TITLE_MODEL, SessionTitle
 from providers.errors import ProviderError
 
 if TYPE_CHECKING:
@@ -74,11 +74,11 @@ def _client(args: argparse.Namespace, runtime: Runtime) -> tuple[LLMClient | Non
 
 
 def _pending(infos: list[SessionInfo], asking_model: bool, force: bool) -> list[SessionInfo]:
-    """Sessions still to title: the model skips its own titles, the fallback any recorded title."""
+    """Sessions still to title: the model skips its own titles and imported ones, the fallback any recorded title."""
     if force:
         return infos
     if asking_model:
-        return [s for s in infos if s.title_source != TITLE_MODEL]
+        return [s for s in infos if s.title_source not in (TITLE_MODEL, TITLE_IMPORTED)]
     return [s for s in infos if not s.title_source]
 
 

@@ -91,3 +91,13 @@ def test_a_rebuilt_index_keeps_the_title_and_later_turns_carry_it(tmp_path: Path
     assert [t.id for t in kernel.session_turns(handle.session_id)] == [t.id for t in turns] + [later.id]
     assert kernel.session_meta(handle.session_file)["title_source"] == "model"
     kernel.close()
+
+
+def test_an_imported_conversations_title_is_kept_as_imported(tmp_path: Path) -> None:
+    kernel = open_kernel(tmp_path)
+    handle = kernel.new_session(NOW)
+    draft = TurnDraft((Message("user", "hi"), Message("assistant", "hello")), NOW, "Dinner plans")
+    turn = kernel.append_turns(handle, [draft], session_meta={"title": "Dinner plans", "source": {"service": "x"}})[0]
+    assert [(s.title, s.title_source) for s in kernel.sessions()] == [("Dinner plans", "imported")]
+    assert SessionTitle.from_meta(kernel.session_meta(turn.session_file)) == SessionTitle("Dinner plans", "imported")
+    kernel.close()

@@ -183,6 +183,8 @@ class SessionInfo:
     first_text: str
     title: str = ""
     """The session's title (its topic) where it has one."""
+    title_source: str = ""
+    """Who wrote the title: ``model``, ``local``, or '' for a session never titled (an older one)."""
 
 
 def turn_record(turn: Turn, zone: tzinfo | None = None) -> dict[str, Any]:

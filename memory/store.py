@@ -60,7 +60,7 @@ from memory.index_schema import (
     turns_from,
 )
 from memory.results import Scored, TurnState
-from memory.turns import ImportanceParts, Turn, is_turn_id
+from memory.turns import ImportanceParts, Turn, index_digest, is_turn_id
 from memory.words import index_words
 
 
@@ -391,6 +391,25 @@ class TurnStore:
         )
         if vectors is None:
             self._pending = waiting + len(turns)
+
+    def set_topics(self, turns: Sequence[Turn], texts: Sequence[str]) -> None:
+        """Give stored turns their new topic (a session's new title) in place, without re-embedding.
+
+        ``texts`` are what was embedded for each turn, for its digest; the topic travels as
+        Arrow data, never inside a query string.
+        """
+        if not turns:
+            return
+        update = pa.table(
+            {
+                "id": pa.array([t.id for t in turns], type=pa.string()),
+                "topic": pa.array([t.topic for t in turns], type=pa.string()),
+                "text_hash": pa.array(
+                    [index_digest(x, t) for t, x in zip(turns, texts, strict=True)], type=pa.string()
+                ),
+            }
+        )
+        self._write("update", lambda: self._table.merge_insert("id").when_matched_update_all().execute(update))
 
     @_reading
     def pending(self, limit: int) -> list[Turn]:

@@ -239,6 +239,36 @@ def derive_topic(text: str, limit: int = 24) -> str:
     return first if len(first) <= limit else first[: limit - 1].rstrip() + "…"
 
 
+TITLE_MODEL = "model"
+TITLE_LOCAL = "local"
+TITLE_IMPORTED = "imported"
+"""A title recorded without saying who wrote it: an imported conversation's own."""
+
+
+@dataclass(frozen=True)
+class SessionTitle:
+    """A session's title: every turn's topic (话题), recorded in the session's transcript."""
+
+    text: str
+    source: str = TITLE_LOCAL
+    """``model`` (written by the LLM), ``local`` (cut from the first message, no request) or ``imported``."""
+    turns: int = 0
+    """How many turns the session had when it was titled (when to look again)."""
+
+    def to_meta(self) -> dict[str, Any]:
+        """The session-level fields a transcript records."""
+        return {"title": self.text, "title_source": self.source, "title_turns": self.turns}
+
+    @classmethod
+    def from_meta(cls, meta: Mapping[str, Any]) -> SessionTitle | None:
+        """The title a transcript's session fields hold, or None (a session never titled)."""
+        text = str(meta.get("title") or "").strip()
+        if not text:
+            return None
+        turns = meta.get("title_turns")
+        return cls(text, str(meta.get("title_source") or TITLE_IMPORTED), turns if isinstance(turns, int) else 0)
+
+
 def anchor_line(turn_id: str, prev_id: str | None, next_id: str | None, similarity: float | None = None) -> str:
     """The anchor line, ``[id:a3f2c7 | prev: k7f2a1 | next: d2n7p3 | 相似度: 0.778]`` (the seed's form).
 

@@ -129,6 +129,7 @@ def sessions(args: argparse.Namespace, runtime: Runtime) -> int:
                 "last": s.last.isoformat(),
                 "turns": s.turns,
                 "title": s.title,
+                "title_source": s.title_source,
                 "first_message": s.first_text[:200],
             }
             for s in infos

@@ -15,7 +15,15 @@ from typing import Any, Literal
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from memory.config import ArchiveConfig, EmbeddingConfig, RetrieverConfig, StorageConfig
+from memory.config import (
+    ArchiveConfig,
+    ConsolidationConfig,
+    EmbeddingConfig,
+    LifecycleConfig,
+    RetrieverConfig,
+    StorageConfig,
+    SyncConfig,
+)
 from providers.config import ProvidersConfig
 
 
@@ -34,6 +42,10 @@ class ChatConfig(BaseModel):
     """Approximate tokens of the current session's recent turns sent with each request."""
     prompt_language: Literal["auto", "zh", "en"] = "auto"
     """Language of the memory rules in the system prompt; auto follows the user's message."""
+    titles: Literal["model", "local"] = "model"
+    """Who titles a session: the model, after the first exchange, in the user's language; local: its first message's leading clause (no request)."""
+    retitle_every: int = Field(default=8, ge=0, le=10_000)
+    """The model looks at a session's title again after this many more turns (0: never)."""
 
 
 class UIConfig(BaseModel):
@@ -88,6 +100,9 @@ class AppConfig(BaseModel):
     storage: StorageConfig = StorageConfig()
     archive: ArchiveConfig = ArchiveConfig()
     retriever: RetrieverConfig = RetrieverConfig()
+    lifecycle: LifecycleConfig = LifecycleConfig()
+    consolidation: ConsolidationConfig = ConsolidationConfig()
+    sync: SyncConfig = SyncConfig()
     providers: ProvidersConfig = ProvidersConfig()
     chat: ChatConfig = ChatConfig()
     ui: UIConfig = UIConfig()

@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from app import __version__
+from app.commands import consolidate, lifecycle, stats
 from app.config import ConfigError, LoadedConfig, load_config
 from app.runtime import Runtime, Zone
 from memory.turns import utc_now
@@ -31,6 +32,8 @@ if TYPE_CHECKING:
 EXIT_CONFIG = 2
 EXIT_BROKEN_PIPE = 141
 """128 + SIGPIPE: what a shell tool reports when its reader closed the pipe."""
+MODULE_COMMANDS = {"lifecycle": lifecycle, "consolidate": consolidate, "stats": stats}
+"""Commands with a module of their own in ``app.commands`` (``add_parser`` and ``run``)."""
 
 
 def resolve_zone(loaded: LoadedConfig) -> Zone:
@@ -83,6 +86,7 @@ def runtime(loaded: LoadedConfig, zone: Zone | None = None) -> Runtime:
             reconcile=reconcile,
             embed=embed,
             for_rebuild=for_rebuild,
+            lifecycle=loaded.config.lifecycle,
         )
 
     def open_llm() -> LLMClient:
@@ -152,6 +156,9 @@ def _parser() -> argparse.ArgumentParser:
     commands.add_parser("reindex", help="rebuild the index from the transcripts (after changing the model)")
     sessions = commands.add_parser("sessions", help="list stored sessions")
     sessions.add_argument("--json", action="store_true", help="print JSON")
+    from app.commands.retitle import add_arguments as add_retitle_arguments
+
+    add_retitle_arguments(commands.add_parser("retitle", help="give existing sessions titles that describe them"))
 
     serve = commands.add_parser("serve", help="serve chat with memory (OpenAI-compatible), the memory API, a dashboard")
     serve.add_argument("--host", metavar="ADDR", help="address to listen on (default serve.host, 127.0.0.1)")
@@ -169,8 +176,11 @@ def _parser() -> argparse.ArgumentParser:
 
     add_commands(commands)
 
+    for command in MODULE_COMMANDS.values():
+        command.add_parser(commands)
+
     bench = commands.add_parser(
-        "bench", help="benchmarks: recall, timegen, scale, startup, cli, loop, chaos, serve, import"
+        "bench", help="benchmarks: recall, timegen, scale, startup, cli, loop, chaos, serve, import, lifecycle"
     )
     from benchmarks.cli import add_bench_arguments
 
@@ -203,6 +213,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             from benchmarks.cli import run_bench
 
             return run_bench(args, faces)
+        if args.command in MODULE_COMMANDS:
+            return int(MODULE_COMMANDS[args.command].run(args, faces))
         from app import commands
 
         if args.command in commands.COMMANDS:
@@ -211,6 +223,10 @@ def main(argv: Sequence[str] | None = None) -> int:
             from app.serve import run_server
 
             return run_server(faces, args.host, args.port)
+        if args.command == "retitle":
+            from app.commands.retitle import run as run_retitle
+
+            return run_retitle(args, faces)
         if args.command == "keys":
             from app.commands.keys import run as run_keys
 

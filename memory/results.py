@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from memory.timeparse import TimeRange
 from memory.transcript import format_local_time
-from memory.turns import Turn, anchor_line
+from memory.turns import ImportanceParts, Turn, anchor_line
 
 if TYPE_CHECKING:
     from memory.calibration import Evidence
@@ -63,6 +63,8 @@ class SearchHit:
     """For a neighbour, the hit it surrounds."""
     rank: int = 0
     """The hit's place (from 1); a neighbour carries its hit's."""
+    similar: tuple[Turn, ...] = ()
+    """For a consolidation representative: the near-duplicates it stands for (each still stored)."""
     score: float = field(default=0.0, compare=False)
     """The fused score that ordered it; comparable inside one search only."""
     evidence: Evidence | None = field(default=None, compare=False)
@@ -165,6 +167,24 @@ class Scored:
 
 
 @dataclass(frozen=True)
+class TurnState:
+    """Where one turn stands in its lifecycle: what the jobs and the statistics read for every turn."""
+
+    id: str
+    session_id: str
+    timestamp: datetime
+    status: str
+    tier: str
+    importance: float | None
+    importance_parts: ImportanceParts | None
+    access_count: int
+    last_accessed_at: datetime | None
+    cluster_id: str
+    cluster_role: str
+    embedded: bool
+
+
+@dataclass(frozen=True)
 class SessionInfo:
     """A summary of one stored session."""
 
@@ -176,6 +196,8 @@ class SessionInfo:
     first_text: str
     title: str = ""
     """The session's title (its topic) where it has one."""
+    title_source: str = ""
+    """Who wrote the title: ``model``, ``local``, or '' for a session never titled (an older one)."""
 
 
 def turn_record(turn: Turn, zone: tzinfo | None = None) -> dict[str, Any]:
@@ -209,11 +231,20 @@ def format_search_result(result: SearchHit, zone: tzinfo | None = None) -> str:
 
         ↳ 上下文，属于命中 a3f2c7 (context for hit a3f2c7)
         [id:d2n7p3 | prev: a3f2c7 | next: m4q8z1]
+
+    A consolidation representative ends with a ``+N similar`` line naming every member it
+    stands for (each recallable by id), after the seed's block, which stays as it is.
     """
-    text = format_turn(result.turn, zone, result.similarity if result.role == "hit" else None)
-    if result.role == "hit":
-        return text
-    return f"{context_label(result.hit_id or '')}\n{text}"
+    if result.role != "hit":
+        return f"{context_label(result.hit_id or '')}\n{format_turn(result.turn, zone)}"
+    block = format_turn(result.turn, zone, result.similarity)
+    return f"{block}\n\n{similar_line(result.similar, zone)}" if result.similar else block
+
+
+def similar_line(members: tuple[Turn, ...], zone: tzinfo | None = None) -> str:
+    """``+2 similar: [id:k7f2a1 · 2026-03-04 Wed 09:12:00] …`` — the near-duplicates of a representative."""
+    listed = " ".join(f"[id:{m.id} · {format_local_time(m.timestamp, zone)}]" for m in members)
+    return f"+{len(members)} similar: {listed}"
 
 
 def context_label(hit_id: str) -> str:

@@ -13,11 +13,12 @@ from dataclasses import dataclass, replace
 from datetime import datetime, timedelta, tzinfo
 
 from memory.calibration import Evidence, Reference, calibrated
-from memory.config import RetrieverConfig
+from memory.config import RetrieverConfig, TierPrior
 from memory.deadline import in_background
 from memory.embedding import Embedder
 from memory.filters import (
     Filter,
+    In,
     combine,
     excluding,
     parse_filter,
@@ -37,7 +38,7 @@ from memory.results import (
 )
 from memory.store import TurnStore
 from memory.timeparse import TimeRange, TimeResolver
-from memory.turns import CONTEXT_GAP, Turn
+from memory.turns import CONTEXT_GAP, ROLE_MEMBER, ROLE_REPRESENTATIVE, Turn
 from memory.words import has_cjk
 
 
@@ -181,6 +182,7 @@ class Retriever:
         resolver: TimeResolver,
         zone: tzinfo,
         fusion: Fusion | None = None,
+        prior: TierPrior | None = None,
     ) -> None:
         self.store = store
         self.embedder = embedder
@@ -189,6 +191,7 @@ class Retriever:
         self.zone = zone
         self.fusion = fusion or Fusion()
         self._reference: Reference | None = None
+        self.prior = prior or TierPrior(long_term=0.0, working=0.0, archive=0.0)
 
     def format_results(self, results: SearchResults) -> str:
         """The seed's format for a search's results (hits first, context under each), in this retriever's zone."""
@@ -280,10 +283,15 @@ class Retriever:
             self._candidates(keywords, where, limit, mode, scale, lists)
             if keywords.strip()
             else self._recent(where, limit)
-        )[:limit]
+        )
+        if keywords.strip():
+            # the tier prior only reorders near-equals (a nudge to the fused score); similarities are not touched
+            found.sort(key=lambda c: -(c.score + self._prior(c.turn)))
+        found = found[:limit]
         evidence = [c.evidence for c in found if c.evidence is not None]
         if len(evidence) != len(found) or not found:
-            return [SearchHit(c.turn, round(c.score, 6), "hit", score=c.score) for c in found if c.score > 0], None
+            hits = [SearchHit(c.turn, round(c.score, 6), "hit", score=c.score) for c in found if c.score > 0]
+            return self._folded(hits, where), None
         similarities = calibrated(evidence)
         scored = [
             SearchHit(c.turn, round(similarity, 6), "hit", score=c.score, evidence=c.evidence)
@@ -293,7 +301,43 @@ class Retriever:
             h for h, similarity in zip(scored, similarities, strict=True) if similarity >= self.config.min_similarity
         ]
         below = scored[len(kept)] if len(kept) < len(scored) else None
-        return kept, below
+        return self._folded(kept, where), below
+
+    def _prior(self, turn: Turn) -> float:
+        return float(getattr(self.prior, turn.tier, 0.0))
+
+    def _folded(self, hits: list[SearchHit], where: Filter | None) -> list[SearchHit]:
+        """Each consolidation cluster once, at the place of its best hit, shown by its representative.
+
+        The representative carries every other member in ``similar`` (all stay stored and
+        recallable). When ``where`` leaves the representative out, the best member in range
+        stands for the cluster instead.
+        """
+        clusters = {h.turn.cluster_id for h in hits if h.turn.cluster_role in (ROLE_REPRESENTATIVE, ROLE_MEMBER)}
+        if not clusters:
+            return hits
+        grouped: dict[str, list[Turn]] = {}
+        for turn in self.store.where(In("cluster_id", tuple(sorted(clusters)))):
+            grouped.setdefault(turn.cluster_id, []).append(turn)
+        in_range = {t.id for t in self.store.where(combine(where, In("cluster_id", tuple(sorted(clusters)))))}
+        folded: list[SearchHit] = []
+        seen: set[str] = set()
+        for hit in hits:
+            cluster = hit.turn.cluster_id if hit.turn.cluster_role in (ROLE_REPRESENTATIVE, ROLE_MEMBER) else ""
+            if not cluster:
+                folded.append(hit)
+                continue
+            if cluster in seen:
+                continue
+            seen.add(cluster)
+            members = grouped.get(cluster, [hit.turn])
+            shown = next(
+                (t for t in members if t.cluster_role == ROLE_REPRESENTATIVE and t.id in in_range),
+                hit.turn,
+            )
+            others = tuple(t for t in members if t.id != shown.id)
+            folded.append(replace(hit, turn=shown, similar=others))
+        return folded
 
     # ----------------------------------------------------------------- public
 
@@ -417,7 +461,9 @@ class Retriever:
             reached = week_start <= focus_start and any(h.score >= target for h in found.values())
             if not keywords.strip() and len(found) >= top_k:
                 break
-        ordered = sorted(found.values(), key=lambda h: (-h.score, -h.turn.timestamp.timestamp()))[:top_k]
+        ordered = sorted(
+            found.values(), key=lambda h: (-(h.score + self._prior(h.turn)), -h.turn.timestamp.timestamp())
+        )[:top_k]
         # the weeks' similarities are each non-increasing; the merged ranking must read so too
         lowest = 0.0
         for i in range(len(ordered) - 1, -1, -1):

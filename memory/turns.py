@@ -20,6 +20,18 @@ TEXT = "text"
 STATUS_OK = "ok"
 STATUS_FAILED = "failed"
 
+TIER_WORKING = "working"
+TIER_LONG_TERM = "long_term"
+TIER_ARCHIVE = "archive"
+TIERS = (TIER_WORKING, TIER_LONG_TERM, TIER_ARCHIVE)
+"""The seed's three tiers. They rank and group turns; no tier ever removes one."""
+
+ROLE_REPRESENTATIVE = "representative"
+ROLE_MEMBER = "member"
+ROLE_SEPARATE = "separate"
+"""Cluster roles: the turn that stands for its near-duplicates, one of those, or a turn the
+user took out of a cluster (consolidation leaves it alone from then on)."""
+
 
 @dataclass(frozen=True)
 class Message:
@@ -66,6 +78,42 @@ class Message:
 
 
 @dataclass(frozen=True)
+class ImportanceParts:
+    """The seed's five parts of a turn's importance, each in [0, 1].
+
+    ``novelty`` is None until the turn has a vector (it compares the turn with earlier ones).
+    """
+
+    novelty: float | None
+    sentiment: float
+    feedback: float
+    access: float
+    density: float
+
+    def to_record(self) -> dict[str, float | None]:
+        """The parts as plain data (rounded: they are estimates, not measurements)."""
+        return {
+            "novelty": None if self.novelty is None else round(self.novelty, 4),
+            "sentiment": round(self.sentiment, 4),
+            "feedback": round(self.feedback, 4),
+            "access": round(self.access, 4),
+            "density": round(self.density, 4),
+        }
+
+    @classmethod
+    def from_record(cls, data: Mapping[str, Any]) -> ImportanceParts:
+        """The inverse of ``to_record``."""
+        novelty = data.get("novelty")
+        return cls(
+            None if novelty is None else float(novelty),
+            float(data.get("sentiment") or 0.0),
+            float(data.get("feedback") or 0.0),
+            float(data.get("access") or 0.0),
+            float(data.get("density") or 0.0),
+        )
+
+
+@dataclass(frozen=True)
 class Turn:
     """One stored round of conversation.
 
@@ -87,6 +135,14 @@ class Turn:
     access_count: int = 0
     last_accessed_at: datetime | None = None
     extra: tuple[tuple[str, str], ...] = field(default=(), compare=False)
+    tier: str = TIER_WORKING
+    importance: float | None = None
+    """0–1, None until scored (see ``memory.importance``)."""
+    importance_parts: ImportanceParts | None = None
+    cluster_id: str = ""
+    """The consolidation cluster of near-duplicates this turn belongs to ('' for none)."""
+    cluster_role: str = ""
+    """``representative``, ``member``, ``separate`` or '' (see the ROLE_ constants)."""
 
     @property
     def text(self) -> str:
@@ -118,6 +174,11 @@ class Turn:
             "access_count": self.access_count,
             "last_accessed_at": self.last_accessed_at.isoformat() if self.last_accessed_at else None,
             "extra": dict(self.extra),
+            "tier": self.tier,
+            "importance": None if self.importance is None else round(self.importance, 4),
+            "importance_parts": self.importance_parts.to_record() if self.importance_parts else None,
+            "cluster_id": self.cluster_id,
+            "cluster_role": self.cluster_role,
         }
 
     @classmethod
@@ -142,6 +203,11 @@ class Turn:
             access_count=int(data.get("access_count") or 0),
             last_accessed_at=_utc(last) if last else None,
             extra=tuple(sorted((str(k), str(v)) for k, v in (data.get("extra") or {}).items())),
+            tier=str(data.get("tier") or TIER_WORKING),
+            importance=None if data.get("importance") is None else float(data["importance"]),
+            importance_parts=ImportanceParts.from_record(parts) if (parts := data.get("importance_parts")) else None,
+            cluster_id=str(data.get("cluster_id") or ""),
+            cluster_role=str(data.get("cluster_role") or ""),
         )
 
 
@@ -171,6 +237,36 @@ def derive_topic(text: str, limit: int = 24) -> str:
     """A short topic label from the first user message of a session (its first sentence, cut)."""
     first = _TOPIC_CUT.split(text.strip(), maxsplit=1)[0].strip(" ，,.：:")
     return first if len(first) <= limit else first[: limit - 1].rstrip() + "…"
+
+
+TITLE_MODEL = "model"
+TITLE_LOCAL = "local"
+TITLE_IMPORTED = "imported"
+"""A title recorded without saying who wrote it: an imported conversation's own."""
+
+
+@dataclass(frozen=True)
+class SessionTitle:
+    """A session's title: every turn's topic (话题), recorded in the session's transcript."""
+
+    text: str
+    source: str = TITLE_LOCAL
+    """``model`` (written by the LLM), ``local`` (cut from the first message, no request) or ``imported``."""
+    turns: int = 0
+    """How many turns the session had when it was titled (when to look again)."""
+
+    def to_meta(self) -> dict[str, Any]:
+        """The session-level fields a transcript records."""
+        return {"title": self.text, "title_source": self.source, "title_turns": self.turns}
+
+    @classmethod
+    def from_meta(cls, meta: Mapping[str, Any]) -> SessionTitle | None:
+        """The title a transcript's session fields hold, or None (a session never titled)."""
+        text = str(meta.get("title") or "").strip()
+        if not text:
+            return None
+        turns = meta.get("title_turns")
+        return cls(text, str(meta.get("title_source") or TITLE_IMPORTED), turns if isinstance(turns, int) else 0)
 
 
 def anchor_line(turn_id: str, prev_id: str | None, next_id: str | None, similarity: float | None = None) -> str:

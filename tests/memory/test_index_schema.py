@@ -18,7 +18,12 @@ from memory.store import TurnStore
 from memory.turns import Message, TurnDraft
 from tests.conftest import NOW, open_kernel
 
-LAYOUT_3 = tuple(c for c in COLUMNS if c.name not in ("embedded", "words"))
+LIFECYCLE = {"tier", "importance", "importance_parts", "cluster_id", "cluster_role"}
+LAYOUT_5 = tuple(c for c in COLUMNS if c.name not in LIFECYCLE)
+"""The columns before the lifecycle (tiers, importance, consolidation)."""
+LAYOUT_4 = tuple(c for c in LAYOUT_5 if c.name != "words")
+"""The columns before the ``words`` terms."""
+LAYOUT_3 = tuple(c for c in LAYOUT_5 if c.name not in ("embedded", "words"))
 """The columns before turns could be indexed ahead of their vectors, and before the ``words`` terms."""
 
 
@@ -72,17 +77,28 @@ def test_an_index_of_the_previous_layout_is_read_and_stamped_with_the_current_on
 
 
 def test_a_missing_column_that_can_be_filled_is_added_in_place(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    _old_index(tmp_path, 3, COLUMNS, "[]")
-    grown = (*COLUMNS, Column("importance", pa.float32(), fill="cast(NULL as float)"))
+    _old_index(tmp_path, 3, LAYOUT_4, "[]")
+    grown = (*COLUMNS, Column("mood", pa.float32(), fill="cast(NULL as float)"))
     monkeypatch.setattr(index_schema, "COLUMNS", grown)
     monkeypatch.setattr("memory.store.COLUMNS", grown)
     store = TurnStore(str(tmp_path / "index.lancedb"), 64, HashEmbedder(64).name)
-    assert "importance" in store._table.schema.names
-    assert store._table.to_arrow().column("importance").to_pylist() == [None]
+    assert "mood" in store._table.schema.names
+    assert store._table.to_arrow().column("mood").to_pylist() == [None]
+
+
+def test_an_index_from_before_the_lifecycle_gets_its_columns_in_place(tmp_path: Path) -> None:
+    _old_index(tmp_path, 4, LAYOUT_4, "[]")
+    store = TurnStore(str(tmp_path / "index.lancedb"), 64, HashEmbedder(64).name)
+    assert store.version == SCHEMA_VERSION
+    turn = store.get(["abc123"])["abc123"]
+    assert (turn.tier, turn.importance, turn.importance_parts, turn.cluster_role) == ("working", None, None, "")
+    assert turn.access_count == 3  # what it knew is kept
+    [state] = store.states()
+    assert state.tier == "working" and state.importance is None
 
 
 def test_a_layout_that_needs_rebuilding_says_to_run_reindex(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    _old_index(tmp_path, 3, COLUMNS, "[]")
+    _old_index(tmp_path, 3, LAYOUT_4, "[]")
     grown = (*COLUMNS, Column("text_segmented", pa.string()))  # derived from the text: no fill
     monkeypatch.setattr("memory.store.COLUMNS", grown)
     with pytest.raises(KernelError, match="huichat reindex"):
@@ -94,7 +110,7 @@ def test_a_layout_that_needs_rebuilding_says_to_run_reindex(tmp_path: Path, monk
 
 
 def test_an_index_from_a_newer_huichat_is_refused_with_a_reason(tmp_path: Path) -> None:
-    _old_index(tmp_path, SCHEMA_VERSION + 1, COLUMNS, "[]")  # (its extra columns unknown here)
+    _old_index(tmp_path, SCHEMA_VERSION + 1, LAYOUT_4, "[]")  # (its extra columns unknown here)
     with pytest.raises(KernelError, match="newer huichat"):
         TurnStore(str(tmp_path / "index.lancedb"), 64, HashEmbedder(64).name)
 
@@ -113,5 +129,7 @@ def test_a_new_index_round_trips_every_turn_field(tmp_path: Path) -> None:
     stored = kernel.recall_by_id(written.id).turn
     assert stored is not None
     assert stored.to_record() == written.to_record()
+    assert stored.importance is not None and stored.importance_parts is not None
+    assert stored.importance_parts.density > 0  # a code block and a number
     np.testing.assert_equal(kernel.store.version, SCHEMA_VERSION)
     kernel.close()

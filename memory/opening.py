@@ -12,6 +12,7 @@ from memory.kernel import MemoryKernel
 from memory.location import MemoryLocation
 from memory.retrieval import Fusion
 from memory.store import TurnStore
+from memory.timeparse import TimeResolver
 
 
 def open_kernel(
@@ -40,6 +41,7 @@ def open_kernel(
         location.db_uri,
         embedder.dim,
         embedder.name,
+        TimeResolver(zone, retriever.week_start).event_ranges,
         consistency_seconds=5.0 if location.remote else 0.0,
         for_rebuild=for_rebuild,
     )

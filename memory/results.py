@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from datetime import datetime, tzinfo
 from typing import Literal
 
-from memory.timeparse import TimeRange
+from memory.timeparse import Role, TimeRange
 from memory.transcript import format_local_time
 from memory.turns import Turn, anchor_line
 
@@ -58,6 +58,12 @@ class SearchHit:
     hit_id: str | None = None
     """For a neighbour, the hit it surrounds."""
     rank: int = 0
+    said_in_range: bool = False
+    """In a search with a time range: the turn was said inside it."""
+    about: tuple[TimeRange, ...] = ()
+    """In a search with a time range: the times the turn talks about that fall inside it."""
+    outside: bool = False
+    """Offered because the range held fewer hits than asked: neither said nor about a time inside it."""
 
     @property
     def _context_role(self) -> ContextRole:
@@ -85,6 +91,9 @@ class SearchResults:
     time_range: TimeRange | None = None
     rounds: tuple[ScanRound, ...] = ()
     filter_text: str = ""
+    time_role: Role = "none"
+    """How ``time_range`` was used: ``filter`` (only turns said or about a time inside it, then the
+    nearest outside when too few) or ``hint`` (turns inside it first, then the rest)."""
 
     def __iter__(self) -> Iterator[SearchHit]:
         return iter(self.results)
@@ -97,8 +106,18 @@ class SearchResults:
 
     @property
     def hits(self) -> list[SearchHit]:
-        """Only the hits (no neighbours)."""
+        """Only the hits (no neighbours), those inside the time range first."""
         return [r for r in self.results if r.role == "hit"]
+
+    @property
+    def inside(self) -> int:
+        """How many hits lie inside the time range (all of them when there is none)."""
+        return sum(1 for r in self.hits if not r.outside)
+
+    @property
+    def outside(self) -> int:
+        """How many hits were offered from outside the time range."""
+        return sum(1 for r in self.hits if r.outside)
 
 
 OnRound = Callable[[str, list[SearchHit]], None]

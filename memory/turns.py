@@ -5,11 +5,14 @@ from __future__ import annotations
 import hashlib
 import re
 import secrets
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime, timedelta
 from pathlib import PurePosixPath
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from memory.timeparse.ranges import TimeRange
 
 TURN_ID_RE = re.compile(r"^[a-z0-9]{6}$")
 _ALPHABET = "abcdefghijklmnopqrstuvwxyz0123456789"
@@ -87,6 +90,9 @@ class Turn:
     access_count: int = 0
     last_accessed_at: datetime | None = None
     extra: tuple[tuple[str, str], ...] = field(default=(), compare=False)
+    events: tuple[TimeRange, ...] = field(default=(), compare=False)
+    """The times the turn talks about, resolved against when it was said (derived by the index, see
+    ``memory.index_schema``; a turn read from a transcript has none until it is indexed)."""
 
     @property
     def text(self) -> str:
@@ -118,6 +124,7 @@ class Turn:
             "access_count": self.access_count,
             "last_accessed_at": self.last_accessed_at.isoformat() if self.last_accessed_at else None,
             "extra": dict(self.extra),
+            "events": [r.to_record() for r in self.events],
         }
 
     @classmethod
@@ -142,7 +149,17 @@ class Turn:
             access_count=int(data.get("access_count") or 0),
             last_accessed_at=_utc(last) if last else None,
             extra=tuple(sorted((str(k), str(v)) for k, v in (data.get("extra") or {}).items())),
+            events=_events(data.get("events") or ()),
         )
+
+
+def _events(records: Sequence[Mapping[str, Any]]) -> tuple[TimeRange, ...]:
+    if not records:
+        return ()
+    # imported here: the resolver's rules take longer to load than the whole UI takes to paint
+    from memory.timeparse.ranges import TimeRange
+
+    return tuple(TimeRange.from_record(r) for r in records)
 
 
 def _utc(value: datetime | str) -> datetime:

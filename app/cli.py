@@ -290,9 +290,16 @@ def _provider_checks(loaded: LoadedConfig, ping: bool) -> list[Check]:
         if client is not None:
             try:
                 answer = asyncio.run(client.ping(name, timeout=min(provider.timeout, 15.0)))
-                checks.append(Check(label, True, f"{detail} · {key} · ping: {answer!r}"))
             except ProviderError as exc:
                 checks.append(Check(label, False, f"{detail} · ping failed: {exc}"))
+                continue
+            try:
+                tools = (
+                    asyncio.run(client.probe_tools(name)) if provider.supports_tools else "off (supports_tools: false)"
+                )
+            except ProviderError as exc:
+                tools = f"probe failed: {exc}"
+            checks.append(Check(label, True, f"{detail} · {key} · ping: {answer!r} · tools: {tools}"))
             continue
         checks.append(Check(label, True, f"{detail} · {key}"))
     return checks

@@ -1,4 +1,10 @@
-"""System prompts carrying the seed's memory rules, in Chinese and English."""
+"""What huichat says to the model: the seed's memory rules, the current time, the loop's notes.
+
+The system prompt holds no example that a model could take for a memory (no made-up ids,
+file names or topics): the result format is described in words. It is the same for every
+request of a session, so a server's prompt cache can reuse it and the conversation after it;
+what changes per request (the current time) rides on the newest user message, at the end.
+"""
 
 from __future__ import annotations
 
@@ -9,73 +15,67 @@ _CJK = re.compile(r"[\u3400-\u9fff]")
 
 _ZH = """你是一个拥有长期记忆的 AI 助手。你可以通过 `recall_memory` 工具检索历史对话。
 
-现在是 {now}（{zone}）。本周一是 {monday}，上周是 {last_monday} 到 {last_sunday}。
-
 ## 记忆检索规则
 
-1. **关键词检索**：当用户提到具体内容时，使用关键词搜索
-   - 用户："我之前问过什么关于 AI 意识的问题？"
-   - 调用：`recall_memory(query="AI 意识", top_k=5)`
+1. **关键词检索**：当用户提到过去聊过的具体内容时，用其中的关键词调用 `recall_memory`，参数 query 写关键词，top_k 写想要的条数（默认 5）。
+2. **时间过滤**：当用户提到时间范围时，加上参数 filter_expr，写法是 timestamp >= '开始日期' AND timestamp <= '结束日期'，日期格式 YYYY-MM-DD，按消息开头方括号里的当前时间推算；只按时间找时 query 可以为空。
+3. **分段扫描**：当时间模糊（"前段时间""之前"）时，不用写时间，系统会从最近一周开始逐周向前扫描。
+4. **轮次导航**：需要某条结果的上下文时，用它的 prev 或 next 值作为 turn_id 调用 `recall_by_id`；只用检索结果里出现过的 ID，所以先用 `recall_memory` 检索。
 
-2. **时间过滤**：当用户提到时间范围时，使用时间过滤
-   - 用户："上周我们讨论了什么？"
-   - 调用：`recall_memory(query="", filter_expr="timestamp >= '{last_monday}' AND timestamp <= '{last_sunday}'")`
+## 检索结果的格式
 
-3. **分段扫描**：当时间模糊时，系统会自动分段扫描
-   - 用户："前段时间我们聊过什么项目？"
-   - 系统自动：从最近一周开始，逐步向前扫描
+每条结果的第一行在方括号里依次给出：id（这一轮的 6 位编号）、prev 和 next（同一会话里上一轮和下一轮的编号，none 表示没有）、相似度（0 到 1，越大越相关）。第二行以 📁 开头：会话文件、话题和时间。之后是这一轮的原文。没有找到时，结果会直接说明。
 
-4. **轮次导航**：当需要查看上下文时，使用 `recall_by_id`
-   - 检索结果：`[id:a3f2c7 | prev: k7f2a1 | next: d2n7p3]`
-   - 调用：`recall_by_id(turn_id="k7f2a1")` 查看上一轮
+## 回答
 
-## 输出格式
-
-检索结果格式：
-
-[id:a3f2c7 | prev: k7f2a1 | next: d2n7p3 | 相似度: 0.778]
-
-📁 2026-W11/2026-03-05/chat_xxx.md | 话题: 本地模型部署 | 2026-03-05 Mon 10:00:07
-
-...
-
-使用 `prev`/`next` 值调用 `recall_by_id` 查看相邻轮次。
-
-检索系统只负责"捞"候选，由你来判断哪些相关。记忆原文保持原样引用，不要翻译。回答时使用用户的语言。"""
+- 检索系统只负责"捞"候选，由你来判断哪些相关；不相关的结果不要用。
+- 拿到结果后就直接回答用户，注明所依据的记忆的 id；同样的检索不要重复。
+- 只根据结果里真实出现的内容回答，不要编造记忆；不要把工具调用或整段检索结果写进回答。
+- 记忆原文保持原样引用，不要翻译。回答时使用用户的语言。
+- 最新一条用户消息开头的方括号是当前时间，不是用户说的话。"""
 
 _EN = """You are an AI assistant with a long-term memory. You can search past conversations with the `recall_memory` tool.
 
-It is now {now} ({zone}). This week began on {monday}; last week ran from {last_monday} to {last_sunday}.
-
 ## Memory rules
 
-1. **Keyword search**: when the user mentions something specific, search for it.
-   - User: "What did I ask about AI consciousness before?"
-   - Call: `recall_memory(query="AI consciousness", top_k=5)`
-
-2. **Time filter**: when the user names a time range, filter by time.
-   - User: "What did we discuss last week?"
-   - Call: `recall_memory(query="", filter_expr="timestamp >= '{last_monday}' AND timestamp <= '{last_sunday}'")`
-
-3. **Progressive scan**: when the time is vague, the system scans automatically.
-   - User: "What project did we talk about a while ago?"
-   - The system scans week by week, starting with the most recent.
-
-4. **Turn navigation**: to see the context of a result, use `recall_by_id`.
-   - Result: `[id:a3f2c7 | prev: k7f2a1 | next: d2n7p3]`
-   - Call: `recall_by_id(turn_id="k7f2a1")` for the turn before it.
+1. **Keyword search**: when the user mentions something specific from the past, call `recall_memory` with its key words as query, and top_k for how many results you want (default 5).
+2. **Time filter**: when the user names a time range, add filter_expr, written as timestamp >= 'start date' AND timestamp <= 'end date' with dates as YYYY-MM-DD, worked out from the current time in brackets at the start of the message; to search by time alone, query may be empty.
+3. **Progressive scan**: when the time is vague ("a while ago", "before"), give no time: the system scans week by week, starting with the most recent.
+4. **Turn navigation**: to see the context of a result, call `recall_by_id` with its prev or next value as turn_id; only ids that a result showed exist, so search with `recall_memory` first.
 
 ## Result format
 
-[id:a3f2c7 | prev: k7f2a1 | next: d2n7p3 | 相似度: 0.778]
+The first line of each result gives, in square brackets: id (the turn's 6-character id), prev and next (the ids of the turns before and after it in the same session; none when there is none), and 相似度 (similarity, 0 to 1, higher is closer). The second line starts with 📁: the session file, the topic (话题) and the time. Then comes the turn's text. When nothing is found, the result says so.
 
-📁 2026-W11/2026-03-05/chat_xxx.md | 话题: 本地模型部署 | 2026-03-05 Mon 10:00:07
+## Answering
 
-...
+- Retrieval only finds candidates; you judge which are relevant, and ignore the rest.
+- Once you have results, answer the user, naming the id of each memory you used; do not repeat a search.
+- Answer only from what the results really say; never make up a memory; never write tool calls or whole results into your answer.
+- Quote memories as they were written — never translate them. Answer in the user's language.
+- The brackets at the start of the newest user message give the current time; they are not the user's words."""
 
-Use the `prev`/`next` values with `recall_by_id` to read neighbouring turns.
+ANSWER_NOW = {
+    "zh": "工具调用已经用完。请根据上面已有的检索结果直接回答我，不要再调用任何工具；如果没有找到相关记忆，就如实说没有找到。",
+    "en": "No more tool calls. Answer me now from the results above, without calling any tool; "
+    "if no relevant memory was found, say so.",
+}
+"""The last message of a reply whose tool rounds are used up (or whose calls only repeat)."""
 
-Retrieval only finds candidates; you judge which are relevant. Quote memories as they were written — never translate them. Answer in the user's language."""
+ALREADY_HAVE = "你已经有这次调用的结果（见上文），不要重复调用，请直接回答。(You already have the result of this exact call above; do not call it again — answer now.)"
+"""The tool result of a call repeated within one reply (it is not run again)."""
+
+NO_ANSWER = {
+    "zh": "（没有得到回答：模型用完工具轮次后仍在调用工具。）",
+    "en": "(No answer: the model kept calling tools after its last tool round.)",
+}
+"""Stored in place of an answer that was only a tool call."""
+
+EMPTY_ANSWER = {"zh": "（没有得到回答：模型没有返回任何内容。）", "en": "(No answer: the model returned nothing.)"}
+"""Stored in place of an answer that was empty."""
+
+MEMORIES_HEADER = "以下是可能相关的历史记忆 (possibly relevant memories):\n\n"
+"""Heads the memories put into the prompt for models without tools (auto_recall)."""
 
 
 def uses_chinese(text: str) -> bool:
@@ -83,14 +83,27 @@ def uses_chinese(text: str) -> bool:
     return bool(_CJK.search(text))
 
 
-def system_prompt(language: str, now: datetime, zone_name: str) -> str:
-    """The memory-rules system prompt; ``language`` is ``zh`` or ``en``."""
+def system_prompt(language: str) -> str:
+    """The memory-rules system prompt; ``language`` is ``zh`` or ``en``. It never changes within a session."""
+    return _ZH if language == "zh" else _EN
+
+
+def time_note(language: str, now: datetime, zone_name: str) -> str:
+    """The bracketed line that starts the newest user message: the time, this week and last week."""
     monday = now.date() - timedelta(days=now.weekday())
-    values = {
-        "now": f"{now:%Y-%m-%d %a %H:%M}",
-        "zone": zone_name,
-        "monday": monday.isoformat(),
-        "last_monday": (monday - timedelta(days=7)).isoformat(),
-        "last_sunday": (monday - timedelta(days=1)).isoformat(),
-    }
-    return (_ZH if language == "zh" else _EN).format(**values)
+    last_monday, last_sunday = monday - timedelta(days=7), monday - timedelta(days=1)
+    if language == "zh":
+        weekday = "一二三四五六日"[now.weekday()]
+        return (
+            f"[现在是 {now:%Y-%m-%d} 周{weekday} {now:%H:%M}（{zone_name}）；本周一是 {monday}；"
+            f"上周是 {last_monday} 到 {last_sunday}]"
+        )
+    return (
+        f"[It is now {now:%Y-%m-%d %a %H:%M} ({zone_name}); this week began on {monday}; "
+        f"last week ran from {last_monday} to {last_sunday}]"
+    )
+
+
+def tool_response(contents: list[str]) -> str:
+    """Tool results as the observation block of a user message (``tool_results: observation``)."""
+    return "\n".join(f"<tool_response>\n{content}\n</tool_response>" for content in contents)

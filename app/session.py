@@ -2,32 +2,43 @@
 
 ``ChatSession.reply(text)`` is an async generator of events; screens only render them,
 so the whole loop runs (and is tested) without a terminal. Blocking kernel calls run in
-a thread.
+a thread. A reply never raises: whatever fails ends it with ``ReplyFailed``, after the
+user's message was kept as a failed turn (or, when even that fails, handed back).
 """
 
 from __future__ import annotations
 
 import asyncio
-import json
+import logging
 import re
 from collections.abc import AsyncIterator, Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import datetime, tzinfo
 from typing import Any
 
 from app.config import ChatConfig
-from app.prompts import system_prompt, uses_chinese
-from app.tools import RECALL_BY_ID, TOOL_NAMES, TOOLS, ToolOutcome, run_tool
+from app.prompts import (
+    ALREADY_HAVE,
+    ANSWER_NOW,
+    EMPTY_ANSWER,
+    MEMORIES_HEADER,
+    NO_ANSWER,
+    system_prompt,
+    time_note,
+    uses_chinese,
+)
+from app.rounds import Progress, call_key, round_messages
+from app.tools import RECALL_MEMORY, TOOL_NAMES, TOOLS, ToolContext, ToolOutcome, run_tool
 from memory.errors import KernelError
 from memory.kernel import MemoryKernel, SessionHandle
 from memory.results import SearchResults
-from memory.turns import STATUS_FAILED, Message, Turn, TurnDraft
+from memory.turns import STATUS_FAILED, STATUS_OK, Message, Turn, TurnDraft
 from providers.errors import ProviderError
 from providers.events import ReplyDone, TextDelta, ToolCallRequest
 from providers.llm import LLMClient
-from providers.toolcalls import calls_in_text, may_be_text_call
 
 Clock = Callable[[], datetime]
+_log = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True)
@@ -55,29 +66,37 @@ class RecallFinished:
 
 @dataclass(frozen=True)
 class ToolCalled:
-    """The model asked for a tool (shown in the transcript as a small note)."""
+    """The model asked for a tool (shown in the transcript as a small note).
+
+    A ``repeated`` call (same tool, same arguments, earlier in this reply) is not run again:
+    no ``RecallStarted``/``RecallFinished`` follow it.
+    """
 
     name: str
     arguments: dict[str, Any]
     from_text: bool = False
+    repeated: bool = False
 
 
 @dataclass(frozen=True)
 class ReplyCompleted:
-    """The reply is complete and its turn is stored."""
+    """The reply is complete and its turn is stored; ``rounds`` counts the tool rounds it took."""
 
     turn: Turn
     text: str
     model: str
+    rounds: int = 0
 
 
 @dataclass(frozen=True)
 class ReplyFailed:
-    """The reply failed; ``turn`` is the failed turn kept in the transcript (None if it could not be)."""
+    """The reply failed or produced no answer; ``turn`` is the failed turn kept in the transcript
+    (None if it could not be kept: then ``user_text`` must go back to the user)."""
 
     message: str
     user_text: str
     turn: Turn | None = None
+    rounds: int = 0
 
 
 SessionEvent = RecallStarted | RecallFinished | ToolCalled | TextDelta | ReplyCompleted | ReplyFailed
@@ -95,6 +114,13 @@ def estimate_tokens(text: str) -> int:
     """A rough token count: one per CJK character, one per four other characters."""
     cjk = sum(1 for ch in text if "\u3400" <= ch <= "\u9fff")
     return cjk + (len(text) - cjk) // 4 + 1
+
+
+def _reason(exc: Exception) -> str:
+    if isinstance(exc, ProviderError | KernelError):
+        return str(exc)
+    _log.error("the reply failed", exc_info=exc)
+    return f"unexpected error ({type(exc).__name__}: {exc})"
 
 
 class ChatSession:
@@ -121,165 +147,165 @@ class ChatSession:
         self.handle = handle
         self.turns: list[Turn] = []
         self.topic = ""
+        self._language_of_session = ""
 
     async def resume(self, session_id: str) -> None:
         """Continue ``session_id``'s anchor chain from now on."""
         self.handle = await asyncio.to_thread(self.kernel.resume_session, session_id)
         self.turns = await asyncio.to_thread(self.kernel.session_turns, session_id)
         self.topic = self.turns[-1].topic if self.turns else ""
+        first = next((m.text for t in self.turns for m in t.messages if m.role == "user" and m.is_chat), "")
+        self._language_of_session = ("zh" if uses_chinese(first) else "en") if first else ""
 
     def start_new(self) -> None:
         """Forget the current session; the next message starts a new one."""
         self.handle = None
         self.turns = []
         self.topic = ""
+        self._language_of_session = ""
 
     # ---------------------------------------------------------------- context
 
     def _language(self, text: str) -> str:
+        """The prompt's language: configured, else the session's first message's (so the prompt stays cached)."""
         if self.config.prompt_language != "auto":
             return self.config.prompt_language
-        return "zh" if uses_chinese(text) else "en"
+        if not self._language_of_session:
+            self._language_of_session = "zh" if uses_chinese(text) else "en"
+        return self._language_of_session
 
-    def _history(self) -> list[dict[str, Any]]:
+    def _history(self) -> tuple[list[dict[str, Any]], frozenset[str]]:
+        """The session's recent turns within the token budget, as chat messages, and their ids."""
         budget = self.config.context_token_budget
         picked: list[dict[str, Any]] = []
+        ids: set[str] = set()
         for turn in reversed(self.turns):
             if turn.status == STATUS_FAILED:
                 continue
             pair = [
-                {"role": "assistant" if m.role == "assistant" else "user", "content": m.text} for m in turn.messages
+                {"role": "assistant" if m.role == "assistant" else "user", "content": m.text}
+                for m in turn.messages
+                if m.is_chat
             ]
             cost = sum(estimate_tokens(m["content"]) for m in pair)
             if cost > budget:
                 break
             budget -= cost
             picked[:0] = pair
-        return picked
+            ids.add(turn.id)
+        return picked, frozenset(ids)
 
-    def build_messages(self, text: str, now: datetime, injected: str = "") -> list[dict[str, Any]]:
-        """System prompt, the session's recent turns within the budget, and the new message."""
-        local = now.astimezone(self.zone)
-        messages: list[dict[str, Any]] = [
-            {
-                "role": "system",
-                "content": system_prompt(self._language(text), local, self.zone_name),
-            }
-        ]
-        messages.extend(self._history())
+    def build_messages(
+        self, text: str, now: datetime, history: list[dict[str, Any]], injected: str = ""
+    ) -> list[dict[str, Any]]:
+        """The request: the (unchanging) system prompt, the recent turns, then the new message with the time."""
+        language = self._language(text)
+        messages: list[dict[str, Any]] = [{"role": "system", "content": system_prompt(language)}, *history]
         if injected:
             messages.append({"role": "system", "content": injected})
-        messages.append({"role": "user", "content": text})
+        note = time_note(language, now.astimezone(self.zone), self.zone_name)
+        messages.append({"role": "user", "content": f"{note}\n{text}"})
         return messages
 
     # ------------------------------------------------------------------ reply
 
     async def reply(self, text: str) -> AsyncIterator[SessionEvent]:
-        """Answer ``text``: stream the reply, run memory tools, then store the turn."""
+        """Answer ``text``: stream the reply, run memory tools, then store the turn. Never raises."""
         now = self.clock()
-        visible: list[str] = []
-        recalled: list[str] = []
-        model = ""
+        progress = Progress()
         try:
-            injected = ""
-            if self.config.auto_recall or not self.llm.provider().supports_tools:
-                arguments = {"query": text, "top_k": self.config.auto_recall_top_k}
-                yield RecallStarted("auto", "recall_memory", arguments, "auto")
-                outcome = await asyncio.to_thread(run_tool, self.kernel, "recall_memory", arguments, now, 0)
-                yield RecallFinished("auto", "recall_memory", arguments, outcome.results, None, outcome.error, "auto")
-                recalled.extend(outcome.recalled_ids)
-                if outcome.results is not None and outcome.results.results:
-                    injected = "以下是可能相关的历史记忆 (possibly relevant memories):\n\n" + outcome.content
-            messages = self.build_messages(text, now, injected)
-            rounds = self.config.max_tool_rounds
-            for round_number in range(rounds + 1):
-                tools_allowed = round_number < rounds and self.llm.provider().supports_tools
-                done: ReplyDone | None = None
-                held: list[str] = []
-                holding = tools_allowed
-                async for event in self.llm.stream(messages, TOOLS if tools_allowed else None, tool_names=TOOL_NAMES):
-                    if isinstance(event, TextDelta):
-                        piece = event.text
-                        if holding:
-                            held.append(piece)
-                            if may_be_text_call("".join(held)):
-                                continue
-                            holding = False
-                            piece = "".join(held)
-                            held = []
-                        visible.append(piece)
-                        yield TextDelta(piece)
-                    elif isinstance(event, ReplyDone):
-                        done = event
-                if done is None:
-                    raise ProviderError("the provider ended the reply without finishing it", transient=True)
-                model = done.model
-                calls = list(done.tool_calls)
-                if not calls and held and tools_allowed:
-                    calls = calls_in_text("".join(held), TOOL_NAMES)
-                if not calls:
-                    if held:
-                        visible.append("".join(held))
-                        yield TextDelta("".join(held))
-                    break
-                messages.append(self._assistant_message(done, calls))
-                for call in calls:
-                    yield ToolCalled(call.name, call.arguments, call.from_text)
-                    outcome = await self._run(call, now)
-                    async for recall_event in self._recall_events(call, outcome):
-                        yield recall_event
-                    recalled.extend(i for i in outcome.recalled_ids if i not in recalled)
-                    messages.append(self._tool_message(call, outcome))
-        except ProviderError as exc:
-            failed = await self._store_failed(text, "".join(visible), str(exc), recalled, now)
-            yield failed
-            return
-        answer = "".join(visible)
-        try:
-            turn = await asyncio.to_thread(self._store, text, answer, tuple(recalled), now, "ok", ())
-        except KernelError as exc:
-            yield ReplyFailed(f"the reply could not be stored: {exc}", text)
-            return
-        yield ReplyCompleted(turn, answer, model)
+            async for event in self._answer(text, now, progress):
+                yield event
+        except Exception as exc:  # the reply's boundary: a failure ends the reply, never its caller (a TUI worker)
+            yield await self._store_failed(text, progress, _reason(exc), now)
+        except (asyncio.CancelledError, GeneratorExit):
+            if not progress.storing:  # stopped (the app closing, the reader gone): keep what was typed, then stop
+                self._keep_stopped(text, progress, now)
+            raise
 
-    async def _run(self, call: ToolCallRequest, now: datetime) -> ToolOutcome:
+    async def _answer(self, text: str, now: datetime, progress: Progress) -> AsyncIterator[SessionEvent]:
+        language = self._language(text)
+        history, in_context = self._history()
+        context = ToolContext(now, self.context_window, in_context)
+        provider = self.llm.provider()
+        injected = ""
+        if self.config.auto_recall or not provider.supports_tools:
+            arguments: dict[str, Any] = {"query": text, "top_k": self.config.auto_recall_top_k}
+            yield RecallStarted("auto", RECALL_MEMORY, arguments, "auto")
+            call = ToolCallRequest("auto", RECALL_MEMORY, arguments)
+            outcome = await self._call(call, replace(context, context_window=0))
+            yield RecallFinished("auto", RECALL_MEMORY, arguments, outcome.results, None, outcome.error, "auto")
+            progress.recalled.extend(outcome.recalled_ids)
+            if outcome.results is not None and outcome.results.results:
+                injected = MEMORIES_HEADER + outcome.content
+        messages = self.build_messages(text, now, history, injected)
+        ran: set[str] = set()
+        answer_now = not provider.supports_tools
+        for round_number in range(self.config.max_tool_rounds + 1):
+            final = answer_now or round_number == self.config.max_tool_rounds
+            if final and progress.rounds > 0:
+                messages.append({"role": "user", "content": ANSWER_NOW[language]})
+            done: ReplyDone | None = None
+            said: list[str] = []
+            async for event in self.llm.stream(messages, None if final else TOOLS, tool_names=TOOL_NAMES):
+                if isinstance(event, TextDelta):
+                    if not said and progress.shown and not progress.answer.endswith("\n"):
+                        progress.shown.append("\n\n")
+                        yield TextDelta("\n\n")
+                    said.append(event.text)
+                    progress.shown.append(event.text)
+                    yield event
+                elif isinstance(event, ReplyDone):
+                    done = event
+            if done is None:
+                raise ProviderError("the provider ended the reply without finishing it", transient=True)
+            progress.model = done.model
+            if not done.tool_calls and not final and not said:
+                # nothing at all while tools were offered (llama-cpp-python's chatml-function-calling
+                # cannot write text then): ask again without them
+                answer_now = True
+                continue
+            if not done.tool_calls:
+                break
+            if final:
+                yield await self._store_failed(text, progress, NO_ANSWER[language], now, NO_ANSWER[language])
+                return
+            progress.rounds += 1
+            answered: list[tuple[ToolCallRequest, ToolOutcome]] = []
+            for index, call in enumerate(done.tool_calls):
+                if call.from_text or not call.id:
+                    call = replace(call, id=f"call_{round_number}_{index}")
+                key = call_key(call)
+                yield ToolCalled(call.name or "(unreadable call)", call.arguments, call.from_text, key in ran)
+                if key in ran:
+                    outcome = ToolOutcome(ALREADY_HAVE, trace="repeated call, not run again")
+                else:
+                    yield RecallStarted(call.id, call.name, call.arguments)
+                    outcome = await self._call(call, context)
+                    yield RecallFinished(
+                        call.id, call.name, call.arguments, outcome.results, outcome.turn, outcome.error
+                    )
+                    ran.add(key)
+                progress.note(call, outcome)
+                answered.append((call, outcome))
+            messages.extend(round_messages(done, "".join(said), answered, provider.tool_results))
+            answer_now = all(outcome.content == ALREADY_HAVE for _, outcome in answered)
+        answer = progress.answer
+        if not answer.strip():
+            yield await self._store_failed(text, progress, EMPTY_ANSWER[language], now, EMPTY_ANSWER[language])
+            return
+        progress.storing = True
+        turn = await asyncio.to_thread(self._store, text, answer, progress, now, STATUS_OK, ())
+        yield ReplyCompleted(turn, answer, progress.model, progress.rounds)
+
+    async def _call(self, call: ToolCallRequest, context: ToolContext) -> ToolOutcome:
         if call.error:
-            return ToolOutcome(f"错误 (error): {call.error}", error=call.error)
-        return await asyncio.to_thread(run_tool, self.kernel, call.name, call.arguments, now, self.context_window)
-
-    async def _recall_events(self, call: ToolCallRequest, outcome: ToolOutcome) -> AsyncIterator[SessionEvent]:
-        yield RecallStarted(call.id, call.name, call.arguments)
-        turn = None
-        if call.name == RECALL_BY_ID and outcome.recalled_ids:
-            found = await asyncio.to_thread(self.kernel.recall_by_id, outcome.recalled_ids[0])
-            turn = found.turn
-        yield RecallFinished(call.id, call.name, call.arguments, outcome.results, turn, outcome.error)
-
-    @staticmethod
-    def _assistant_message(done: ReplyDone, calls: list[ToolCallRequest]) -> dict[str, Any]:
-        if calls[0].from_text:
-            return {"role": "assistant", "content": done.text or ""}
-        return {
-            "role": "assistant",
-            "content": done.text or "",  # never null: some OpenAI-compatible servers reject it
-            "tool_calls": [
-                {
-                    "id": call.id,
-                    "type": "function",
-                    "function": {
-                        "name": call.name,
-                        "arguments": call.raw_arguments or json.dumps(call.arguments, ensure_ascii=False),
-                    },
-                }
-                for call in calls
-            ],
-        }
-
-    @staticmethod
-    def _tool_message(call: ToolCallRequest, outcome: ToolOutcome) -> dict[str, Any]:
-        if call.from_text:
-            return {"role": "user", "content": f"[{call.name} 结果 / result]\n\n{outcome.content}"}
-        return {"role": "tool", "tool_call_id": call.id, "content": outcome.content}
+            return ToolOutcome.failure(call.error)
+        try:
+            return await asyncio.to_thread(run_tool, self.kernel, call.name, call.arguments, context)
+        except Exception as exc:  # a tool's failure is the model's to read, never the end of the reply
+            _log.warning("tool %s failed", call.name, exc_info=exc)
+            return ToolOutcome.failure(f"the tool failed ({type(exc).__name__}: {exc})")
 
     # ------------------------------------------------------------------ store
 
@@ -287,7 +313,7 @@ class ChatSession:
         self,
         user_text: str,
         answer: str,
-        recalled: tuple[str, ...],
+        progress: Progress,
         now: datetime,
         status: str,
         extra: tuple[tuple[str, str], ...],
@@ -295,28 +321,37 @@ class ChatSession:
         if self.handle is None:
             self.handle = self.kernel.new_session(now)
             self.topic = derive_topic(user_text)
-        messages = [Message("user", user_text)]
-        if answer or status == "ok":
+        messages = [Message("user", user_text), *progress.trace]
+        if answer or status == STATUS_OK:
             messages.append(Message("assistant", answer))
-        draft = TurnDraft(tuple(messages), now, self.topic, recalled, status, extra)
+        draft = TurnDraft(tuple(messages), now, self.topic, tuple(progress.recalled), status, extra)
         turn = self.kernel.append_turn(self.handle, draft)
-        self.kernel.flush_access()
         self.turns.append(turn)
+        try:
+            self.kernel.flush_access()
+        except Exception as exc:  # access statistics are a nicety: the stored turn stands without them
+            _log.warning("access statistics were not saved", exc_info=exc)
         return turn
 
+    def _keep_stopped(self, user_text: str, progress: Progress, now: datetime) -> None:
+        """Store a stopped reply's turn at once (no thread: the task is being cancelled)."""
+        try:
+            self._store(user_text, progress.answer, progress, now, STATUS_FAILED, (("error", "the reply was stopped"),))
+        except Exception as exc:  # the stop goes on regardless; say why the message was not kept
+            _log.error("a stopped reply's message could not be kept", exc_info=exc)
+
     async def _store_failed(
-        self, user_text: str, partial: str, message: str, recalled: list[str], now: datetime
+        self, user_text: str, progress: Progress, message: str, now: datetime, answer: str | None = None
     ) -> ReplyFailed:
+        """Keep the user's message as a failed turn (with what was said so far, or ``answer``)."""
+        kept = progress.answer if answer is None else answer
+        progress.storing = True
         try:
             turn = await asyncio.to_thread(
-                self._store,
-                user_text,
-                partial,
-                tuple(recalled),
-                now,
-                STATUS_FAILED,
-                (("error", message),),
+                self._store, user_text, kept, progress, now, STATUS_FAILED, (("error", message),)
             )
-        except KernelError as exc:
-            return ReplyFailed(f"{message}; the message could not be kept either: {exc}", user_text)
-        return ReplyFailed(message, user_text, turn)
+        except Exception as exc:  # nothing typed is lost: the caller gets the text back instead
+            return ReplyFailed(
+                f"{message}; the message could not be kept either: {exc}", user_text, None, progress.rounds
+            )
+        return ReplyFailed(message, user_text, turn, progress.rounds)

@@ -1,4 +1,4 @@
-"""``huichat bench``: recall quality, the synthetic time benchmark, scale and start-up."""
+"""``huichat bench``: recall quality, the synthetic time benchmark, scale, start-up and the tool loop."""
 
 from __future__ import annotations
 
@@ -30,6 +30,16 @@ def _names(text: str) -> tuple[str, ...]:
             f"unknown categories {', '.join(unknown)}; choose from {', '.join(CATEGORIES)}"
         )
     return names
+
+
+def _modes(text: str) -> list[str]:
+    from benchmarks.loop import SCRIPTED_MODES
+
+    modes = [part.strip() for part in text.split(",") if part.strip()]
+    unknown = [m for m in modes if m not in SCRIPTED_MODES]
+    if unknown or not modes:
+        raise argparse.ArgumentTypeError(f"unknown mode {', '.join(unknown)!r} (known: {', '.join(SCRIPTED_MODES)})")
+    return modes
 
 
 def add_bench_arguments(parser: argparse.ArgumentParser) -> None:
@@ -83,9 +93,26 @@ def add_bench_arguments(parser: argparse.ArgumentParser) -> None:
         help="embedder for bulk vectors (default hash; live-turn timing uses the configured model)",
     )
 
-    startup = kinds.add_parser("startup", help="time to first paint and until memory is ready")
+    loop = kinds.add_parser("loop", help="tool loops: do replies cite the right memory, in how many rounds?")
+    loop.add_argument("--questions", type=int, default=20, choices=range(1, 21), metavar="N", help="1-20 (default 20)")
+    loop.add_argument("--modes", type=_modes, default=None, help="scripted modes to run (default all)")
+    loop.add_argument("--base-url", default=None, help="a real OpenAI-compatible server instead of the scripted one")
+    loop.add_argument("--model", default="model", help="the model name to ask the server for")
+    loop.add_argument("--tool-results", choices=("tool", "observation"), default="tool", help="with --base-url")
+    loop.add_argument("--timeout", type=float, default=600.0, help="seconds per request (with --base-url)")
+    loop.add_argument("--max-rounds", type=int, default=4, help="tool rounds before the model must answer")
+    loop.add_argument("--context-window", type=int, default=1, help="turns shown around each hit (default 1)")
+    loop.add_argument("--embedder", default="hash", help="'hash' (default) or a model path; empty: the configured one")
+    loop.add_argument("--verbose", action="store_true", help="print each question, its calls and its answer")
+    loop.add_argument("--json", type=Path, default=None, metavar="OUT", help="also write the results as JSON")
+
+    startup = kinds.add_parser("startup", help="first paint, memory and LLM ready, and quitting, in a real terminal")
     startup.add_argument("--runs", type=int, default=5, help="runs (median reported, default 5)")
     startup.add_argument("--json", type=Path, default=None, metavar="OUT", help="also write the results as JSON")
+
+    cli = kinds.add_parser("cli", help="the cold time of each command (sessions, show, recall, doctor)")
+    cli.add_argument("--runs", type=int, default=5, help="runs per command (median reported, default 5)")
+    cli.add_argument("--json", type=Path, default=None, metavar="OUT", help="also write the results as JSON")
 
 
 def run_bench(args: argparse.Namespace, runtime: Runtime) -> int:
@@ -99,10 +126,19 @@ def run_bench(args: argparse.Namespace, runtime: Runtime) -> int:
         from benchmarks.timegen import run_time_bench
 
         return run_time_bench(args, loaded, zone)
+    if args.bench == "loop":
+        from benchmarks.loop import SCRIPTED_MODES, run_loop_bench
+
+        args.modes = args.modes or list(SCRIPTED_MODES)
+        return run_loop_bench(args, loaded, zone)
     if args.bench == "scale":
         from benchmarks.scale import run_scale_bench
 
         return run_scale_bench(args, loaded, zone)
+    if args.bench == "cli":
+        from benchmarks.clitimes import run_cli_bench
+
+        return run_cli_bench(args, loaded, zone)
     from benchmarks.startup import run_startup_bench
 
     return run_startup_bench(args, loaded, zone)

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Self
+from typing import Literal, Self
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
@@ -29,6 +29,11 @@ class ProviderConfig(BaseModel):
     """Names of other providers tried in order when this one fails."""
     supports_tools: bool = True
     """False for models without tool calling: memory is then injected before the call."""
+    tool_results: Literal["tool", "observation"] = "tool"
+    """How tool results go back to the model. ``tool``: tool-role messages after the assistant's
+    structured calls (chat templates render them as ``<tool_response>``). ``observation``: one user
+    message of ``<tool_response>`` blocks, after the call as the model printed it — for servers
+    whose template drops tool messages (llama-cpp-python's ``chatml-function-calling``)."""
 
 
 class ProvidersConfig(BaseModel):

@@ -8,23 +8,23 @@ from typing import Any
 
 @dataclass(frozen=True)
 class TextDelta:
-    """A piece of the reply's text, in order."""
+    """A piece of the reply's text, in order (never a part of a tool call printed as text)."""
 
     text: str
 
 
 @dataclass(frozen=True)
 class ToolCallRequest:
-    """A complete tool call the model asked for (assembled from streamed deltas)."""
+    """A complete tool call the model asked for (assembled from streamed deltas or read from its text)."""
 
     id: str
     name: str
     arguments: dict[str, Any]
     raw_arguments: str = ""
     error: str = ""
-    """Set when the arguments were not valid JSON; the call is answered with this error."""
+    """Set when the call could not be read (invalid JSON, no tool name); it is answered with this error."""
     from_text: bool = False
-    """True when the model printed the call as JSON text instead of a structured call."""
+    """True when the model printed the call as text instead of making a structured call."""
 
 
 @dataclass(frozen=True)
@@ -35,6 +35,39 @@ class ReplyDone:
     model: str
     tool_calls: tuple[ToolCallRequest, ...] = field(default=())
     text: str = ""
+    """Everything the model wrote, call markup included (the ``TextDelta``s are the part fit to show)."""
 
 
 ProviderEvent = TextDelta | ToolCallRequest | ReplyDone
+
+
+def repair_text(text: str) -> str:
+    """``text`` with surrogate pairs (split across streamed chunks, then joined) made whole.
+
+    A lone surrogate cannot be written as UTF-8; it becomes U+FFFD.
+    """
+    if not any("\ud800" <= ch <= "\udfff" for ch in text):
+        return text
+    return text.encode("utf-16-le", "surrogatepass").decode("utf-16-le", "replace")
+
+
+class TextJoiner:
+    """Turns streamed pieces into pieces that are valid text: a high surrogate that ends one
+    piece waits for the low surrogate that starts the next."""
+
+    def __init__(self) -> None:
+        self._pending = ""
+
+    def feed(self, piece: str) -> str:
+        """The part of ``pending + piece`` that is complete."""
+        text = self._pending + piece
+        if text and "\ud800" <= text[-1] <= "\udbff":
+            self._pending, text = text[-1], text[:-1]
+        else:
+            self._pending = ""
+        return repair_text(text)
+
+    def flush(self) -> str:
+        """What is still pending at the end of the stream (a lone surrogate, repaired)."""
+        pending, self._pending = self._pending, ""
+        return repair_text(pending)

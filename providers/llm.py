@@ -22,7 +22,7 @@ import litellm
 from providers.config import ProviderConfig, ProvidersConfig, key_problem
 from providers.errors import ProviderError
 from providers.events import ProviderEvent, ReplyDone, TextDelta, ToolCallRequest
-from providers.toolcalls import ToolCallAssembler
+from providers.reading import ReplyReader
 
 _lite: Any = litellm  # litellm's exception and router names are not re-exported for type checkers
 Router = _lite.Router
@@ -111,6 +111,7 @@ class LLMClient:
         self.config = config
         self.env = dict(os.environ) if env is None else dict(env)
         self.current = config.default_name()
+        self._unstreamed: set[str] = set()
         model_list = [
             {"model_name": name, "litellm_params": _params(provider, self.env)}
             for name, provider in config.named.items()
@@ -160,47 +161,61 @@ class LLMClient:
         tools: list[dict[str, Any]] | None = None,
         *,
         tool_names: Collection[str] = (),
+        provider: str | None = None,
     ) -> AsyncIterator[ProviderEvent]:
-        """Stream one completion: ``TextDelta``s, then one ``ReplyDone`` with the assembled tool calls."""
-        name = self.current
+        """Stream one completion: ``TextDelta``s fit to show, then one ``ReplyDone``.
+
+        ``ReplyDone`` carries the tool calls, whether the server made them or the model printed
+        them as text (read when ``tool_names`` is given; that markup is never yielded). With
+        tools, ``tool_choice: auto`` is sent (llama.cpp's chatml-function-calling drops tools
+        without it). A server that cannot stream a tool round (it fails, or streams nothing)
+        gets the round again unstreamed, and that provider's tool rounds stay unstreamed.
+        """
+        name = provider or self.current
         if name is None or self._router is None:
             raise ProviderError("no provider is configured")
-        provider = self.provider(name)
+        config = self.provider(name)
         problem = self.problem(name)
         if problem:
             raise ProviderError(problem, provider=name)
-        kwargs: dict[str, Any] = {}
-        if tools and provider.supports_tools:
-            kwargs["tools"] = tools
-        assembler = ToolCallAssembler()
-        text: list[str] = []
-        finish = ""
-        model = provider.model
-        try:
-            response = await self._router.acompletion(model=name, messages=messages, stream=True, **kwargs)
-            async for chunk in response:
-                model = getattr(chunk, "model", None) or model
-                if not chunk.choices:
-                    continue
-                choice = chunk.choices[0]
-                delta = choice.delta
-                if delta is not None and delta.content:
-                    text.append(delta.content)
-                    yield TextDelta(delta.content)
-                for call in (delta.tool_calls if delta is not None else None) or []:
-                    function = call.function
-                    assembler.add(
-                        call.index,
-                        call.id,
-                        function.name if function else None,
-                        function.arguments if function else None,
-                    )
-                if choice.finish_reason:
-                    finish = choice.finish_reason
-        except Exception as exc:  # vendor boundary: every litellm/httpx failure becomes one line
-            raise translate(exc, name, provider) from exc
-        calls: tuple[ToolCallRequest, ...] = tuple(assembler.calls())
-        yield ReplyDone(finish or ("tool_calls" if calls else "stop"), str(model), calls, "".join(text))
+        offered = bool(tools) and config.supports_tools
+        kwargs: dict[str, Any] = {"tools": tools, "tool_choice": "auto"} if offered else {}
+        reading = ReplyReader(tool_names, config.model)
+        unstreamed = refused = offered and name in self._unstreamed
+        if not unstreamed:
+            shown = False
+            try:
+                response = await self._router.acompletion(model=name, messages=messages, stream=True, **kwargs)
+                async for chunk in response:
+                    for piece in reading.chunk(chunk):
+                        shown = True
+                        yield TextDelta(piece)
+            except Exception as exc:  # vendor boundary: every litellm/httpx failure becomes one line
+                if not (offered and not shown and _may_refuse_streaming(exc)):
+                    raise translate(exc, name, config) from exc
+                unstreamed = refused = True
+            else:
+                unstreamed, refused = offered and not shown and reading.empty, False
+            if unstreamed:
+                reading = ReplyReader(tool_names, config.model)
+        if unstreamed:
+            try:
+                response = await self._router.acompletion(model=name, messages=messages, stream=False, **kwargs)
+            except Exception as exc:  # vendor boundary
+                raise translate(exc, name, config) from exc
+            whole = reading.message(response)
+            if refused or not reading.empty:  # empty both ways says nothing about streaming
+                self._unstreamed.add(name)
+            if whole:
+                yield TextDelta(whole)
+        tail, done = reading.done()
+        if tail:
+            yield TextDelta(tail)
+        yield done
+
+    def streams_tool_rounds(self, name: str | None = None) -> bool:
+        """False once a provider's tool rounds had to be sent unstreamed."""
+        return (name or self.current) not in self._unstreamed
 
     async def ping(self, name: str, timeout: float = 10.0) -> str:
         """One tiny request; returns the model's first words or raises ``ProviderError``."""
@@ -217,3 +232,54 @@ class LLMClient:
             raise translate(exc, name, provider) from exc
         content = response.choices[0].message.content or ""
         return str(content).strip()[:40] or "(empty reply)"
+
+    async def probe_tools(self, name: str) -> str:
+        """Whether provider ``name`` really calls tools: ``yes (structured)``, ``yes (text)`` or ``no``.
+
+        The model gets one tool it must call to answer; raises ``ProviderError`` on failure.
+        """
+        calls: tuple[ToolCallRequest, ...] = ()
+        async for event in self.stream(_PROBE_MESSAGES, [_PROBE_TOOL], tool_names=(_PROBE_NAME,), provider=name):
+            if isinstance(event, ReplyDone):
+                calls = event.tool_calls
+        called = [c for c in calls if c.name == _PROBE_NAME]
+        if not called:
+            return "no"
+        how = "text" if all(c.from_text for c in called) else "structured"
+        return f"yes ({how}{'' if self.streams_tool_rounds(name) else ', unstreamed'})"
+
+
+_PROBE_NAME = "get_secret_word"
+_PROBE_TOOL: dict[str, Any] = {
+    "type": "function",
+    "function": {
+        "name": _PROBE_NAME,
+        "description": "Returns today's secret word. Nothing else knows it.",
+        "parameters": {
+            "type": "object",
+            "properties": {"language": {"type": "string", "description": "en or zh"}},
+            "required": ["language"],
+        },
+    },
+}
+_PROBE_MESSAGES = [
+    {
+        "role": "user",
+        "content": "What is today's secret word? Only the get_secret_word tool knows it: call it now, in English.",
+    }
+]
+
+
+def _may_refuse_streaming(exc: BaseException) -> bool:
+    """Whether ``exc`` may mean "this server cannot stream a tool round" (not: down, slow, denied)."""
+    if isinstance(
+        exc,
+        _lite.AuthenticationError
+        | _lite.RateLimitError
+        | _lite.Timeout
+        | _lite.ContextWindowExceededError
+        | _lite.NotFoundError
+        | _lite.APIConnectionError,
+    ):
+        return False
+    return isinstance(exc, _lite.BadRequestError | _lite.InternalServerError | _lite.APIError)

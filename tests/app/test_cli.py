@@ -14,7 +14,7 @@ from app.config import load_config
 from app.wiring import runtime
 from memory.turns import Message, TurnDraft
 from tests.conftest import NOW
-from tests.fakellm import FakeLLM
+from tests.fakellm import FakeLLM, Reply, ToolCall
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -164,6 +164,29 @@ def test_doctor_prints_its_table(tmp_path: Path) -> None:
     assert done.returncode == 1  # the unset key is a failed check
     ok = _huichat(config, "doctor", env={"HUICHAT_DOCTOR_KEY": "x"})
     assert ok.returncode == 0, ok.stdout
+
+
+def test_doctor_ping_says_whether_each_provider_really_calls_tools(tmp_path: Path) -> None:
+    def caller(body: dict[str, object]) -> Reply:
+        return Reply(tool_calls=[ToolCall("get_secret_word", {"language": "en"})]) if body.get("tools") else Reply("OK")
+
+    def printer(body: dict[str, object]) -> Reply:
+        return Reply('<tool_call>{"name": "get_secret_word", "arguments": {"language": "en"}}</tool_call>')
+
+    with FakeLLM(responder=caller) as calls, FakeLLM(responder=printer) as prints, FakeLLM() as talks:
+        config = _config(
+            tmp_path,
+            "providers:\n  named:\n"
+            f"    calls: {{model: openai/a, api_base: '{calls.base_url}'}}\n"
+            f"    prints: {{model: openai/b, api_base: '{prints.base_url}'}}\n"
+            f"    talks: {{model: openai/c, api_base: '{talks.base_url}'}}\n",
+        )
+        done = _huichat(config, "doctor", "--ping", env={"COLUMNS": "250"})
+    assert done.returncode == 0, done.stdout
+    rows = {line.split("│")[1].strip(): line for line in done.stdout.splitlines() if "provider" in line}
+    assert "tools: yes (structured)" in rows["provider calls (default)"]
+    assert "tools: yes (text)" in rows["provider prints"]
+    assert "tools: no" in rows["provider talks"]
 
 
 def test_files_left_by_a_killed_index_writer_are_removed_at_open(store: tuple[Path, list[str]]) -> None:

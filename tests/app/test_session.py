@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
+import json
 import re
 from datetime import datetime, timedelta
 from typing import Any
@@ -9,6 +12,7 @@ from typing import Any
 import pytest
 
 from app.config import ChatConfig
+from app.prompts import ALREADY_HAVE, ANSWER_NOW, NO_ANSWER
 from app.session import (
     ChatSession,
     RecallFinished,
@@ -20,19 +24,21 @@ from app.session import (
     derive_topic,
 )
 from memory.kernel import MemoryKernel
+from memory.results import SearchRequest
 from memory.transcript import TurnChunker
 from memory.turns import Message, TurnDraft
 from providers.config import ProviderConfig, ProvidersConfig
 from providers.events import TextDelta
 from providers.llm import LLMClient
 from tests.conftest import NOW, ZONE
-from tests.fakellm import FakeLLM, Reply, ToolCall
+from tests.fakellm import TEXT_FORMS, FakeLLM, Reply, ToolCall, print_call
+
+MARKUP = re.compile(r"<tool_call>|</?tools>|<function=|\"arguments\"|\"name\"\s*:")
 
 
-def _session(kernel: MemoryKernel, server: FakeLLM, **chat: Any) -> ChatSession:
-    providers = ProvidersConfig(
-        named={"fake": ProviderConfig(model="openai/fake", api_base=server.base_url)}, max_retries=0
-    )
+def _session(kernel: MemoryKernel, server: FakeLLM, provider: dict[str, Any] | None = None, **chat: Any) -> ChatSession:
+    config = ProviderConfig(model="openai/fake", api_base=server.base_url, **(provider or {}))
+    providers = ProvidersConfig(named={"fake": config}, max_retries=0)
     clock_state = {"now": NOW}
 
     def clock() -> datetime:
@@ -46,13 +52,34 @@ async def _reply(session: ChatSession, text: str) -> list[SessionEvent]:
     return [event async for event in session.reply(text)]
 
 
-def _memory_answerer(body: dict[str, Any]) -> Reply:
-    """Behaves like a tool-using model: search first, then answer citing what was found."""
-    last = body["messages"][-1]
-    if last["role"] == "tool":
-        ids = re.findall(r"\[id:([a-z0-9]{6})", last["content"])
-        return Reply(text=f"根据记忆 {ids[0] if ids else 'none'}，你用的是 llama.cpp。")
-    return Reply(tool_calls=[ToolCall("recall_memory", {"query": last["content"], "top_k": 3})])
+def _shown(events: list[SessionEvent]) -> str:
+    return "".join(e.text for e in events if isinstance(e, TextDelta))
+
+
+def _results_in(message: dict[str, Any]) -> str:
+    """The tool results a request carries last (tool messages or an observation block), else ''."""
+    content = str(message.get("content") or "")
+    if message["role"] == "tool" or "<tool_response>" in content:
+        return content
+    return ""
+
+
+def _memory_answerer(form: str = "structured") -> Any:
+    """A tool-using model: search first (structured or printed in ``form``), then answer citing the first id."""
+
+    def respond(body: dict[str, Any]) -> Reply:
+        last = body["messages"][-1]
+        results = next((_results_in(m) for m in reversed(body["messages"]) if _results_in(m)), "")
+        if _results_in(last) or not body.get("tools"):
+            found = re.findall(r"\[id:([a-z0-9]{6})", results)
+            return Reply(text=f"根据记忆 {found[0] if found else 'none'}，你用的是 llama.cpp。")
+        query = last["content"].split("\n", 1)[-1]
+        call = ToolCall("recall_memory", {"query": query, "top_k": 3})
+        if form == "structured":
+            return Reply(tool_calls=[call])
+        return Reply(text=print_call(form, [call]), chunk_chars=3)
+
+    return respond
 
 
 @pytest.fixture
@@ -71,24 +98,29 @@ def remembered(kernel: MemoryKernel) -> str:
 async def test_a_whole_conversation_is_stored_with_anchors_and_tool_trace(
     kernel: MemoryKernel, fake_llm: FakeLLM, remembered: str
 ) -> None:
-    fake_llm.responder = _memory_answerer
+    fake_llm.responder = _memory_answerer()
     session = _session(kernel, fake_llm)
     events = await _reply(session, "本地模型部署用什么？")
     kinds = [type(e).__name__ for e in events]
     assert kinds[:3] == ["ToolCalled", "RecallStarted", "RecallFinished"]
     finished = next(e for e in events if isinstance(e, RecallFinished))
     assert finished.results is not None and finished.results.hits[0].turn.id == remembered
-    text = "".join(e.text for e in events if isinstance(e, TextDelta))
+    text = _shown(events)
     assert text == f"根据记忆 {remembered}，你用的是 llama.cpp。"
     done = events[-1]
-    assert isinstance(done, ReplyCompleted) and done.turn.recalled_ids == (remembered,)
+    assert isinstance(done, ReplyCompleted) and done.turn.recalled_ids == (remembered,) and done.rounds == 1
 
     later = [await _reply(session, "本地模型部署要多少显存？"), await _reply(session, "速度呢？")]
     turns = kernel.session_turns(session.handle.session_id if session.handle else "")
     assert [t.turn_index for t in turns] == [0, 1, 2]
     assert [t.prev_id for t in turns] == [None, turns[0].id, turns[1].id]
     assert [t.next_id for t in turns] == [turns[1].id, turns[2].id, None]
-    assert turns[0].messages == (Message("user", "本地模型部署用什么？"), Message("assistant", text))
+    first = turns[0].messages
+    assert [m.kind for m in first] == ["text", "tool_call", "tool_result", "text"]
+    assert first[0] == Message("user", "本地模型部署用什么？") and first[-1] == Message("assistant", text)
+    assert first[1].speaker == "recall_memory" and json.loads(first[1].text.split(" ", 1)[1])["top_k"] == 3
+    assert first[2].text.startswith("1 hit: ") and remembered in first[2].text
+    assert turns[0].text == f"user: 本地模型部署用什么？\nassistant: {text}"  # the trace is not searchable text
     for turn, reply in zip(turns[1:], later, strict=True):
         hits = [h.turn.id for e in reply if isinstance(e, RecallFinished) and e.results for h in e.results.hits]
         assert turn.recalled_ids == tuple(hits)
@@ -97,54 +129,205 @@ async def test_a_whole_conversation_is_stored_with_anchors_and_tool_trace(
     parsed = TurnChunker(kernel.sessions_dir).chunk_file(kernel.sessions_dir / turns[0].session_file)
     assert [t.id for t in parsed] == [t.id for t in turns]
     assert parsed[0].recalled_ids == (remembered,)
-    # the second request carried the first turn as context, and the system prompt's memory rules
-    second_request = next(r for r in fake_llm.requests if r["messages"][-1]["content"] == "本地模型部署要多少显存？")
-    assert second_request["messages"][0]["role"] == "system"
-    assert "recall_memory" in second_request["messages"][0]["content"]
-    assert any(m["content"] == "本地模型部署用什么？" for m in second_request["messages"][1:-1])
+    assert parsed[0].messages == first  # the trace comes back when the session is reopened
+    # the second request carried the first turn as context (its chat only), and the system prompt's rules
+    second = next(r for r in fake_llm.requests if r["messages"][-1]["content"].endswith("本地模型部署要多少显存？"))
+    assert second["messages"][0]["role"] == "system" and "recall_memory" in second["messages"][0]["content"]
+    history = second["messages"][1:-1]
+    assert history == [
+        {"role": "user", "content": "本地模型部署用什么？"},
+        {"role": "assistant", "content": text},
+    ]
+
+
+async def test_the_system_prompt_is_the_same_for_every_request_and_the_time_comes_last(
+    kernel: MemoryKernel, fake_llm: FakeLLM
+) -> None:
+    session = _session(kernel, fake_llm)
+    await _reply(session, "你好")
+    await _reply(session, "And in English?")
+    first, second = fake_llm.requests
+    assert first["messages"][0] == second["messages"][0]  # language kept from the session's first message
+    assert second["messages"][1:3] == [{"role": "user", "content": "你好"}, {"role": "assistant", "content": "ok"}]
+    assert second["messages"][-1]["content"].startswith(
+        "[现在是 2026-11-25 周三 15:02（Asia/Shanghai）；本周一是 2026-11-23"
+    )
+    assert second["messages"][-1]["content"].endswith("\nAnd in English?")
+    system = first["messages"][0]["content"]
+    for example in ("a3f2c7", "k7f2a1", "d2n7p3", "chat_xxx", "本地模型部署", "AI 意识", "2026"):
+        assert example not in system
+    assert first["tool_choice"] == "auto"
+
+
+@pytest.mark.parametrize("form", TEXT_FORMS)
+async def test_a_call_printed_as_text_in_any_form_is_run_and_never_shown(
+    kernel: MemoryKernel, fake_llm: FakeLLM, remembered: str, form: str
+) -> None:
+    fake_llm.responder = _memory_answerer(form)
+    events = await _reply(_session(kernel, fake_llm), "本地模型部署用什么？")
+    shown = _shown(events)
+    assert not MARKUP.search(shown)
+    assert shown.endswith(f"根据记忆 {remembered}，你用的是 llama.cpp。")
+    assert "（猜测）" not in shown  # text after a printed call is the model guessing: never shown
+    called = [e for e in events if isinstance(e, ToolCalled)]
+    assert len(called) == 1 and called[0].from_text
+    done = events[-1]
+    assert isinstance(done, ReplyCompleted) and done.text == shown and done.rounds == 1
+    follow_up = fake_llm.requests[1]["messages"]
+    assistant, result = follow_up[-2], follow_up[-1]
+    assert assistant["role"] == "assistant" and assistant["tool_calls"][0]["function"]["name"] == "recall_memory"
+    assert not MARKUP.search(assistant["content"])
+    assert result["role"] == "tool" and result["tool_call_id"] == assistant["tool_calls"][0]["id"]
+    assert f"[id:{remembered}" in result["content"]
+
+
+async def test_results_go_back_as_an_observation_block_when_configured(
+    kernel: MemoryKernel, fake_llm: FakeLLM, remembered: str
+) -> None:
+    fake_llm.responder = _memory_answerer("tool_call")
+    events = await _reply(_session(kernel, fake_llm, {"tool_results": "observation"}), "本地模型部署用什么？")
+    assert isinstance(events[-1], ReplyCompleted) and remembered in events[-1].text
+    assistant, observation = fake_llm.requests[1]["messages"][-2:]
+    assert set(assistant) == {"role", "content"} and assistant["content"].startswith("<tool_call>")
+    assert observation["role"] == "user" and observation["content"].startswith("<tool_response>\n[id:")
+    assert observation["content"].endswith("</tool_response>")
+
+
+async def test_a_call_that_cannot_be_read_goes_back_as_a_tool_error(kernel: MemoryKernel, fake_llm: FakeLLM) -> None:
+    fake_llm.push(
+        Reply(text='<tool_call>{"name": "recall_memory", "arguments": {"query": "VPN"]}</tool_call>'),
+        Reply(tool_calls=[ToolCall("recall_memory", {"query": "VPN"})]),
+        Reply(text="没有找到相关记忆。"),
+    )
+    events = await _reply(_session(kernel, fake_llm), "我的 VPN 怎么配的？")
+    assert _shown(events) == "没有找到相关记忆。"
+    error = fake_llm.requests[1]["messages"][-1]
+    assert error["role"] == "tool" and "could not be read" in error["content"]
+    finished = [e for e in events if isinstance(e, RecallFinished)]
+    assert finished[0].error and not finished[1].error
+    done = events[-1]
+    assert isinstance(done, ReplyCompleted) and done.rounds == 2
+    assert "could not be read" in done.turn.messages[2].text and done.turn.messages[2].kind == "tool_result"
+
+
+async def test_the_same_call_is_never_run_twice_in_one_reply(
+    kernel: MemoryKernel, fake_llm: FakeLLM, remembered: str
+) -> None:
+    again = ToolCall("recall_memory", {"query": "本地模型部署"})
+    fake_llm.push(
+        Reply(tool_calls=[again]),
+        Reply(text=print_call("tools", [ToolCall("recall_memory", {"query": "本地模型部署", "top_k": None})])),  # type: ignore[dict-item]
+        Reply(text=f"用 llama.cpp（{remembered}）。"),
+    )
+    events = await _reply(_session(kernel, fake_llm), "本地模型部署用什么？")
+    assert [e.repeated for e in events if isinstance(e, ToolCalled)] == [False, True]
+    assert len([e for e in events if isinstance(e, RecallStarted)]) == 1
+    third = fake_llm.requests[2]
+    assert third["messages"][-2] == {"role": "tool", "tool_call_id": "call_1_0", "content": ALREADY_HAVE}
+    assert third["messages"][-1] == {"role": "user", "content": ANSWER_NOW["zh"]}
+    assert "tools" not in third  # told to answer, without tools
+    assert isinstance(events[-1], ReplyCompleted) and events[-1].text == f"用 llama.cpp（{remembered}）。"
+
+
+async def test_a_failing_call_is_not_run_again_either(kernel: MemoryKernel, fake_llm: FakeLLM) -> None:
+    example = ToolCall(
+        "recall_by_id", {"turn_id": "a3f2c7"}
+    )  # the seed schema's example id, as a small model copies it
+    fake_llm.push(Reply(tool_calls=[example]), Reply(tool_calls=[example]), Reply(text="没有找到。"))
+    events = await _reply(_session(kernel, fake_llm), "我家里的 VPN 用的什么协议？")
+    assert [e.repeated for e in events if isinstance(e, ToolCalled)] == [False, True]
+    first_result = fake_llm.requests[1]["messages"][-1]["content"]
+    assert "a3f2c7" in first_result and "use an id that a recall_memory result showed" in first_result
+    assert fake_llm.requests[2]["messages"][-1] == {"role": "user", "content": ANSWER_NOW["zh"]}
+    assert isinstance(events[-1], ReplyCompleted) and events[-1].rounds == 2
+
+
+async def test_a_model_that_never_stops_calling_gets_no_answer_stored(kernel: MemoryKernel, fake_llm: FakeLLM) -> None:
+    count = iter(range(100))
+    fake_llm.responder = lambda body: Reply(
+        text=print_call("tool_call", [ToolCall("recall_memory", {"query": f"VPN {next(count)}"})])
+    )
+    session = _session(kernel, fake_llm, max_tool_rounds=2)
+    events = await _reply(session, "我的 VPN 怎么配的？")
+    assert len(fake_llm.requests) == 3
+    assert "tools" not in fake_llm.requests[-1]
+    assert fake_llm.requests[-1]["messages"][-1] == {"role": "user", "content": ANSWER_NOW["zh"]}
+    assert _shown(events) == ""
+    failed = events[-1]
+    assert isinstance(failed, ReplyFailed) and failed.message == NO_ANSWER["zh"] and failed.rounds == 2
+    assert failed.turn is not None and failed.turn.status == "failed"
+    assert failed.turn.messages[-1] == Message("assistant", NO_ANSWER["zh"])
+    assert "<tool_call>" not in failed.turn.text
+    found = kernel.search(SearchRequest("我的 VPN 怎么配的", NOW, record_access=False))
+    assert failed.turn.id not in [h.turn.id for h in found.hits]  # recall ignores it
+
+
+@pytest.mark.parametrize(
+    ("arguments", "error"),
+    [
+        ({"type": "object", "properties": {"query": {"type": "string"}}, "required": ["query"]}, "schema"),
+        ({"query": "VPN", "top_k": 500}, "top_k must be between 1 and 20"),
+        ({"query": "VPN", "top_k": 0}, "top_k must be between 1 and 20"),
+        ({"query": "VPN", "top_k": "many"}, "top_k must be a whole number"),
+        ({"query": "VPN", "limit": 3}, "has no parameter limit"),
+        ({"query": ""}, "query is empty"),
+        ({"query": "搜索关键词或问题"}, "description"),
+        ({"query": '{"type": "string"}'}, "not JSON"),
+        ({"query": ["VPN"]}, "query must be a string"),
+        ({"query": "???"}, "no words"),
+    ],
+)
+async def test_tool_arguments_are_checked_against_the_schema(
+    kernel: MemoryKernel, fake_llm: FakeLLM, arguments: dict[str, Any], error: str
+) -> None:
+    fake_llm.push(Reply(tool_calls=[ToolCall("recall_memory", arguments)]), Reply(text="I could not search."))
+    events = await _reply(_session(kernel, fake_llm), "find it")
+    result = fake_llm.requests[1]["messages"][-1]
+    assert result["role"] == "tool" and result["content"].startswith("错误 (error): ") and error in result["content"]
+    assert isinstance(events[-1], ReplyCompleted)
 
 
 async def test_tool_errors_go_back_to_the_model(kernel: MemoryKernel, fake_llm: FakeLLM) -> None:
     fake_llm.push(
         Reply(tool_calls=[ToolCall("recall_memory", {"query": "x", "filter_expr": "timestamp >= 'yesterday'; DROP"})]),
         Reply(tool_calls=[ToolCall("recall_by_id", {"turn_id": "nope!!"})]),
+        Reply(tool_calls=[ToolCall("delete_memory", {})]),
         Reply(text="I could not find it."),
     )
     events = await _reply(_session(kernel, fake_llm), "find it")
     tool_messages = [m for m in fake_llm.requests[-1]["messages"] if m["role"] == "tool"]
     assert "错误 (error)" in tool_messages[0]["content"] and "unexpected text" in tool_messages[0]["content"]
     assert "not a turn id" in tool_messages[1]["content"]
+    assert "unknown tool 'delete_memory'" in tool_messages[2]["content"]
     assistant = [m for m in fake_llm.requests[1]["messages"] if m["role"] == "assistant"]
     assert assistant[0]["content"] == ""  # never null
     assert isinstance(events[-1], ReplyCompleted)
 
 
-async def test_a_tool_call_printed_as_json_text_is_executed(
+async def test_an_exception_in_a_tool_becomes_a_tool_error(
+    kernel: MemoryKernel, fake_llm: FakeLLM, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    def broken(request: SearchRequest) -> None:
+        raise OverflowError("date value out of range")
+
+    monkeypatch.setattr(kernel, "search", broken)
+    fake_llm.push(Reply(tool_calls=[ToolCall("recall_memory", {"query": "x"})]), Reply(text="Search is broken."))
+    events = await _reply(_session(kernel, fake_llm), "find it")
+    result = fake_llm.requests[1]["messages"][-1]
+    assert "the tool failed (OverflowError: date value out of range)" in result["content"]
+    assert isinstance(events[-1], ReplyCompleted) and events[-1].text == "Search is broken."
+
+
+async def test_turns_already_in_the_context_are_never_recalled(
     kernel: MemoryKernel, fake_llm: FakeLLM, remembered: str
 ) -> None:
-    fake_llm.push(
-        Reply(text=f'```json\n{{"name": "recall_by_id", "arguments": {{"turn_id": "{remembered}"}}}}\n```'),
-        Reply(text="找到了。"),
-    )
-    events = await _reply(_session(kernel, fake_llm), "看看那一轮")
-    shown = "".join(e.text for e in events if isinstance(e, TextDelta))
-    assert shown == "找到了。"  # the JSON never reached the screen
-    called = [e for e in events if isinstance(e, ToolCalled)]
-    assert called and called[0].from_text
-    finished = [e for e in events if isinstance(e, RecallFinished)]
-    assert finished[0].turn is not None and finished[0].turn.id == remembered
-    follow_up = fake_llm.requests[1]["messages"][-1]
-    assert follow_up["role"] == "user" and f"[id:{remembered}" in follow_up["content"]
-
-
-async def test_the_tool_loop_is_bounded(kernel: MemoryKernel, fake_llm: FakeLLM) -> None:
-    fake_llm.responder = lambda body: (
-        Reply(tool_calls=[ToolCall("recall_memory", {"query": "again"})]) if body.get("tools") else Reply(text="final")
-    )
-    events = await _reply(_session(kernel, fake_llm, max_tool_rounds=2), "loop forever")
-    assert len(fake_llm.requests) == 3
-    assert "tools" not in fake_llm.requests[-1]
-    assert isinstance(events[-1], ReplyCompleted) and events[-1].text == "final"
+    fake_llm.responder = _memory_answerer()
+    session = _session(kernel, fake_llm)
+    first = await _reply(session, "本地模型部署用什么？")
+    assert isinstance(first[-1], ReplyCompleted)
+    second = await _reply(session, "本地模型部署用什么？再说一遍")
+    hits = [h.turn.id for e in second if isinstance(e, RecallFinished) and e.results for h in e.results]
+    assert remembered in hits and first[-1].turn.id not in hits
 
 
 async def test_a_failed_reply_keeps_the_users_message(kernel: MemoryKernel, fake_llm: FakeLLM) -> None:
@@ -160,6 +343,114 @@ async def test_a_failed_reply_keeps_the_users_message(kernel: MemoryKernel, fake
     retried = await _reply(session, failed.user_text)
     assert isinstance(retried[-1], ReplyCompleted)
     assert retried[-1].turn.prev_id == failed.turn.id
+    retry_request = fake_llm.requests[-1]["messages"]
+    assert all("请记住这句话" not in m["content"] for m in retry_request[:-1])  # the failed turn is not context
+
+
+async def test_an_unexpected_exception_never_escapes_the_reply(
+    kernel: MemoryKernel, fake_llm: FakeLLM, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    session = _session(kernel, fake_llm)
+
+    def broken(*args: Any, **kwargs: Any) -> None:
+        raise RuntimeError("boom")
+
+    monkeypatch.setattr(session.llm, "stream", broken)
+    events = await _reply(session, "这句话不能丢")
+    failed = events[-1]
+    assert isinstance(failed, ReplyFailed) and failed.message == "unexpected error (RuntimeError: boom)"
+    assert failed.turn is not None and failed.turn.messages[0].text == "这句话不能丢"
+
+
+async def test_when_even_storing_fails_the_text_goes_back(
+    kernel: MemoryKernel, fake_llm: FakeLLM, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    def full_disk(*args: Any) -> None:
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(kernel, "append_turn", full_disk)
+    events = await _reply(_session(kernel, fake_llm), "这句话不能丢")
+    failed = events[-1]
+    assert isinstance(failed, ReplyFailed) and failed.turn is None and failed.user_text == "这句话不能丢"
+    assert "No space left on device" in failed.message
+    assert _shown(events) == "ok"
+
+
+@pytest.mark.parametrize("how", ["reader gone", "task cancelled"])
+async def test_a_stopped_reply_keeps_the_users_message(kernel: MemoryKernel, fake_llm: FakeLLM, how: str) -> None:
+    fake_llm.push(Reply(text="a long answer that is still streaming when the app closes", chunk_delay=0.2))
+    session = _session(kernel, fake_llm)
+    first_delta = asyncio.Event()
+
+    async def read() -> None:
+        async for event in session.reply("关掉之前这句话要留下"):
+            if isinstance(event, TextDelta):
+                first_delta.set()
+                if how == "reader gone":
+                    break
+
+    task = asyncio.create_task(read())
+    await first_delta.wait()
+    if how == "task cancelled":
+        task.cancel()
+    with contextlib.suppress(asyncio.CancelledError):
+        await task
+    await asyncio.sleep(0)  # let an abandoned generator be closed
+    if how == "reader gone":
+        await asyncio.get_running_loop().shutdown_asyncgens()
+    turns = kernel.session_turns(session.handle.session_id if session.handle else "")
+    assert [(t.status, t.messages[0].text) for t in turns] == [("failed", "关掉之前这句话要留下")]
+    assert turns[0].messages[-1].text == "a lo"  # what was shown before the stop
+    assert dict(turns[0].extra)["error"] == "the reply was stopped"
+
+
+async def test_a_surrogate_pair_split_across_chunks_is_stored_whole(kernel: MemoryKernel, fake_llm: FakeLLM) -> None:
+    fake_llm.push(Reply(chunks=["好的", "\ud83d", "\ude00", "！"]))
+    session = _session(kernel, fake_llm)
+    events = await _reply(session, "笑一个")
+    done = events[-1]
+    assert isinstance(done, ReplyCompleted) and done.text == "好的😀！"
+    parsed = TurnChunker(kernel.sessions_dir).chunk_file(kernel.sessions_dir / done.turn.session_file)
+    assert parsed[0].messages[-1].text == "好的😀！"
+
+
+async def test_a_server_that_needs_tool_choice_and_cannot_stream_tool_rounds(
+    kernel: MemoryKernel, remembered: str
+) -> None:
+    """llama-cpp-python's chatml-function-calling: tools only with tool_choice, tool rounds only unstreamed."""
+    with FakeLLM(responder=_memory_answerer(), needs_tool_choice=True, stream_tools="fail") as server:
+        session = _session(kernel, server)
+        events = await _reply(session, "本地模型部署用什么？")
+        await _reply(session, "还有呢？")
+    assert isinstance(events[-1], ReplyCompleted) and remembered in events[-1].text
+    assert [bool(r.get("stream")) for r in server.requests] == [True, False, False, False, False]
+
+
+async def test_a_server_that_cannot_write_text_while_tools_are_offered_is_asked_again_without_them(
+    kernel: MemoryKernel, remembered: str
+) -> None:
+    """llama-cpp-python's chatml-function-calling: with tools offered, its grammar allows only a call or nothing."""
+
+    def chatml_model(body: dict[str, Any]) -> Reply:
+        if not body.get("tools"):
+            return _memory_answerer()(body)
+        if _results_in(body["messages"][-1]):
+            return Reply(text="")  # the grammar allows a function name or the end, never an answer
+        return Reply(tool_calls=[ToolCall("recall_memory", {"query": "本地模型部署"})])
+
+    with FakeLLM(responder=chatml_model, needs_tool_choice=True, stream_tools="fail") as server:
+        session = _session(kernel, server, {"tool_results": "observation"})
+        events = await _reply(session, "本地模型部署用什么？")
+    done = events[-1]
+    assert isinstance(done, ReplyCompleted) and done.text == f"根据记忆 {remembered}，你用的是 llama.cpp。"
+    assert done.rounds == 1
+    assert [(bool(r.get("stream")), bool(r.get("tools"))) for r in server.requests] == [
+        (True, True),  # the call cannot be streamed: 500
+        (False, True),  # the call, unstreamed
+        (False, True),  # nothing
+        (True, False),  # without tools: the answer
+    ]
+    assert server.requests[-1]["messages"][-1] == {"role": "user", "content": ANSWER_NOW["zh"]}
 
 
 async def test_auto_recall_injects_memory_for_models_without_tools(

@@ -10,7 +10,7 @@ from providers.config import ProviderConfig, ProvidersConfig
 from providers.errors import ProviderError
 from providers.events import ReplyDone, TextDelta
 from providers.llm import LLMClient
-from providers.toolcalls import calls_in_text, may_be_text_call
+from providers.textcalls import CallSieve, calls_in_text
 from tests.fakellm import FakeLLM, Reply, ToolCall
 
 TOOLS = ("recall_memory", "recall_by_id")
@@ -159,38 +159,202 @@ async def test_the_key_comes_from_the_named_variable(fake_llm: FakeLLM) -> None:
     assert fake_llm.requests[0]["_headers"]["authorization"] == "Bearer sk-secret-123"
 
 
+async def test_tools_are_offered_with_tool_choice_auto(fake_llm: FakeLLM) -> None:
+    tools = [{"type": "function", "function": {"name": "recall_memory", "parameters": {"type": "object"}}}]
+    await _collect(_client(fake_llm), tools=tools)
+    await _collect(_client(fake_llm))
+    assert fake_llm.requests[0]["tool_choice"] == "auto"
+    assert "tool_choice" not in fake_llm.requests[1] and "tools" not in fake_llm.requests[1]
+
+
+def _calling_model(body: dict[str, Any]) -> Reply:
+    """Calls the tool whenever it sees one (the needs_tool_choice server hides them without tool_choice)."""
+    if body.get("tools"):
+        return Reply(tool_calls=[ToolCall("recall_memory", {"query": "VPN"})])
+    return Reply(text="I answer without tools.")
+
+
+@pytest.mark.parametrize("refusal", ["fail", "empty"])
+async def test_a_server_that_cannot_stream_tool_rounds_gets_them_unstreamed(refusal: str) -> None:
+    tools = [{"type": "function", "function": {"name": "recall_memory", "parameters": {"type": "object"}}}]
+    with FakeLLM(responder=_calling_model, needs_tool_choice=True, stream_tools=refusal) as server:  # type: ignore[arg-type]
+        client = _client(server)
+        assert client.streams_tool_rounds("main")
+        _, done = await _collect(client, tools=tools, tool_names=TOOLS)
+        assert [(c.name, c.arguments) for c in done.tool_calls] == [("recall_memory", {"query": "VPN"})]
+        assert [r.get("stream", False) for r in server.requests] == [True, False]
+        assert not client.streams_tool_rounds("main")
+        await _collect(client, tools=tools, tool_names=TOOLS)  # remembered: no streamed attempt
+        deltas, _ = await _collect(client, tool_names=TOOLS)  # a round without tools still streams
+    assert [r.get("stream", False) for r in server.requests] == [True, False, False, True]
+    assert "".join(deltas) == "I answer without tools."
+
+
+async def test_a_failing_server_is_not_mistaken_for_one_that_cannot_stream(fake_llm: FakeLLM) -> None:
+    fake_llm.push(Reply(status=401, error_message="bad key"))
+    tools = [{"type": "function", "function": {"name": "recall_memory", "parameters": {"type": "object"}}}]
+    client = _client(fake_llm)
+    with pytest.raises(ProviderError, match="authentication failed"):
+        await _collect(client, tools=tools)
+    assert len(fake_llm.requests) == 1 and client.streams_tool_rounds("main")
+
+
+async def test_when_the_unstreamed_round_fails_too_its_error_is_raised(fake_llm: FakeLLM) -> None:
+    fake_llm.stream_tools = "fail"
+    fake_llm.responder = lambda body: (
+        Reply(tool_calls=[ToolCall("recall_memory", {"query": "x"})])
+        if body.get("stream")
+        else Reply(status=500, error_message="out of memory")
+    )
+    tools = [{"type": "function", "function": {"name": "recall_memory", "parameters": {"type": "object"}}}]
+    client = _client(fake_llm)
+    with pytest.raises(ProviderError, match="out of memory"):
+        await _collect(client, tools=tools)
+    assert [r.get("stream", False) for r in fake_llm.requests] == [True, False]
+    assert client.streams_tool_rounds("main")
+
+
+async def test_a_surrogate_pair_split_across_chunks_is_joined(fake_llm: FakeLLM) -> None:
+    fake_llm.push(Reply(chunks=["笑", "\ud83d", "\ude00", "!"]))
+    deltas, done = await _collect(_client(fake_llm), tool_names=TOOLS)
+    assert "".join(deltas) == "笑😀!" == done.text
+    for piece in deltas:
+        piece.encode("utf-8")  # every piece can be shown and written
+
+
+async def test_a_lone_surrogate_becomes_a_replacement_character(fake_llm: FakeLLM) -> None:
+    fake_llm.push(Reply(chunks=["a", "\ud83d"]))
+    deltas, _ = await _collect(_client(fake_llm))
+    assert "".join(deltas) == "a\ufffd"
+
+
+async def test_a_call_printed_as_text_is_read_and_never_streamed(fake_llm: FakeLLM) -> None:
+    fake_llm.push(
+        Reply(text='好的。\n<tools>\n{"name": "recall_memory", "arguments": {"query": "VPN"}}\n</tools>', chunk_chars=2)
+    )
+    deltas, done = await _collect(_client(fake_llm), tool_names=TOOLS)
+    assert "".join(deltas) == "好的。\n"
+    assert [(c.name, c.arguments, c.from_text) for c in done.tool_calls] == [("recall_memory", {"query": "VPN"}, True)]
+    assert "<tools>" in done.text
+
+
 @pytest.mark.parametrize(
-    ("text", "expected"),
+    ("answer", "probe"),
     [
-        ('{"name": "recall_memory", "arguments": {"query": "VPN"}}', [("recall_memory", {"query": "VPN"})]),
-        ('```json\n{"name": "recall_by_id", "arguments": {"turn_id": "a3f2c7"}}\n```', [("recall_by_id", {"turn_id": "a3f2c7"})]),
-        ('<tool_call>\n{"name": "recall_memory", "arguments": "{\\"query\\": \\"部署\\"}"}\n</tool_call>', [("recall_memory", {"query": "部署"})]),
-        ('[{"name": "recall_memory", "parameters": {"query": "a"}}, {"function": {"name": "recall_by_id", "arguments": {"turn_id": "b"}}}]',
-         [("recall_memory", {"query": "a"}), ("recall_by_id", {"turn_id": "b"})]),
-        ('{"name": "delete_everything", "arguments": {}}', []),
-        ("Here is JSON: {\"name\": \"recall_memory\"}", []),
-        ('{"answer": 42}', []),
-        ("普通的回答", []),
+        (Reply(tool_calls=[ToolCall("get_secret_word", {"language": "en"})]), "yes (structured)"),
+        (Reply(text='<tool_call>{"name": "get_secret_word", "arguments": {"language": "en"}}</tool_call>'), "yes (text)"),
+        (Reply(text="The secret word is banana."), "no"),
     ],
 )  # fmt: skip
-def test_tool_calls_printed_as_text(text: str, expected: list[tuple[str, dict[str, Any]]]) -> None:
-    calls = calls_in_text(text, TOOLS)
-    assert [(c.name, c.arguments) for c in calls] == expected
-    assert all(c.from_text for c in calls)
+async def test_the_tool_probe_says_how_a_provider_calls_tools(fake_llm: FakeLLM, answer: Reply, probe: str) -> None:
+    fake_llm.push(answer)
+    assert await _client(fake_llm).probe_tools("main") == probe
+    assert fake_llm.requests[0]["tools"][0]["function"]["name"] == "get_secret_word"
+
+
+async def test_the_tool_probe_notices_a_server_that_cannot_stream_tool_rounds() -> None:
+    def model(body: dict[str, Any]) -> Reply:
+        if body.get("tools"):
+            return Reply(tool_calls=[ToolCall("get_secret_word", {"language": "en"})])
+        return Reply(text="I do not know the secret word.")
+
+    with FakeLLM(responder=model, needs_tool_choice=True, stream_tools="fail") as server:
+        assert await _client(server).probe_tools("main") == "yes (structured, unstreamed)"
+        assert server.requests[0]["tool_choice"] == "auto"
+
+
+CALL = '{"name": "recall_memory", "arguments": {"query": "VPN"}}'
+VPN = [("recall_memory", {"query": "VPN"}, "")]
 
 
 @pytest.mark.parametrize(
-    ("prefix", "maybe"),
+    ("text", "shown", "expected"),
     [
-        ("", True),
-        ("  {", True),
-        ("```", True),
-        ("```js", True),
-        ("<tool", True),
-        ("Hello", False),
-        ("```python", False),
-        ("我", False),
+        (f"<tool_call>\n{CALL}\n</tool_call>", "", VPN),
+        (f"<tools>\n{CALL}\n</tools>", "", VPN),
+        ('<function=recall_memory>{"query": "VPN"}</function>', "", VPN),
+        (f"```json\n{CALL}\n```", "", VPN),
+        (f"```\n{CALL}\n```", "", VPN),
+        (CALL, "", VPN),
+        (f"  {CALL}  ", "  ", VPN),
+        (f"我来查一下。\n<tool_call>{CALL}</tool_call>\n结果应该是……", "我来查一下。\n", VPN),
+        (f"Let me check: {CALL} and then answer", "Let me check: ", VPN),
+        ('{"name": "recall_memory", "arguments": "{\\"query\\": \\"VPN\\"}"}', "", VPN),
+        ('{"function": {"name": "recall_memory", "arguments": {"query": "VPN"}}}', "", VPN),
+        ('{"type": "function", "function": {"name": "recall_memory", "arguments": "{\\"query\\": \\"VPN\\"}"}}', "", VPN),
+        ('{"tool": "recall_memory", "parameters": {"query": "VPN"}}', "", VPN),
+        ('{"function": "recall_memory", "args": {"query": "VPN"}}', "", VPN),
+        ("{'name': 'recall_memory', 'arguments': {'query': 'VPN'}}", "", VPN),
+        ('{"name": "recall_memory", "arguments": {"query": "VPN"}', "", VPN),
+        (f"<tool_call>{CALL}", "", VPN),
+        (f'[{CALL}, {{"name": "recall_by_id", "arguments": {{"turn_id": "b"}}}}]', "", [*VPN, ("recall_by_id", {"turn_id": "b"}, "")]),
+        (f"<tool_call>{CALL}</tool_call>\n<tool_call>{CALL}</tool_call>", "", VPN * 2),
+        (f"<tool_call>\n```json\n{CALL}\n```\n</tool_call>", "", VPN),
+        ('functions.recall_memory:\n{"query": "VPN"}', "", VPN),
+        ('好的。\nfunctions.recall_memory:{"query": "VPN"}\n然后', "好的。\n", VPN),
+        ("functions.recall_memory:", "", [("recall_memory", {}, "")]),
+        ("for example, functions.recall_memory: is a tool", "for example, functions.recall_memory: is a tool", []),
+        ("f", "f", []),
+        ('{"name": "delete_everything", "arguments": {}}', "", [("delete_everything", {}, "")]),
+        ("Here is JSON: {\"a\": 1} and <b>bold</b>.", "Here is JSON: {\"a\": 1} and <b>bold</b>.", []),
+        ('{"name": "Alice", "age": 3}', '{"name": "Alice", "age": 3}', []),
+        ("```python\nx = {\"name\": \"a\", \"arguments\": 1}\n```\nDone.", "```python\nx = {\"name\": \"a\", \"arguments\": 1}\n```\nDone.", []),
+        ("See [the docs](https://x.org) or `code`.", "See [the docs](https://x.org) or `code`.", []),
+        ("普通的回答", "普通的回答", []),
+        ("", "", []),
+    ],
+)  # fmt: skip
+@pytest.mark.parametrize("step", [1, 3, 1000])
+def test_calls_printed_as_text_in_every_form(
+    text: str, shown: str, expected: list[tuple[str, dict[str, Any], str]], step: int
+) -> None:
+    sieve = CallSieve(TOOLS)
+    released = [sieve.feed(text[i : i + step]) for i in range(0, len(text), step)]
+    sifted = sieve.finish()
+    assert "".join(released) + sifted.tail == shown
+    assert [(c.name, c.arguments, c.error) for c in sifted.calls] == expected
+    assert all(c.from_text for c in sifted.calls)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        '<tool_call>{"name": "recall_memory", "arguments": {"query": "VPN"]}</tool_call>',
+        "<tool_call>recall_memory(query='VPN')</tool_call>",
+        '<tools>{"name": recall_memory}</tools>',
+        '```json\n{"name": "recall_memory", "arguments": {"query": "VPN"]}\n```',
+        '{"name": "recall_memory", "arguments": {"query": "VPN"]}',
     ],
 )
-def test_holding_back_text_that_may_be_a_call(prefix: str, maybe: bool) -> None:
-    assert may_be_text_call(prefix) is maybe
+def test_a_call_that_cannot_be_read_is_an_error_never_text(text: str) -> None:
+    sieve = CallSieve(TOOLS)
+    released = "".join(sieve.feed(text[i : i + 2]) for i in range(0, len(text), 2))
+    sifted = sieve.finish()
+    assert released + sifted.tail == ""
+    assert len(sifted.calls) == 1 and sifted.calls[0].error
+    assert "could not be read" in sifted.calls[0].error or "not valid JSON" in sifted.calls[0].error
+
+
+def test_ordinary_text_is_released_as_it_streams() -> None:
+    sieve = CallSieve(TOOLS)
+    text = "Your VPN was set up with WireGuard on port 51820; see [docs](x) and `wg show`."
+    released = [sieve.feed(ch) for ch in text]
+    held_back = sum(1 for piece in released if not piece)
+    assert held_back <= 4  # "[", "`" wait for the next character, nothing longer
+    assert "".join(released) + sieve.finish().tail == text
+
+
+def test_text_that_may_become_a_call_is_held_until_it_is_decided() -> None:
+    sieve = CallSieve(TOOLS)
+    assert sieve.feed("好的 <tool") == "好的 "
+    assert sieve.feed("_call>{") == ""
+    assert sieve.feed('"name": "recall_memory", "arguments": {}}</tool_call> 然后') == ""
+    assert [c.name for c in sieve.finish().calls] == ["recall_memory"]
+    other = CallSieve(TOOLS)
+    assert other.feed("a <to") == "a "
+    assert other.feed("ml>") == "<toml>"
+
+
+def test_calls_in_text() -> None:
+    assert [c.name for c in calls_in_text(f"<tool_call>{CALL}</tool_call>", TOOLS)] == ["recall_memory"]
+    assert calls_in_text("普通的回答", TOOLS) == []

@@ -1,0 +1,301 @@
+"""``huichat bench loop``: do tool loops end in answers that cite the right memory?
+
+A throw-away store is seeded with facts (Chinese and English), each said in an earlier
+session between two unrelated turns; then every question whose answer is one of those
+facts goes through ``ChatSession.reply``, as in the app. The model is the scripted server
+(``benchmarks/fakellm.py``) in each way models call tools — structured, printed as text in
+every form, malformed, repeated, never stopping — or, with ``--base-url``, any real
+OpenAI-compatible server. Reported per mode: the share of replies citing a *hit* that holds
+the gold turn (among replies whose searches had it in the top 5), the mean tool rounds, and
+replies with call markup or an echoed tool result in the answer.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import re
+import time
+from collections.abc import Sequence
+from dataclasses import asdict, dataclass, field
+from datetime import datetime, timedelta
+from typing import TYPE_CHECKING, Any
+
+from rich.console import Console
+from rich.table import Table
+
+from benchmarks.common import bench_embedder, machine, scratch_kernel, write_json
+from benchmarks.fakellm import TEXT_FORMS, FakeLLM, Reply, ToolCall, print_call
+from benchmarks.loopdata import FACTS, FILLER, Fact
+from app.config import ChatConfig, LoadedConfig
+from app.session import ChatSession, RecallFinished, ReplyCompleted, ReplyFailed, SessionEvent, ToolCalled
+from memory.kernel import MemoryKernel
+from memory.turns import Message, TurnDraft
+from providers.config import ProviderConfig, ProvidersConfig
+from providers.llm import LLMClient
+
+if TYPE_CHECKING:
+    from app.__main__ import Zone
+
+SCRIPTED_MODES = ("structured", "unstreamed", *TEXT_FORMS, "observation", "malformed", "repeated", "endless")
+"""How the scripted model calls tools; ``unstreamed`` is a server that needs ``tool_choice`` and
+cannot stream tool rounds (llama-cpp-python's chatml-function-calling), ``observation`` gets its
+results as a ``<tool_response>`` user message."""
+
+MARKUP = re.compile(r"<tool_call>|</?tools>|<function=|<tool_response>|\"arguments\"\s*:|\"name\"\s*:\s*\"recall_")
+ECHO = re.compile(r"\| prev: |📁 |相似度: \d")
+_ID = re.compile(r"\[id:([a-z0-9]{6})")
+_BAD_CALL = '<tool_call>{"name": "recall_memory", "arguments": {"query": "%s"]}</tool_call>'
+
+
+def _results(message: dict[str, Any]) -> str:
+    content = str(message.get("content") or "")
+    return content if message["role"] == "tool" or "<tool_response>" in content else ""
+
+
+_STOPWORDS = {"the", "what", "which", "who", "how", "does", "did", "you", "your", "and", "for", "with", "now", "are"}
+
+
+def _bigrams(text: str) -> set[str]:
+    """Latin words (no stop words) and Chinese character pairs: what a question shares with its answer."""
+    lowered = text.lower()
+    words = {w for w in re.findall(r"[a-z0-9]{3,}", lowered) if w not in _STOPWORDS}
+    for run in re.findall(r"[\u3400-\u9fff]+", lowered):
+        words.update(run[i : i + 2] for i in range(len(run) - 1))
+    return words
+
+
+def best_block(question: str, results: str) -> str | None:
+    """The id of the result block whose text shares most with the question (first on ties): the
+    judging a model does (retrieval only finds candidates), kept deterministic."""
+    wanted = _bigrams(question)
+    best, best_score = None, -1
+    for block in re.split(r"(?=\[id:[a-z0-9]{6})", results):
+        found = _ID.match(block)
+        if found is None:
+            continue
+        text = block.split("\n\n", 2)[-1]
+        score = len(wanted & _bigrams(text))
+        if score > best_score:
+            best, best_score = found.group(1), score
+    return best
+
+
+@dataclass(frozen=True)
+class ScriptedModel:
+    """A model that searches with the whole question, then cites the result that matches it best."""
+
+    mode: str
+
+    def __call__(self, body: dict[str, Any]) -> Reply:
+        messages = body["messages"]
+        question = next(m for m in reversed(messages) if m["role"] == "user" and str(m["content"]).startswith("["))
+        query = str(question["content"]).split("\n", 1)[-1]
+        results = "\n".join(_results(m) for m in messages[messages.index(question) :])
+        call = ToolCall("recall_memory", {"query": query})
+        tools = bool(body.get("tools"))
+        if tools and self.mode == "endless":
+            return self._call(call)
+        if tools and self.mode == "malformed" and not results:
+            return Reply(text=_BAD_CALL % query)
+        if tools and self.mode == "repeated" and "(error)" not in results and "already" not in results:
+            return self._call(call)
+        if tools and not _ID.search(results) and "no matching" not in results:
+            return self._call(call)  # nothing yet, or an error to correct
+        cited = best_block(query, results)
+        if cited is None:
+            return Reply(text="我没有找到相关的记忆。(I found no memory of that.)")
+        return Reply(text=f"根据记忆 {cited}：这就是你之前告诉我的。(From memory {cited}.)")
+
+    def _call(self, call: ToolCall) -> Reply:
+        if self.mode in TEXT_FORMS:
+            return Reply(text=print_call(self.mode, [call]), chunk_chars=5)
+        if self.mode == "observation":
+            return Reply(text=print_call("tool_call", [call]), chunk_chars=5)
+        return Reply(tool_calls=[call])
+
+
+@dataclass
+class Asked:
+    """One question through one mode: what was called and answered."""
+
+    mode: str
+    question: str
+    gold: str
+    answer: str = ""
+    status: str = "ok"
+    rounds: int = 0
+    calls: list[str] = field(default_factory=list)
+    gold_in_top5: bool = False
+    gold_as_neighbour: bool = False
+    cited: list[str] = field(default_factory=list)
+    shown_ids: set[str] = field(default_factory=set)
+    """Every turn id a tool result showed the model."""
+    seconds: float = 0.0
+
+    @property
+    def cite_correct(self) -> bool:
+        return self.gold in self.cited and self.gold_in_top5
+
+    @property
+    def markup(self) -> bool:
+        return bool(MARKUP.search(self.answer))
+
+    @property
+    def echo(self) -> bool:
+        return bool(ECHO.search(self.answer))
+
+
+def seed(kernel: MemoryKernel, facts: Sequence[Fact], now: datetime) -> list[str]:
+    """Each fact in its own earlier session, between two unrelated turns; returns the fact turns' ids."""
+    gold = []
+    for index, fact in enumerate(facts):
+        when = now - timedelta(days=index + 1, hours=index % 5)
+        session = kernel.new_session(when)
+        before, after = FILLER[(2 * index) % len(FILLER)], FILLER[(2 * index + 1) % len(FILLER)]
+        drafts = [
+            TurnDraft((Message("user", before[0]), Message("assistant", before[1])), when),
+            TurnDraft((Message("user", fact.said), Message("assistant", fact.reply)), when + timedelta(minutes=2)),
+            TurnDraft((Message("user", after[0]), Message("assistant", after[1])), when + timedelta(minutes=4)),
+        ]
+        turns = [kernel.append_turn(session, draft) for draft in drafts]
+        gold.append(turns[1].id)
+    kernel.maintain(force=True)
+    return gold
+
+
+def _record(asked: Asked, event: SessionEvent) -> None:
+    if isinstance(event, ToolCalled):
+        asked.calls.append(f"{event.name}{'(repeat)' if event.repeated else ''} {event.arguments}")
+    elif isinstance(event, RecallFinished) and event.results is not None:
+        hits = [h.turn.id for h in event.results.hits]
+        asked.shown_ids.update(r.turn.id for r in event.results)
+        asked.gold_in_top5 |= asked.gold in hits[:5]
+        asked.gold_as_neighbour |= any(r.turn.id == asked.gold and r.role != "hit" for r in event.results)
+    elif isinstance(event, RecallFinished) and event.turn is not None:
+        asked.gold_in_top5 |= event.turn.id == asked.gold
+        asked.shown_ids.add(event.turn.id)
+    elif isinstance(event, ReplyCompleted | ReplyFailed):
+        asked.rounds = event.rounds
+        if isinstance(event, ReplyCompleted):
+            asked.answer = event.text
+        else:
+            asked.status = "failed"
+            asked.answer = event.turn.messages[-1].text if event.turn and len(event.turn.messages) > 1 else ""
+
+
+async def ask(session: ChatSession, mode: str, fact: Fact, gold: str) -> Asked:
+    """One question through the whole reply loop."""
+    asked = Asked(mode, fact.question, gold)
+    started = time.perf_counter()
+    async for event in session.reply(fact.question):
+        _record(asked, event)
+    asked.seconds = time.perf_counter() - started
+    words = re.findall(r"(?<![a-z0-9])([a-z0-9]{6})(?![a-z0-9])", asked.answer)
+    asked.cited = sorted({word for word in words if word in asked.shown_ids})
+    return asked
+
+
+def summarise(rows: list[Asked]) -> dict[str, Any]:
+    """The figures of one mode (or all)."""
+    with_gold = [r for r in rows if r.gold_in_top5]
+    n = max(len(rows), 1)
+    return {
+        "replies": len(rows),
+        "gold_in_top5": round(len(with_gold) / n, 3),
+        "cite_correct": round(sum(r.cite_correct for r in with_gold) / max(len(with_gold), 1), 3),
+        "mean_rounds": round(sum(r.rounds for r in rows) / n, 2),
+        "markup": sum(r.markup for r in rows),
+        "echoes": sum(r.echo for r in rows),
+        "no_answer": sum(r.status != "ok" for r in rows),
+        "mean_seconds": round(sum(r.seconds for r in rows) / n, 2),
+    }
+
+
+async def _run_mode(
+    kernel: MemoryKernel, llm: LLMClient, args: argparse.Namespace, zone: Zone, mode: str, gold: list[str]
+) -> list[Asked]:
+    now = datetime.now(zone.tz)
+    chat = ChatConfig(max_tool_rounds=args.max_rounds)
+    rows = []
+    for fact, gold_id in zip(FACTS, gold, strict=False):
+        session = ChatSession(kernel, llm, chat, lambda: now, zone.tz, zone.name, context_window=args.context_window)
+        asked = await ask(session, mode, fact, gold_id)
+        rows.append(asked)
+        if args.verbose:
+            Console().print(
+                f"[dim]{mode}[/] {asked.question} → {asked.calls} → {asked.answer[:120]!r} ({asked.rounds} rounds)"
+            )
+    return rows
+
+
+async def _run_scripted(args: argparse.Namespace, loaded: LoadedConfig, zone: Zone, mode: str) -> list[Asked]:
+    unstreamed = mode == "unstreamed"
+    embedder = bench_embedder(loaded, args.embedder)
+    with (
+        scratch_kernel(loaded, embedder, zone.tz) as kernel,
+        FakeLLM(
+            responder=ScriptedModel(mode), needs_tool_choice=unstreamed, stream_tools="fail" if unstreamed else "ok"
+        ) as server,
+    ):
+        gold = seed(kernel, FACTS[: args.questions], datetime.now(zone.tz))
+        provider = ProviderConfig(
+            model="openai/scripted",
+            api_base=server.base_url,
+            tool_results="observation" if mode == "observation" else "tool",
+        )
+        llm = LLMClient(ProvidersConfig(named={"scripted": provider}, max_retries=0), env={})
+        return await _run_mode(kernel, llm, args, zone, mode, gold)
+
+
+async def _run(args: argparse.Namespace, loaded: LoadedConfig, zone: Zone) -> list[Asked]:
+    """Every mode on its own fresh store (a reply is stored, and would be found by the next mode)."""
+    if not args.base_url:
+        return [row for mode in args.modes for row in await _run_scripted(args, loaded, zone, mode)]
+    with scratch_kernel(loaded, bench_embedder(loaded, args.embedder), zone.tz) as kernel:
+        gold = seed(kernel, FACTS[: args.questions], datetime.now(zone.tz))
+        provider = ProviderConfig(
+            model=f"openai/{args.model}", api_base=args.base_url, timeout=args.timeout, tool_results=args.tool_results
+        )
+        llm = LLMClient(ProvidersConfig(named={"server": provider}, max_retries=0), env={})
+        return await _run_mode(kernel, llm, args, zone, "server", gold)
+
+
+def run_loop_bench(args: argparse.Namespace, loaded: LoadedConfig, zone: Zone) -> int:
+    """Seed a scratch store, ask every question in every mode, print and save the figures."""
+    console = Console()
+    embedder_name = bench_embedder(loaded, args.embedder).name
+    rows = asyncio.run(_run(args, loaded, zone))
+    modes = list(dict.fromkeys(r.mode for r in rows))
+    table = Table(title=f"bench loop · {len(rows)} replies · {embedder_name} · context ±{args.context_window}")
+    for column in ("mode", "n", "gold@5", "cite", "rounds", "markup", "echo", "no ans", "s/reply"):
+        table.add_column(column, justify="left" if column == "mode" else "right")
+    summaries = {mode: summarise([r for r in rows if r.mode == mode]) for mode in modes}
+    summaries["all"] = summarise(rows)
+    for mode, figures in summaries.items():
+        table.add_row(mode, *(str(value) for value in figures.values()))
+    console.print(table)
+    write_json(
+        args.json,
+        {
+            "bench": "loop",
+            "machine": machine(),
+            "embedder": embedder_name,
+            "base_url": args.base_url,
+            "model": args.model,
+            "context_window": args.context_window,
+            "max_rounds": args.max_rounds,
+            "summary": summaries,
+            "replies": [
+                {
+                    **asdict(r),
+                    "shown_ids": sorted(r.shown_ids),
+                    "cite_correct": r.cite_correct,
+                    "markup": r.markup,
+                    "echo": r.echo,
+                }
+                for r in rows
+            ],
+        },
+    )
+    return 0

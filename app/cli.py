@@ -60,13 +60,15 @@ def _hit_json(hit: SearchHit, zone: Zone) -> dict[str, Any]:
     data.update(similarity=round(hit.similarity, 4), _context_role=hit.role, rank=hit.rank)
     if hit.hit_id:
         data["neighbor_of"] = hit.hit_id
+    if hit.said_in_range or hit.about or hit.outside:
+        data.update(said_in_range=hit.said_in_range, about=[r.to_record() for r in hit.about], outside=hit.outside)
     return data
 
 
 def recall(args: argparse.Namespace, runtime: Runtime) -> int:
     """Search memory and print the seed's format (or JSON)."""
     from memory.filters import FilterError
-    from memory.results import SearchRequest
+    from memory.results import SearchRequest, time_summary
     from memory.turns import utc_now
 
     now = utc_now()
@@ -96,6 +98,9 @@ def recall(args: argparse.Namespace, runtime: Runtime) -> int:
                 "granularity": results.time_range.granularity,
                 "fuzzy": results.time_range.fuzzy,
                 "phrase": results.time_range.phrase,
+                "role": results.time_role,
+                "inside": results.inside,
+                "outside": results.outside,
             },
             "scan_rounds": [{"week": r.label, "found": [h.turn.id for h in r.found]} for r in results.rounds],
             "results": [_hit_json(h, runtime.zone) for h in results],
@@ -104,7 +109,8 @@ def recall(args: argparse.Namespace, runtime: Runtime) -> int:
         return 0
     if results.time_range is not None:
         scan = f" (progressive scan: {len(results.rounds)} weeks)" if results.rounds else ""
-        print(f"# time: {results.time_range.phrase} → {results.time_range.describe()}{scan}\n")
+        summary = time_summary(results)
+        print(f"# time: {results.time_range.phrase} → {results.time_range.describe()}{scan} · {summary}\n")
     if not results.results:
         print("no matching memory")
         return 0

@@ -206,6 +206,9 @@ class MemoryKernel:
                         extra=draft.extra,
                     )
                 )
+            # the times each turn talks about go into its transcript for readers; the index
+            # derives the same ranges from the text (so reconcile and reindex rebuild them)
+            turns = [replace(t, events=self.store.read_events(t.text, t.timestamp)) for t in turns]
             self.transcripts.append(turns, session_meta)
             previous = session.last_turn
             if turns:

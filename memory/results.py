@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
-from datetime import datetime, tzinfo
+from datetime import datetime, time, timedelta, tzinfo
 from typing import Literal
 
 from memory.timeparse import Role, TimeRange
@@ -24,8 +24,10 @@ class SearchRequest:
     """One search, as every caller asks for it (tool, CLI, search screen, API, benchmarks).
 
     Time words in ``query`` are resolved against ``now`` unless ``time_range`` is given or
-    ``resolve_time`` is false: a precise time filters, a vague one triggers the progressive
-    scan (when ``progressive``). ``filter_expr`` uses the kernel's grammar.
+    ``resolve_time`` is false. A phrase that constrains the query (``TimeResolver.read_query``)
+    keeps the turns said in it or talking about a time in it, a vague one triggers the
+    progressive scan (when ``progressive``); a phrase that is part of the content stays in the
+    keywords. ``filter_expr`` uses the kernel's grammar.
     """
 
     query: str
@@ -157,7 +159,50 @@ class SessionInfo:
     """The session's title (its topic) where it has one."""
 
 
-def format_turn(turn: Turn, zone: tzinfo | None = None, similarity: float | None = None) -> str:
+def _short(r: TimeRange, zone: tzinfo | None, year: int) -> str:
+    """``11-25 12:00–18:00``, ``11-25``, ``11-23 – 11-29`` (with the year when it is not ``year``)."""
+    start, last = r.start.astimezone(zone), (r.end - timedelta(microseconds=1)).astimezone(zone)
+    day = "%Y-%m-%d" if start.year != year else "%m-%d"
+    if start.date() != last.date():
+        return f"{start:{day}} – {last:{day}}"
+    if start.time() == time() and r.end - r.start >= timedelta(days=1):
+        return f"{start:{day}}"
+    return f"{start:{day} %H:%M}–{r.end.astimezone(zone):%H:%M}"
+
+
+def placement(hit: SearchHit, zone: tzinfo | None = None) -> str:
+    """Why a hit of a time-constrained search matched: ``said 11-30 · about 11-25 12:00–18:00 (上周三下午)``.
+
+    A hit offered from outside the range says so: ``outside the range · said 10-02``. Empty for
+    a neighbour, and for a search without a time range.
+    """
+    if hit.role != "hit":
+        return ""
+    said = hit.turn.timestamp.astimezone(zone)
+    if hit.outside:
+        return f"outside the range · said {said:%Y-%m-%d}"
+    parts = [f"said {said:%m-%d}"] if hit.said_in_range else []
+    for r in hit.about:
+        parts.append(f"about {_short(r, zone, said.year)}" + (f" ({r.phrase})" if r.phrase else ""))
+    return " · ".join(parts)
+
+
+def time_summary(results: SearchResults) -> str:
+    """How the search's time was used and what it found: ``0 in 上周三下午 · 3 nearest outside``.
+
+    Empty without a time range. A hint (a calendar date beside other words) restricts
+    nothing: its turns come first.
+    """
+    if results.time_range is None:
+        return ""
+    label = results.time_range.phrase or results.time_range.describe()
+    if results.time_role == "hint":
+        return f"{results.inside} in {label} first (a date hint, not a filter)"
+    summary = f"{results.inside} in {label}"
+    return summary + (f" · {results.outside} nearest outside" if results.outside else "")
+
+
+def format_turn(turn: Turn, zone: tzinfo | None = None, similarity: float | None = None, note: str = "") -> str:
     """A turn in the seed's result format; without a similarity the anchor line carries none::
 
     [id:a3f2c7 | prev: k7f2a1 | next: d2n7p3 | 相似度: 0.778]
@@ -165,12 +210,16 @@ def format_turn(turn: Turn, zone: tzinfo | None = None, similarity: float | None
     📁 2026-W11/2026-03-05/chat_xxx.md | 话题: 本地模型部署 | 2026-03-05 Mon 10:00:07
 
     <the turn's text>
+
+    A ``note`` (which of its times matched a search, ``placement``) goes under the 📁 line.
     """
     head = anchor_line(turn.id, turn.prev_id, turn.next_id, similarity)
     where = f"📁 {turn.session_file} | 话题: {turn.topic or '—'} | {format_local_time(turn.timestamp, zone)}"
+    if note:
+        where += f"\n🕒 {note}"
     return f"{head}\n\n{where}\n\n{turn.text}"
 
 
 def format_search_result(result: SearchHit, zone: tzinfo | None = None) -> str:
-    """One search result in the seed's format, with its similarity."""
-    return format_turn(result.turn, zone, result.similarity)
+    """One search result in the seed's format, with its similarity and which of its times matched."""
+    return format_turn(result.turn, zone, result.similarity, placement(result, zone))

@@ -91,8 +91,10 @@ class Turn:
     last_accessed_at: datetime | None = None
     extra: tuple[tuple[str, str], ...] = field(default=(), compare=False)
     events: tuple[TimeRange, ...] = field(default=(), compare=False)
-    """The times the turn talks about, resolved against when it was said (derived by the index, see
-    ``memory.index_schema``; a turn read from a transcript has none until it is indexed)."""
+    """The times the turn talks about, resolved against when it was said (``TimeResolver.event_ranges``).
+
+    Written to the transcript for readers; the index derives them again from the text (see
+    ``memory.index_schema``), so an edited transcript or a better resolver rebuilds them."""
 
     @property
     def text(self) -> str:
@@ -154,12 +156,20 @@ class Turn:
 
 
 def _events(records: Sequence[Mapping[str, Any]]) -> tuple[TimeRange, ...]:
+    """Event ranges as stored; one that is not a range (a transcript edited by hand) is left out:
+    the index derives them again from the text."""
     if not records:
         return ()
     # imported here: the resolver's rules take longer to load than the whole UI takes to paint
     from memory.timeparse.ranges import TimeRange
 
-    return tuple(TimeRange.from_record(r) for r in records)
+    events = []
+    for record in records:
+        try:
+            events.append(TimeRange.from_record(record))
+        except (KeyError, TypeError, ValueError, AttributeError):
+            continue
+    return tuple(events)
 
 
 def _utc(value: datetime | str) -> datetime:

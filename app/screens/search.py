@@ -26,10 +26,13 @@ Search = Callable[[str, bool], Awaitable["SearchResults"]]
 
 
 def describe_results(results: SearchResults) -> str:
-    """The scope line: what was searched, the time understood, scan rounds, counts."""
+    """The scope line: what was searched, the time understood and what it held, scan rounds, counts."""
+    from memory.results import time_summary  # memory is open by now; the screen paints without it
+
     parts = [f"“{results.keywords or '(any)'}”"]
     if results.time_range is not None:
         parts.append(f"{results.time_range.phrase} → {results.time_range.describe()}")
+        parts.append(time_summary(results))
     if results.rounds:
         weeks = " · ".join(f"{r.label} ({len(r.found)})" for r in results.rounds)
         parts.append(f"scanned {len(results.rounds)} weeks: {weeks}")

@@ -38,10 +38,12 @@ def hits_first(results: list[SearchHit]) -> list[SearchHit]:
 
 
 def hit_prompt(hit: SearchHit, zone: tzinfo, snippet_chars: int) -> RenderableType:
-    """Two lines for one recalled turn: similarity, time, anchor, topic; then a snippet.
+    """Two lines for one recalled turn: similarity, time, anchor, topic, which time matched; then a snippet.
 
     A neighbour is indented under its hit, dimmed, and has no similarity of its own.
     """
+    from memory.results import placement  # memory is open once there are hits; the panel paints without it
+
     turn = hit.turn
     local = turn.timestamp.astimezone(zone)
     is_hit = hit.role == "hit"
@@ -54,6 +56,9 @@ def hit_prompt(hit: SearchHit, zone: tzinfo, snippet_chars: int) -> RenderableTy
     text.append(f"[{turn.id}]", style="italic")
     if turn.topic and is_hit:
         text.append(f" {turn.topic}", style="dim")
+    matched = placement(hit, zone)
+    if matched:
+        text.append(f" · {matched}", style="yellow" if hit.outside else "cyan")
     snippet = " ".join(turn.text.split())
     if len(snippet) > snippet_chars:
         snippet = snippet[: snippet_chars - 1] + "…"

@@ -187,15 +187,15 @@ def placement(hit: SearchHit, zone: tzinfo | None = None) -> str:
     return " · ".join(parts)
 
 
-def time_summary(results: SearchResults) -> str:
+def time_summary(results: SearchResults, label: str = "") -> str:
     """How the search's time was used and what it found: ``0 in 上周三下午 · 3 nearest outside``.
 
-    Empty without a time range. A hint (a calendar date beside other words) restricts
-    nothing: its turns come first.
+    ``label`` names the range (default: its phrase). Empty without a time range. A hint (a
+    calendar date beside other words) restricts nothing: its turns come first.
     """
     if results.time_range is None:
         return ""
-    label = results.time_range.phrase or results.time_range.describe()
+    label = label or results.time_range.phrase or results.time_range.describe()
     if results.time_role == "hint":
         return f"{results.inside} in {label} first (a date hint, not a filter)"
     summary = f"{results.inside} in {label}"

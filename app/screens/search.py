@@ -32,7 +32,6 @@ def describe_results(results: SearchResults) -> str:
     parts = [f"“{results.keywords or '(any)'}”"]
     if results.time_range is not None:
         parts.append(f"{results.time_range.phrase} → {results.time_range.describe()}")
-        parts.append(time_summary(results))
     if results.rounds:
         weeks = " · ".join(f"{r.label} ({len(r.found)})" for r in results.rounds)
         parts.append(f"scanned {len(results.rounds)} weeks: {weeks}")
@@ -41,7 +40,8 @@ def describe_results(results: SearchResults) -> str:
         parts.append("no matching memory")
     else:
         context = len(results) - hits
-        parts.append(f"{hits} hit{'s' if hits != 1 else ''}" + (f", {context} around them" if context else ""))
+        count = time_summary(results, "range") or f"{hits} hit{'s' if hits != 1 else ''}"
+        parts.append(count + (f", {context} around them" if context else ""))
     return " · ".join(parts)
 
 

@@ -29,8 +29,7 @@ def test_the_tool_says_which_time_matched_and_marks_the_nearest_outside(tmp_path
     assert "\n🕒 about 11-25 12:00–18:00 (上周三下午)\n" in found.content
     outside = run_tool(kernel, "recall_memory", {"query": "昨天 VPN", "top_k": 1}, ToolContext(now))
     assert outside.content.startswith(
-        "时间范围 (time range): 2026-11-29 Sun · 0 in 昨天 · 1 nearest outside"
-        " (marked 🕒 outside the range)"
+        "时间范围 (time range): 2026-11-29 Sun · 0 in 昨天 · 1 nearest outside (marked 🕒 outside the range)"
     )
     assert f"[id:{vpn.id} | " in outside.content
     assert "\n🕒 outside the range · said 2026-11-30\n" in outside.content

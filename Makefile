@@ -30,11 +30,15 @@ lint: $(STAMP)
 typecheck: $(STAMP)
 	$(BIN)/mypy
 
-# The end-to-end test drives the real program in tmux; install it when we may.
+# The end-to-end test drives the real program in tmux, the dashboard test a real headless
+# chromium (Debian's, driven by Playwright); install them when we may.
 pytest: $(STAMP)
 	@command -v tmux >/dev/null 2>&1 || { [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1 && \
 		(apt-get update -qq && apt-get install -y -qq tmux >/dev/null) ; } || \
 		echo "tmux not found: the end-to-end test will be skipped"
+	@command -v chromium >/dev/null 2>&1 || { [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1 && \
+		(apt-get update -qq && apt-get install -y -qq chromium chromium-driver >/dev/null) ; } || \
+		echo "chromium not found: the dashboard browser test will be skipped"
 	HF_HUB_OFFLINE=1 $(BIN)/python -m pytest $(PYTEST_ARGS)
 
 bench: $(STAMP)

@@ -12,14 +12,12 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from app.config import LoadedConfig
 
 if TYPE_CHECKING:
-    from app.runtime import Runtime, Zone
-    from memory.results import SearchHit
-    from memory.turns import Turn
+    from app.runtime import Runtime
 
 EXIT_FAIL = 1
 
@@ -51,26 +49,15 @@ def run_command(args: argparse.Namespace, runtime: Runtime) -> int:
 # -------------------------------------------------------------------- recall/show
 
 
-def _turn_json(turn: Turn, zone: Zone) -> dict[str, Any]:
-    return {**turn.to_record(), "local_time": turn.timestamp.astimezone(zone.tz).isoformat()}
-
-
-def _hit_json(hit: SearchHit, zone: Zone) -> dict[str, Any]:
-    data = _turn_json(hit.turn, zone)
-    data.update(similarity=round(hit.similarity, 4), _context_role=hit.role, rank=hit.rank)
-    if hit.hit_id:
-        data["neighbor_of"] = hit.hit_id
-    if hit.said_in_range or hit.about or hit.outside:
-        data.update(said_in_range=hit.said_in_range, about=[r.to_record() for r in hit.about], outside=hit.outside)
-    return data
-
-
 def recall(args: argparse.Namespace, runtime: Runtime) -> int:
     """Search memory and print the seed's format (or JSON)."""
+    from memory.config import MAX_TOP_K
     from memory.filters import FilterError
     from memory.results import SearchRequest, time_summary
     from memory.turns import utc_now
 
+    if args.top_k is not None and not 1 <= args.top_k <= MAX_TOP_K:
+        return _error(f"--top-k must be between 1 and {MAX_TOP_K} (got {args.top_k})")
     now = utc_now()
     if args.now:
         try:
@@ -87,24 +74,7 @@ def recall(args: argparse.Namespace, runtime: Runtime) -> int:
     finally:
         kernel.close()
     if args.json:
-        payload = {
-            "query": results.query,
-            "keywords": results.keywords,
-            "time_range": None
-            if results.time_range is None
-            else {
-                "start": results.time_range.start.isoformat(),
-                "end": results.time_range.end.isoformat(),
-                "granularity": results.time_range.granularity,
-                "fuzzy": results.time_range.fuzzy,
-                "phrase": results.time_range.phrase,
-                "role": results.time_role,
-                "inside": results.inside,
-                "outside": results.outside,
-            },
-            "scan_rounds": [{"week": r.label, "found": [h.turn.id for h in r.found]} for r in results.rounds],
-            "results": [_hit_json(h, runtime.zone) for h in results],
-        }
+        payload = results.to_record(runtime.zone.tz)
         print(json.dumps(payload, ensure_ascii=False, indent=2))
         return 0
     if results.time_range is not None:
@@ -120,12 +90,12 @@ def recall(args: argparse.Namespace, runtime: Runtime) -> int:
 
 def show(args: argparse.Namespace, runtime: Runtime) -> int:
     """Print one turn by id: from its transcript, or with ``--json`` from the index (every field)."""
-    from memory.results import format_turn
+    from memory.results import format_turn, turn_record
     from memory.turns import is_turn_id
 
     turn_id = args.turn_id.strip().lower().removeprefix("id:").strip()
     if not is_turn_id(turn_id):
-        return _error(f"'{args.turn_id[:40]}' is not a turn id (6 lowercase letters or digits, e.g. a3f2c7)")
+        return _error(f"{args.turn_id[:40]!r} is not a turn id (6 lowercase letters or digits, e.g. a3f2c7)")
     if args.json:
         kernel = runtime.open_kernel()
         try:
@@ -134,7 +104,7 @@ def show(args: argparse.Namespace, runtime: Runtime) -> int:
             kernel.close()
         if found.turn is None:
             return _error(found.error)
-        print(json.dumps(_turn_json(found.turn, runtime.zone), ensure_ascii=False, indent=2))
+        print(json.dumps(turn_record(found.turn, runtime.zone.tz), ensure_ascii=False, indent=2))
         return 0
     turn = runtime.open_catalogue().turn(turn_id)
     if turn is None:
@@ -252,8 +222,10 @@ def doctor(args: argparse.Namespace, runtime: Runtime) -> int:
     if embedder is not None:
         try:
             kernel = runtime.open_kernel(embedder)
-            count = kernel.count()
-            kernel.close()
+            try:
+                count = kernel.store.check()  # reads every row's id and runs a tiny search
+            finally:
+                kernel.close()
             checks.append(Check("memory index", True, f"{loaded.paths.db_uri} · {count} turns"))
         except KernelError as exc:
             checks.append(Check("memory index", False, str(exc)))

@@ -53,6 +53,32 @@ class UIConfig(BaseModel):
     """continue shows the most recent session and continues it; new starts an empty one."""
 
 
+class ServeConfig(BaseModel):
+    """``huichat serve``: the HTTP face (OpenAI-compatible chat, the memory API, the dashboard)."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid", use_attribute_docstrings=True)
+
+    host: str = "127.0.0.1"
+    """Address to listen on (--host overrides); anything but loopback exposes memory to the network."""
+    port: int = Field(default=8000, ge=1, le=65535)
+    """Port to listen on (--port overrides)."""
+    allow_loopback_without_keys: bool = False
+    """While no API key exists, let clients on this machine in without one (as the owner).
+
+    Off by default: any local program or web page could otherwise read your memory; never
+    turn it on behind a reverse proxy, where every request comes from loopback."""
+    owner: str = Field(default="default", pattern=r"^[a-z0-9][a-z0-9_-]{0,31}$")
+    """The user whose memory is the terminal app's own (<data_dir>); others get <data_dir>/users/<name>."""
+    requests_per_minute: int = Field(default=60, ge=1)
+    """Requests each API key may make per minute (a moving window); more get 429 and Retry-After."""
+    max_body_bytes: int = Field(default=1_048_576, ge=1024)
+    """Largest request body accepted; bigger ones get 413."""
+    cors_origins: tuple[str, ...] = ()
+    """Web origins allowed to call the API from a browser (CORS); empty turns CORS off."""
+    memory_retry_seconds: float = Field(default=30.0, gt=0)
+    """While a user's memory is degraded, how often a request tries to reopen it."""
+
+
 class AppConfig(BaseModel):
     """Every section of huichat's configuration."""
 
@@ -65,6 +91,7 @@ class AppConfig(BaseModel):
     providers: ProvidersConfig = ProvidersConfig()
     chat: ChatConfig = ChatConfig()
     ui: UIConfig = UIConfig()
+    serve: ServeConfig = ServeConfig()
 
 
 _SECRET_KEYS = {"api_key", "key", "apikey", "token", "secret", "password"}
@@ -140,6 +167,29 @@ def _describe(error: Any, raw: dict[str, Any]) -> str:
     return f"'{path}': {message}"
 
 
+MAX_DEPTH = 16
+"""Levels of nesting a config file may have (the deepest real key is 4 levels down)."""
+MAX_NODES = 100_000
+"""Values a config file may hold, counting each use of a YAML alias again."""
+
+
+def _check_shape(path: Path, data: object) -> None:
+    """Refuse a file nested too deeply or too large before anything recurses into it."""
+    stack: list[tuple[object, int]] = [(data, 0)]
+    visited = 0
+    while stack:
+        node, depth = stack.pop()
+        visited += 1
+        if depth > MAX_DEPTH:
+            raise ConfigError(f"{path}: nested too deeply (at most {MAX_DEPTH} levels)")
+        if visited > MAX_NODES:
+            raise ConfigError(f"{path}: too large for a config file (more than {MAX_NODES:,} values)")
+        if isinstance(node, dict):
+            stack.extend((child, depth + 1) for child in node.values())
+        elif isinstance(node, list):
+            stack.extend((child, depth + 1) for child in node)
+
+
 def _read_yaml(path: Path) -> dict[str, Any]:
     try:
         text = path.read_text(encoding="utf-8")
@@ -149,6 +199,8 @@ def _read_yaml(path: Path) -> dict[str, Any]:
         raise ConfigError(f"{path}: cannot read config file ({exc})") from None
     try:
         data = yaml.safe_load(text)
+    except RecursionError:
+        raise ConfigError(f"{path}: nested too deeply (at most {MAX_DEPTH} levels)") from None
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         where = f" at line {mark.line + 1}, column {mark.column + 1}" if mark else ""
@@ -156,6 +208,7 @@ def _read_yaml(path: Path) -> dict[str, Any]:
         raise ConfigError(f"{path}: not valid YAML{where}: {problem}") from None
     if data is None:
         return {}
+    _check_shape(path, data)
     if not isinstance(data, dict):
         raise ConfigError(f"{path}: the top level must be a mapping of sections, not {type(data).__name__}")
     return data

@@ -18,6 +18,7 @@ if TYPE_CHECKING:
     from memory.catalogue import Catalogue
     from memory.embedding import Embedder
     from memory.kernel import MemoryKernel
+    from memory.location import MemoryLocation
     from providers.llm import LLMClient
 
 
@@ -30,7 +31,7 @@ class Zone:
 
 
 class KernelOpener(Protocol):
-    """Opens the memory kernel (see ``memory.opening.open_kernel``)."""
+    """Opens the memory kernel (see ``memory.opening.open_kernel``): the configured one, or ``location``'s."""
 
     def __call__(
         self,
@@ -39,6 +40,7 @@ class KernelOpener(Protocol):
         reconcile: bool = True,
         embed: bool = True,
         for_rebuild: bool = False,
+        location: MemoryLocation | None = None,
     ) -> MemoryKernel: ...
 
 

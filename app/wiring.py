@@ -25,6 +25,7 @@ if TYPE_CHECKING:
     from memory.catalogue import Catalogue
     from memory.embedding import Embedder
     from memory.kernel import MemoryKernel
+    from memory.location import MemoryLocation
     from providers.llm import LLMClient
 
 EXIT_CONFIG = 2
@@ -61,14 +62,19 @@ def runtime(loaded: LoadedConfig, zone: Zone | None = None) -> Runtime:
         return load_embedder(loaded.config.embedding, loaded.paths.models_dir, loaded.paths.cache_dir)
 
     def open_kernel(
-        embedder: Embedder | None = None, *, reconcile: bool = True, embed: bool = True, for_rebuild: bool = False
+        embedder: Embedder | None = None,
+        *,
+        reconcile: bool = True,
+        embed: bool = True,
+        for_rebuild: bool = False,
+        location: MemoryLocation | None = None,
     ) -> MemoryKernel:
         from memory.location import MemoryLocation
         from memory.opening import open_kernel as open_memory
 
         paths = loaded.paths
         return open_memory(
-            MemoryLocation(paths.data_dir, paths.sessions_dir, paths.db_uri),
+            location or MemoryLocation(paths.data_dir, paths.sessions_dir, paths.db_uri),
             embedder or open_embedder(),
             loaded.config.retriever,
             zone.tz,
@@ -144,7 +150,19 @@ def _parser() -> argparse.ArgumentParser:
     sessions = commands.add_parser("sessions", help="list stored sessions")
     sessions.add_argument("--json", action="store_true", help="print JSON")
 
-    bench = commands.add_parser("bench", help="benchmarks: recall, timegen, scale, startup")
+    serve = commands.add_parser("serve", help="serve chat with memory (OpenAI-compatible), the memory API, a dashboard")
+    serve.add_argument("--host", metavar="ADDR", help="address to listen on (default serve.host, 127.0.0.1)")
+    serve.add_argument("--port", type=int, metavar="N", help="port to listen on (default serve.port, 8000)")
+
+    from app.commands.keys import add_arguments as add_keys_arguments
+
+    add_keys_arguments(commands.add_parser("keys", help="API keys of huichat serve: create, list, revoke"))
+
+    mcp = commands.add_parser("mcp", help="serve memory to MCP hosts over stdio (Claude Desktop, Cursor, …)")
+    mcp.add_argument("--user", metavar="NAME", help="whose memory (default serve.owner: the chat's own)")
+    mcp.add_argument("--allow-write", action="store_true", help="also offer the remember tool")
+
+    bench = commands.add_parser("bench", help="benchmarks: recall, timegen, scale, startup, serve")
     from benchmarks.cli import add_bench_arguments
 
     add_bench_arguments(bench)
@@ -176,6 +194,24 @@ def main(argv: Sequence[str] | None = None) -> int:
             from benchmarks.cli import run_bench
 
             return run_bench(args, faces)
+        if args.command == "serve":
+            from app.serve import run_server
+
+            return run_server(faces, args.host, args.port)
+        if args.command == "keys":
+            from app.commands.keys import run as run_keys
+
+            return run_keys(args, faces)
+        if args.command == "mcp":
+            from app.mcp_stdio import run_mcp
+            from app.stores import UnknownUser, check_user_name
+
+            try:
+                check_user_name(args.user or loaded.config.serve.owner)
+            except UnknownUser as exc:
+                print(f"huichat: error: --user: {exc}", file=sys.stderr)
+                return EXIT_CONFIG
+            return run_mcp(faces, args.user, args.allow_write)
         from app import cli
 
         return cli.run_command(args, faces)

@@ -1,4 +1,4 @@
-"""``huichat bench``: recall quality, the synthetic time benchmark, scale, start-up and the tool loop."""
+"""``huichat bench``: recall, time, scale, start-up, the command line, the tool loop, chaos and the service."""
 
 from __future__ import annotations
 
@@ -106,6 +106,21 @@ def add_bench_arguments(parser: argparse.ArgumentParser) -> None:
     loop.add_argument("--verbose", action="store_true", help="print each question, its calls and its answer")
     loop.add_argument("--json", type=Path, default=None, metavar="OUT", help="also write the results as JSON")
 
+    chaos = kinds.add_parser("chaos", help="reliability: kills, concurrent writers, injected faults, fuzzing")
+    from benchmarks.chaos import add_chaos_arguments
+
+    add_chaos_arguments(chaos)
+
+    serve = kinds.add_parser("serve", help="huichat serve on loopback under concurrent streaming clients")
+    serve.add_argument(
+        "--clients", type=_ints, default=[10, 50], metavar="N,N", help="concurrent chat clients (default 10,50)"
+    )
+    serve.add_argument("--rounds", type=int, default=4, help="chats per client (default 4)")
+    serve.add_argument("--searches", type=int, default=20, help="searches per search client (default 20)")
+    serve.add_argument("--turns", type=int, default=5000, help="turns seeded into the searched memory (default 5000)")
+    serve.add_argument("--embedder", default="hash", help="embedder of the scratch memory (default hash)")
+    serve.add_argument("--json", type=Path, default=None, metavar="OUT", help="also write the results as JSON")
+
     startup = kinds.add_parser("startup", help="first paint, memory and LLM ready, and quitting, in a real terminal")
     startup.add_argument("--runs", type=int, default=5, help="runs (median reported, default 5)")
     startup.add_argument("--json", type=Path, default=None, metavar="OUT", help="also write the results as JSON")
@@ -135,10 +150,18 @@ def run_bench(args: argparse.Namespace, runtime: Runtime) -> int:
         from benchmarks.scale import run_scale_bench
 
         return run_scale_bench(args, loaded, zone)
+    if args.bench == "chaos":
+        from benchmarks.chaos import run_chaos_bench
+
+        return run_chaos_bench(args, loaded, zone)
     if args.bench == "cli":
         from benchmarks.clitimes import run_cli_bench
 
         return run_cli_bench(args, loaded, zone)
+    if args.bench == "serve":
+        from benchmarks.serve import run_serve_bench
+
+        return run_serve_bench(args, loaded, zone)
     from benchmarks.startup import run_startup_bench
 
     return run_startup_bench(args, loaded, zone)

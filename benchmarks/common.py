@@ -78,3 +78,12 @@ def write_json(path: Path | None, payload: dict[str, Any]) -> None:
         return
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(json.dumps(payload, ensure_ascii=False, indent=2), encoding="utf-8")
+
+
+def build_kernel(
+    loaded: LoadedConfig, embedder: Embedder | None = None, *, reconcile: bool = True, for_rebuild: bool = False
+) -> MemoryKernel:
+    """Open memory exactly the way huichat does (the composition root's factory)."""
+    from app.wiring import runtime
+
+    return runtime(loaded).open_kernel(embedder, reconcile=reconcile, for_rebuild=for_rebuild)

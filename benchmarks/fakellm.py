@@ -44,6 +44,8 @@ class Reply:
     chunk_delay: float = 0.0
     cut_after_chunks: int | None = None
     """Drop the connection after this many chunks (a stream cut off mid-way)."""
+    cut_after_bytes: int | None = None
+    """Drop the connection after this many bytes of the stream (possibly inside a character)."""
     retry_after: int | None = None
     chunks: list[str] | None = None
     """The text's streamed pieces, exactly (instead of cutting ``text`` every ``chunk_chars``)."""
@@ -303,13 +305,13 @@ class FakeLLM:
                 self.send_response(200)
                 self.send_header("Content-Type", "text/event-stream")
                 self.send_header("Cache-Control", "no-cache")
-                if reply.cut_after_chunks is not None:
+                if reply.cut_after_chunks is not None or reply.cut_after_bytes is not None:
                     # no length, no chunked framing: the connection just ends early
                     self.send_header("Connection", "close")
                     self.end_headers()
-                    for chunk in chunks[: reply.cut_after_chunks]:
-                        self.wfile.write(chunk)
-                        self.wfile.flush()
+                    sent = b"".join(chunks[: reply.cut_after_chunks])
+                    self.wfile.write(sent[: reply.cut_after_bytes])
+                    self.wfile.flush()
                     self.close_connection = True
                     return
                 self.send_header("Transfer-Encoding", "chunked")

@@ -83,6 +83,7 @@ def pack_months(sessions_dir: Path, before: date, level: int = 3) -> list[str]:
 def read_archive(archive: Path) -> dict[str, str]:
     """The transcripts inside one archive, by their relative path."""
     try:
-        return {name: data.decode("utf-8") for name, data in _read_members(archive).items()}
-    except (OSError, UnicodeDecodeError, tarfile.TarError, zstandard.ZstdError) as exc:
+        # a transcript packed after a crash may end inside a character: its reader copes
+        return {name: data.decode("utf-8", errors="surrogateescape") for name, data in _read_members(archive).items()}
+    except (OSError, tarfile.TarError, zstandard.ZstdError) as exc:
         raise KernelError(f"cannot read archive {archive}: {exc}") from exc

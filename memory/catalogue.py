@@ -21,7 +21,8 @@ from typing import Any
 from memory.archive import ARCHIVE_DIR, read_archive
 from memory.errors import KernelError
 from memory.results import SessionInfo
-from memory.transcript import ParsedSession, TurnChunker
+from memory.transcript import TurnChunker
+from memory.transcript_parse import ParsedSession
 from memory.turns import Turn
 
 FORMAT = 1

@@ -6,6 +6,9 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+MAX_TOP_K = 100
+"""The most hits one search returns (the CLI and the API; the model's tool allows 20)."""
+
 
 class _Section(BaseModel):
     model_config = ConfigDict(frozen=True, extra="forbid", use_attribute_docstrings=True)
@@ -57,7 +60,7 @@ class ArchiveConfig(_Section):
 class RetrieverConfig(_Section):
     """How memory is searched."""
 
-    default_top_k: int = Field(default=5, ge=1, le=100)
+    default_top_k: int = Field(default=5, ge=1, le=MAX_TOP_K)
     """Hits returned when the caller does not say."""
     enable_progressive_scan: bool = True
     """Scan week by week from the most recent when a query's time is vague."""
@@ -75,3 +78,5 @@ class RetrieverConfig(_Section):
     """First day of a week for phrases like 'last week' / 上周."""
     ann_min_rows: int = Field(default=50_000, ge=1000)
     """Row count from which an ANN vector index is built (below it a flat scan is exact and fast)."""
+    search_timeout_seconds: float = Field(default=5.0, gt=0, le=600)
+    """A search that takes longer is given up with an error (the model is told and may retry)."""

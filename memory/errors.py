@@ -3,3 +3,11 @@
 
 class KernelError(Exception):
     """Base of every error the memory kernel reports; ``str()`` is the user-facing text."""
+
+
+class IndexUnavailable(KernelError):
+    """The index cannot be read or written right now; the transcripts are unaffected.
+
+    Memory then degrades instead of failing: turns still reach their transcripts and are
+    reconciled into the index once it opens again.
+    """

@@ -16,7 +16,12 @@ Grammar (case-insensitive keywords)::
     literal    := 'text' | "text" | number | 2026-04-06 | 2026-04-06T10:00[:00]
 
 Dates and datetimes without a zone are local time. A date-only upper bound includes that
-whole day (``<= '2026-04-13'`` means before 2026-04-14 00:00).
+whole day (``<= '2026-04-13'`` means before 2026-04-14 00:00). Times beyond the calendar's
+ends (year 1, year 9999) are clamped to them.
+
+A parsed filter is normalised (``normalise``): runs of NOT collapse, nested AND/OR are
+flattened and repeated clauses merged. The query engine's cost grows steeply with nesting
+(``NOT NOT … topic = 'a'`` ×38 took 11 s), so what reaches it is at most ``MAX_DEPTH`` deep.
 """
 
 from __future__ import annotations
@@ -29,6 +34,10 @@ from memory.errors import KernelError
 
 MAX_FILTER_CHARS = 2000
 MAX_CLAUSES = 64
+MAX_DEPTH = 12
+"""Levels of nesting (parentheses, AND/OR alternation, NOT) left after normalising."""
+EARLIEST = datetime.min.replace(tzinfo=UTC)
+LATEST = datetime.max.replace(tzinfo=UTC)
 
 FIELDS = {
     "timestamp": "timestamp",
@@ -119,13 +128,22 @@ def excluding(ids: frozenset[str]) -> Filter | None:
     return Not(In("id", tuple(sorted(ids)))) if ids else None
 
 
+def clamp_utc(moment: datetime) -> datetime:
+    """``moment`` in UTC; a moment whose UTC form would leave the calendar (year 1 east of
+    Greenwich, year 9999 west of it) is clamped to the calendar's first or last instant."""
+    try:
+        return moment.astimezone(UTC)
+    except OverflowError:
+        return EARLIEST if moment.year < 5000 else LATEST
+
+
 def time_range_filter(start: datetime | None, end: datetime | None) -> Filter | None:
     """``start <= timestamp < end`` (either side optional)."""
     parts: list[Filter] = []
     if start is not None:
-        parts.append(Compare("timestamp", ">=", start.astimezone(UTC)))
+        parts.append(Compare("timestamp", ">=", clamp_utc(start)))
     if end is not None:
-        parts.append(Compare("timestamp", "<", end.astimezone(UTC)))
+        parts.append(Compare("timestamp", "<", clamp_utc(end)))
     if not parts:
         return None
     return parts[0] if len(parts) == 1 else All(tuple(parts))
@@ -133,7 +151,7 @@ def time_range_filter(start: datetime | None, end: datetime | None) -> Filter | 
 
 def said_or_about(start: datetime, end: datetime) -> Filter:
     """The turn was said in ``start <= t < end``, or talks about a time in it."""
-    start, end = start.astimezone(UTC), end.astimezone(UTC)
+    start, end = clamp_utc(start), clamp_utc(end)
     said = All((Compare("timestamp", ">=", start), Compare("timestamp", "<", end)))
     return Any_((said, About(start, end)))
 
@@ -189,6 +207,7 @@ class _Parser:
         self.i = 0
         self.zone = zone
         self.clauses = 0
+        self.depth = 0
 
     def peek_word(self, *words: str) -> bool:
         tok = self.tokens[self.i] if self.i < len(self.tokens) else None
@@ -222,20 +241,27 @@ class _Parser:
         return parts[0] if len(parts) == 1 else All(tuple(parts))
 
     def unary(self) -> Filter:
-        if self.peek_word("not"):
+        # a run of NOTs is counted, not recursed into: only its parity matters
+        negated = False
+        while self.peek_word("not"):
             self.i += 1
-            return Not(self.unary())
+            negated = not negated
         tok = self.tokens[self.i] if self.i < len(self.tokens) else None
         if tok is not None and tok.kind == "paren" and tok.text == "(":
             self.i += 1
+            self.depth += 1
+            if self.depth > MAX_DEPTH:
+                raise FilterError(f"nested too deeply (at most {MAX_DEPTH} levels)")
             inner = self.or_()
             if self.i >= len(self.tokens):
                 raise FilterError("missing ')'")
             close = self.take()
             if close.text != ")":
                 raise FilterError("missing ')'")
-            return inner
-        return self.comparison()
+            self.depth -= 1
+        else:
+            inner = self.comparison()
+        return Not(inner) if negated else inner
 
     def comparison(self) -> Filter:
         self.clauses += 1
@@ -303,22 +329,50 @@ class _Parser:
 
 
 def _next_day(start: datetime, zone: tzinfo) -> datetime:
-    local = start.astimezone(zone)
-    following = datetime.combine(local.date() + timedelta(days=1), time(), tzinfo=zone)
-    return following.astimezone(UTC)
+    try:
+        following = start.astimezone(zone).date() + timedelta(days=1)
+    except OverflowError:  # the local day lies beyond the calendar's last (or before its first)
+        return LATEST if start.year > 1 else EARLIEST
+    return clamp_utc(datetime.combine(following, time(), tzinfo=zone))
 
 
 def _parse_moment(text: str, zone: tzinfo) -> tuple[datetime, bool]:
     try:
         if re.fullmatch(r"\d{4}-\d{2}-\d{2}", text):
             day = date.fromisoformat(text)
-            return datetime.combine(day, time(), tzinfo=zone).astimezone(UTC), True
+            return clamp_utc(datetime.combine(day, time(), tzinfo=zone)), True
         moment = datetime.fromisoformat(text)
     except ValueError:
         raise FilterError(f"not a date or time: {text[:40]!r} (use 2026-04-06 or 2026-04-06T10:00)") from None
     if moment.tzinfo is None:
         moment = moment.replace(tzinfo=zone)
-    return moment.astimezone(UTC), False
+    return clamp_utc(moment), False
+
+
+def normalise(node: Filter) -> Filter:
+    """The same filter with runs of NOT collapsed, nested AND/OR flattened, repeats merged."""
+    if isinstance(node, Not):
+        inner = normalise(node.part)
+        return inner.part if isinstance(inner, Not) else Not(inner)
+    if isinstance(node, All | Any_):
+        kind = type(node)
+        parts: list[Filter] = []
+        for part in node.parts:
+            part = normalise(part)
+            for piece in part.parts if isinstance(part, kind) else (part,):
+                if piece not in parts:
+                    parts.append(piece)
+        return parts[0] if len(parts) == 1 else kind(tuple(parts))
+    return node
+
+
+def depth(node: Filter) -> int:
+    """Levels of AND, OR and NOT above the deepest comparison."""
+    if isinstance(node, Not):
+        return 1 + depth(node.part)
+    if isinstance(node, All | Any_):
+        return 1 + max(depth(part) for part in node.parts)
+    return 0
 
 
 def parse_filter(expr: str, zone: tzinfo) -> Filter | None:
@@ -333,4 +387,7 @@ def parse_filter(expr: str, zone: tzinfo) -> Filter | None:
     tokens = _tokenise(expr)
     if not tokens:
         return None
-    return _Parser(tokens, zone).parse()
+    parsed = normalise(_Parser(tokens, zone).parse())
+    if depth(parsed) > MAX_DEPTH:
+        raise FilterError(f"nested too deeply (at most {MAX_DEPTH} levels)")
+    return parsed

@@ -11,7 +11,7 @@ from __future__ import annotations
 import json
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
-from datetime import UTC, datetime
+from datetime import datetime
 from functools import partial
 from typing import Any
 
@@ -19,7 +19,7 @@ import numpy as np
 import numpy.typing as npt
 import pyarrow as pa
 
-from memory.filters import About, All, Any_, Compare, Filter, In, Not
+from memory.filters import About, All, Any_, Compare, Filter, In, Not, clamp_utc, normalise
 from memory.timeparse.ranges import TimeRange
 from memory.turns import Turn, index_digest, is_turn_id
 from memory.words import index_words
@@ -34,6 +34,8 @@ REBUILD_BELOW = 2
 
 META_DIM = b"huichat.dim"
 META_MODEL = b"huichat.embedder"
+META_INSTANCE = b"huichat.instance"
+"""A random name given to a table when it is made: a rebuilt or replaced index has another one."""
 META_SCHEMA = "huichat.schema"
 VERSION_FIELD = "id"
 """The field whose metadata carries the layout version (field metadata can be updated in place)."""
@@ -91,7 +93,7 @@ def _slot(source: Source, *, slot: int, side: str) -> datetime | None:
     if not ranges:
         return None
     moment = min(r.start for r in ranges) if side == "start" else max(r.end for r in ranges)
-    return moment.astimezone(UTC)
+    return clamp_utc(moment)
 
 
 COLUMNS: tuple[Column, ...] = (
@@ -129,14 +131,18 @@ DERIVED = tuple(c for c in COLUMNS if c.derive is not None)
 LIGHT_COLUMNS = [c.name for c in COLUMNS if c.light]
 
 
-def schema(dim: int, embedder: str, columns: Sequence[Column] = COLUMNS) -> pa.Schema:
-    """The Arrow schema of the table, stamped with the vector size, the model and the layout."""
+def schema(dim: int, embedder: str, columns: Sequence[Column] = COLUMNS, instance: str = "") -> pa.Schema:
+    """The Arrow schema of the table, stamped with the vector size, the model and the layout
+    (and, when the table is made, its ``instance``)."""
     fields = [pa.field(c.name, c.type, nullable=c.nullable) for c in columns]
     fields[[c.name for c in columns].index(VERSION_FIELD)] = pa.field(
         VERSION_FIELD, pa.string(), nullable=False, metadata={META_SCHEMA: str(SCHEMA_VERSION)}
     )
     fields.append(pa.field("vector", pa.list_(pa.float32(), dim)))
-    return pa.schema(fields, metadata={META_DIM: str(dim).encode(), META_MODEL: embedder.encode()})
+    metadata = {META_DIM: str(dim).encode(), META_MODEL: embedder.encode()}
+    if instance:
+        metadata[META_INSTANCE] = instance.encode()
+    return pa.schema(fields, metadata=metadata)
 
 
 def stored_version(table_schema: pa.Schema) -> int:
@@ -218,8 +224,8 @@ def quote(value: str) -> str:
 
 
 def sql_time(moment: datetime) -> str:
-    """A typed timestamp literal in UTC."""
-    return f"TIMESTAMP '{moment.astimezone(UTC):%Y-%m-%d %H:%M:%S.%f}'"
+    """A typed timestamp literal in UTC, always with a four-digit year (``%Y`` gives ``499``)."""
+    return f"TIMESTAMP '{clamp_utc(moment).replace(tzinfo=None).isoformat(' ', 'microseconds')}'"
 
 
 def id_list(ids: Iterable[str]) -> str:
@@ -239,7 +245,11 @@ _FILTER_COLUMNS = {
 
 
 def compile_filter(node: Filter) -> str:
-    """SQL for a typed filter; every value is formatted here from its type."""
+    """SQL for a typed filter (normalised first); every value is formatted here from its type."""
+    return _compile(normalise(node))
+
+
+def _compile(node: Filter) -> str:
     if isinstance(node, In):
         values = [v for v in node.values if node.field != "id" or is_turn_id(v)]
         if not values:
@@ -257,11 +267,11 @@ def compile_filter(node: Filter) -> str:
             literal = quote(str(value))
         return f"({column} {op} {literal})"
     if isinstance(node, All):
-        return "(" + " AND ".join(compile_filter(p) for p in node.parts) + ")"
+        return "(" + " AND ".join(_compile(p) for p in node.parts) + ")"
     if isinstance(node, Any_):
-        return "(" + " OR ".join(compile_filter(p) for p in node.parts) + ")"
+        return "(" + " OR ".join(_compile(p) for p in node.parts) + ")"
     if isinstance(node, Not):
-        return f"(NOT {compile_filter(node.part)})"
+        return f"(NOT {_compile(node.part)})"
     if isinstance(node, About):
         # NULL-safe (a turn without events is simply not about the range), so NOT works too
         start, end = sql_time(node.start), sql_time(node.end)

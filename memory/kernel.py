@@ -2,50 +2,51 @@
 
 ``MemoryKernel`` joins the transcript writer, the LanceDB store, the embedder and the
 retriever. It owns the write path (live chat, imports and benchmarks all use it), the
-reconciliation of the index with the transcripts, and access statistics.
+reconciliation of the index with the transcripts (``memory.reconcile``), and access
+statistics. A turn is stored once it is in its transcript: when the index write fails
+after that (a full disk, a damaged index), the turn is indexed again by a later
+reconcile and ``index_error`` says why it is not searchable yet.
 """
 
 from __future__ import annotations
 
 import contextlib
 import fcntl
-import json
-import os
+import re
 import threading
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, replace
 from datetime import UTC, datetime, tzinfo
 from pathlib import Path
 from typing import IO, Any
 
-from memory.archive import ARCHIVE_DIR, read_archive
 from memory.catalogue import Catalogue
-from memory.config import RetrieverConfig
+from memory.config import MAX_TOP_K, RetrieverConfig
+from memory.deadline import call_with_deadline
 from memory.embedding import Embedder
-from memory.errors import KernelError
+from memory.errors import IndexUnavailable, KernelError
 from memory.filters import Compare
+from memory.reconcile import (
+    EMBED_BATCH,
+    Manifest,
+    Progress,
+    Reconciler,
+    ReconcileReport,
+    index_turns,
+    search_texts,
+)
 from memory.results import OnRound, RecallResult, SearchRequest, SearchResults, SessionInfo, format_turn
 from memory.retrieval import Fusion, Retriever
 from memory.store import TurnStore
 from memory.timeparse import TimeResolver
-from memory.transcript import TranscriptWriter, TurnChunker
-from memory.turns import (
-    Turn,
-    TurnDraft,
-    index_digest,
-    is_turn_id,
-    new_session_id,
-    new_turn_id,
-    search_text,
-    session_relpath,
-)
+from memory.transcript import TranscriptWriter
+from memory.turns import Turn, TurnDraft, is_turn_id, new_session_id, new_turn_id, search_text, session_relpath
 
-Progress = Callable[[int, int], None]
-_EMBED_BATCH = 64
-_BULK_BATCH = 2048
-"""Turns per index commit when nothing is embedded (imports, rebuilds: words first, vectors later)."""
+__all__ = ["MemoryKernel", "Progress", "ReconcileReport", "SessionHandle"]
+
 _ACCESS_FLUSH_AT = 64
 _MAINTAIN_AFTER_WRITES = 32
+_SURROGATE = re.compile("[\ud800-\udfff]")
 
 
 @dataclass
@@ -57,18 +58,6 @@ class SessionHandle:
     next_index: int = 0
     last_turn: Turn | None = None
     """The previous turn: the next one links to it, and its tail is embedded with the next one when in context."""
-
-
-@dataclass
-class ReconcileReport:
-    """What reconciling the index with the transcripts did."""
-
-    files_checked: int = 0
-    files_parsed: int = 0
-    added: int = 0
-    updated: int = 0
-    removed: int = 0
-    unreadable: list[str] = field(default_factory=list)
 
 
 class MemoryKernel:
@@ -95,7 +84,7 @@ class MemoryKernel:
         self.transcripts = TranscriptWriter(sessions_dir, zone)
         self.resolver = TimeResolver(zone, retriever_config.week_start)
         self.retriever = Retriever(store, embedder, retriever_config, self.resolver, zone, fusion)
-        self.manifest_path = manifest_path
+        self.manifest = Manifest(manifest_path, sessions_dir, store.instance)
         self.catalogue = Catalogue(sessions_dir, catalogue_path or sessions_dir.parent / "catalogue.json")
         self._lock = threading.RLock()
         self._known_ids: set[str] | None = None
@@ -104,8 +93,31 @@ class MemoryKernel:
         self._writes_since_maintenance = 0
         self._lock_file: IO[str] | None = None
         self._id_source = id_source
-        self._manifest: dict[str, list[int]] | None = None
-        self._manifest_dirty = False
+        self._rebuilding = False
+        self._index_behind = False
+        self.index_error = ""
+        """Why the last turns written are not searchable yet ('' when the index is up to date)."""
+        self.last_report: ReconcileReport | None = None
+        """What the last reconcile found and did (the app shows its ``notices()``)."""
+        self.searches_over_deadline = 0
+        self.index_problem = ""
+        """Why the index is unusable, or '' while it works. While set, turns are written to their
+        transcripts only (the next open reconciles them into the index) and searches raise
+        ``IndexUnavailable``: memory degrades, the conversation goes on."""
+
+    @property
+    def degraded(self) -> bool:
+        """True once the index failed; reopening memory (``open_kernel``) is the way back."""
+        return bool(self.index_problem)
+
+    def _index_failed(self, exc: IndexUnavailable) -> IndexUnavailable:
+        if not self.index_problem:
+            self.index_problem = str(exc)
+        return exc
+
+    def _usable_index(self) -> None:
+        if self.index_problem:
+            raise IndexUnavailable(f"memory is unavailable: {self.index_problem}")
 
     # ------------------------------------------------------------- lifecycle
 
@@ -114,8 +126,14 @@ class MemoryKernel:
 
         Only a process that is alone may delete files left by a killed writer.
         """
-        lock_path.parent.mkdir(parents=True, exist_ok=True)
-        handle = lock_path.open("a+")
+        try:
+            lock_path.parent.mkdir(parents=True, exist_ok=True)
+            handle = lock_path.open("a+")
+        except OSError as exc:
+            raise KernelError(
+                f"cannot use the data folder {lock_path.parent}: {exc.strerror or exc} "
+                "(it must be writable; set storage.data_dir to another folder)"
+            ) from exc
         alone = True
         try:
             fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
@@ -126,8 +144,9 @@ class MemoryKernel:
         return alone
 
     def close(self) -> None:
-        """Flush access statistics and the manifest, release the process lock."""
-        self.flush_access()
+        """Flush access statistics and the manifest, release the process lock; never raises."""
+        with contextlib.suppress(KernelError):
+            self.flush_access()  # statistics only: a damaged or full index loses the last few
         self.flush_manifest()
         if self._lock_file is not None:
             with contextlib.suppress(OSError):
@@ -138,7 +157,12 @@ class MemoryKernel:
 
     def _taken(self) -> set[str]:
         if self._known_ids is None:
-            self._known_ids = self.store.all_ids()
+            # degraded: ids are checked against those written since (a clash is ~1 in 2·10⁹ per stored turn)
+            try:
+                self._known_ids = set() if self.degraded else self.store.all_ids()
+            except IndexUnavailable as exc:
+                self._index_failed(exc)
+                self._known_ids = set()
         return self._known_ids
 
     def _fresh_id(self, reserved: set[str]) -> str:
@@ -161,7 +185,7 @@ class MemoryKernel:
         """A handle that continues an existing session's anchor chain."""
         turns = self.session_turns(session_id)
         if not turns:
-            raise KernelError(f"no session '{session_id}'")
+            raise KernelError(f"no session {session_id[:60]!r}")
         last = turns[-1]
         return SessionHandle(session_id, last.session_file, last.turn_index + 1, last)
 
@@ -183,12 +207,13 @@ class MemoryKernel:
         Each turn reaches its transcript before anything is indexed; the index gets one
         commit per batch. Without ``embed`` the turns are found by their words at once and
         get their vectors later (``embed_pending``). ``session_meta`` goes into the header of
-        a new session's transcript.
+        a new session's transcript. When the index fails the turns are still returned: they
+        are in their transcript, and the kernel is ``degraded`` until memory is reopened.
         """
         with self._lock:
             turns: list[Turn] = []
             reserved: set[str] = set()
-            for draft in drafts:
+            for draft in map(_storable, drafts):
                 turn_id = self._fresh_id(reserved)
                 reserved.add(turn_id)
                 turns.append(
@@ -206,50 +231,42 @@ class MemoryKernel:
                         extra=draft.extra,
                     )
                 )
+            if not turns:
+                return turns
             # the times each turn talks about go into its transcript for readers; the index
             # derives the same ranges from the text (so reconcile and reindex rebuild them)
-            turns = [replace(t, events=self.store.read_events(t.text, t.timestamp)) for t in turns]
-            self.transcripts.append(turns, session_meta)
-            previous = session.last_turn
-            if turns:
+            turns = [replace(t, events=self.resolver.event_ranges(t.text, t.timestamp)) for t in turns]
+            # the transcript stays locked until the index holds the turns: another process
+            # reconciling this file now would index them a second time
+            with self.transcripts.hold(session.session_file, create=True):
+                self.transcripts.append(turns, self._taken(), session_meta)
+                previous = session.last_turn
                 session.next_index += len(turns)
                 session.last_turn = turns[-1]
-            self._index(turns, _search_texts(turns, previous), progress, embed=embed)
-            self._taken().update(t.id for t in turns)
+                self._taken().update(t.id for t in turns)
+                if self.degraded:
+                    # transcripts only until memory is reopened, which reconciles them into the index
+                    self.manifest.forget({session.session_file})
+                    return turns
+                try:
+                    index_turns(self.store, self.embedder, turns, search_texts(turns, previous), progress, embed=embed)
+                except KernelError as exc:
+                    # stored all the same: the transcript has it, a later reconcile indexes it
+                    self.index_error = str(exc)
+                    self._index_behind = True
+                    self.manifest.forget({session.session_file})
+                    return turns
+            self.index_error = ""
             self._writes_since_maintenance += 1
-            self._record_manifest({session.session_file})
+            self.manifest.record_files({session.session_file})
             return turns
-
-    def _index(
-        self,
-        turns: Sequence[Turn],
-        texts: Sequence[str],
-        progress: Progress | None = None,
-        *,
-        upsert: bool = False,
-        embed: bool = True,
-    ) -> None:
-        """Index turns in batches; without ``embed`` their vectors come later (``embed_pending``)."""
-        done = 0
-        step = _EMBED_BATCH * 4 if embed else _BULK_BATCH
-        for start in range(0, len(turns), step):
-            batch = list(turns[start : start + step])
-            batch_texts = list(texts[start : start + step])
-            vectors = self.embedder.embed_passages(batch_texts) if embed else None
-            if upsert:
-                self.store.upsert(batch, batch_texts, vectors)
-            else:
-                self.store.add(batch, batch_texts, vectors)
-            done += len(batch)
-            if progress is not None:
-                progress(done, len(turns))
 
     @property
     def pending_vectors(self) -> int:
         """Turns found by their words but still waiting for their vector."""
         return self.store.pending_count
 
-    def embed_pending(self, limit: int = _EMBED_BATCH, progress: Progress | None = None) -> int:
+    def embed_pending(self, limit: int = EMBED_BATCH, progress: Progress | None = None) -> int:
         """Embed up to ``limit`` turns that were indexed without a vector; returns how many.
 
         Call it repeatedly in the background until it returns 0. Each turn is embedded with
@@ -274,9 +291,13 @@ class MemoryKernel:
         if not is_turn_id(cleaned):
             return RecallResult(
                 None,
-                f"'{(turn_id or '')[:40]}' is not a turn id (6 lowercase letters or digits, e.g. a3f2c7)",
+                f"{(turn_id or '')[:40]!r} is not a turn id (6 lowercase letters or digits, e.g. a3f2c7)",
             )
-        found = self.store.get([cleaned]).get(cleaned)
+        self._usable_index()
+        try:
+            found = self.store.get([cleaned]).get(cleaned)
+        except IndexUnavailable as exc:
+            raise self._index_failed(exc) from None
         if found is None:
             return RecallResult(None, f"no turn with id {cleaned}")
         return RecallResult(found)
@@ -286,8 +307,25 @@ class MemoryKernel:
         return format_turn(turn, self.zone)
 
     def search(self, request: SearchRequest, on_round: OnRound | None = None) -> SearchResults:
-        """Search memory (see ``Retriever.run``) and count the hits as accessed."""
-        results = self.retriever.run(request, on_round)
+        """Search memory (see ``Retriever.run``) and count the hits as accessed.
+
+        A search that takes longer than ``retriever.search_timeout_seconds`` raises
+        ``KernelError`` (it is left to finish in the background: LanceDB cannot be interrupted).
+        Raises ``IndexUnavailable`` while the kernel is degraded (its index cannot be read).
+        """
+        self._usable_index()
+        if request.top_k is not None and not 1 <= request.top_k <= MAX_TOP_K:
+            raise KernelError(f"top_k must be between 1 and {MAX_TOP_K} (got {request.top_k})")
+        limit = self.config.search_timeout_seconds
+        try:
+            results = call_with_deadline(lambda: self.retriever.run(request, on_round), limit)
+        except IndexUnavailable as exc:
+            raise self._index_failed(exc) from None
+        except TimeoutError:
+            self.searches_over_deadline += 1
+            raise KernelError(
+                f"the search took longer than {limit:g} s and was given up; try fewer conditions or a shorter query"
+            ) from None
         if request.record_access:
             self.note_access([h.turn.id for h in results.hits], request.now)
         return results
@@ -302,13 +340,16 @@ class MemoryKernel:
                 self.flush_access()
 
     def flush_access(self) -> None:
-        """Persist pending access statistics."""
+        """Persist pending access statistics (dropped, not raised, when the index fails: they are statistics)."""
         with self._lock:
-            if not self._pending_access:
+            if not self._pending_access or self.degraded:
                 return
             pending, self._pending_access = self._pending_access, {}
             if self._access_time is not None:
-                self.store.record_access(pending, self._access_time)
+                try:
+                    self.store.record_access(pending, self._access_time)
+                except IndexUnavailable as exc:
+                    self._index_failed(exc)
 
     def session_turns(self, session_id: str) -> list[Turn]:
         """All turns of a session, in order."""
@@ -323,186 +364,113 @@ class MemoryKernel:
         return self.store.count()
 
     def needs_maintenance(self) -> bool:
-        """True when enough writes piled up that compaction and an index refresh pay off."""
-        return self._writes_since_maintenance >= _MAINTAIN_AFTER_WRITES
+        """True when enough writes piled up that compaction and an index refresh pay off,
+        or when turns written earlier still wait to be indexed."""
+        return self._writes_since_maintenance >= _MAINTAIN_AFTER_WRITES or self._index_behind
 
     def maintain(self, *, force: bool = False, cleanup_unverified: bool = False) -> list[str]:
-        """Create missing indexes and compact the table when enough writes piled up."""
+        """Index what a failed write left behind, create missing indexes, compact the table,
+        drop old versions and duplicate rows. Call it off the UI thread, after replies.
+
+        Commit conflicts with other processes are retried inside; ``KernelError`` means
+        the disk or the index itself is in trouble.
+        """
         with self._lock:
+            if self._index_behind:
+                self.reconcile()
             self.flush_manifest()
             created = self.store.ensure_indexes(self.config.ann_min_rows)
+            if force or self.needs_maintenance():
+                self.store.remove_duplicates()  # at open, reconcile has just done it
             if force or cleanup_unverified or self.needs_maintenance() or self.store.fragments() > 64:
                 self.store.optimize(cleanup_unverified=cleanup_unverified)
                 self._writes_since_maintenance = 0
             return created
 
-    def _transcript_files(self) -> list[Path]:
-        if not self.sessions_dir.exists():
-            return []
-        return sorted(self.sessions_dir.glob("*/*/chat_*.md"))
-
-    def _read_manifest(self) -> dict[str, list[int]]:
-        """Which transcript states are fully indexed (read once, then kept in memory)."""
-        if self._manifest is None:
-            self._manifest = {}
-            if self.manifest_path is not None and self.manifest_path.exists():
-                try:
-                    data = json.loads(self.manifest_path.read_text(encoding="utf-8"))
-                except (OSError, ValueError):
-                    data = {}
-                if isinstance(data, dict):
-                    self._manifest = {str(k): list(v) for k, v in data.items()}
-        return self._manifest
-
-    def _record_manifest(self, relpaths: Iterable[str]) -> None:
-        # written to disk lazily: a stale manifest only makes the next open re-read a file
-        manifest = self._read_manifest()
-        for rel in relpaths:
-            try:
-                stat = (self.sessions_dir / rel).stat()
-            except OSError:
-                manifest.pop(rel, None)
-                continue
-            manifest[rel] = [stat.st_size, stat.st_mtime_ns]
-        self._manifest_dirty = True
-
     def flush_manifest(self) -> None:
         """Write the manifest of indexed transcript states, if it changed."""
-        if self.manifest_path is None or not self._manifest_dirty or self._manifest is None:
-            return
-        self.manifest_path.parent.mkdir(parents=True, exist_ok=True)
-        temporary = self.manifest_path.with_suffix(f".{os.getpid()}.tmp")
-        temporary.write_text(json.dumps(self._manifest), encoding="utf-8")
-        temporary.replace(self.manifest_path)
-        self._manifest_dirty = False
+        self.manifest.flush()
+
+    @property
+    def rebuilding(self) -> bool:
+        """True while the whole index is being rebuilt from the transcripts (recall is partial)."""
+        return self._rebuilding
+
+    def index_lost(self) -> bool:
+        """True when the index is missing or empty although transcripts were indexed before.
+
+        ``reconcile`` then rebuilds it from every transcript; the app can run that in a
+        worker with progress instead of at open.
+        """
+        entries = self.manifest.entries  # read first: it notices an index made again
+        return self.manifest.stale or (bool(entries) and self.store.count() == 0)
 
     def reconcile(self, progress: Progress | None = None, *, full: bool = False, embed: bool = True) -> ReconcileReport:
-        """Bring the index in line with the transcripts.
+        """Bring the index in line with the transcripts (see ``memory.reconcile``).
 
-        Turns missing from the index are added, turns whose text changed are re-embedded
-        (keeping their access statistics), turns removed from an edited transcript are
-        removed. Unchanged files (same size and mtime as last indexed) are skipped. Without
+        Unchanged files (same size and mtime as last indexed) are skipped, unless
+        ``full`` or the index was lost. Unfinished writes at the ends of transcripts are
+        repaired, duplicate rows removed; ``last_report`` keeps what was done. Without
         ``embed``, vectors come later (``embed_pending``): every turn is found by its words
         as soon as this returns.
         """
         with self._lock:
-            report = ReconcileReport()
-            manifest = {} if full else dict(self._read_manifest())
-            files = self._transcript_files()
-            report.files_checked = len(files)
-            parts: dict[str, list[str]] = {}
-            seen: dict[str, list[int]] = {}
-            for path in files:
-                rel = path.relative_to(self.sessions_dir).as_posix()
-                try:
-                    stat = path.stat()
-                    if manifest.get(rel) == [stat.st_size, stat.st_mtime_ns]:
-                        continue
-                    parts[rel] = [path.read_bytes().decode("utf-8")]
-                    seen[rel] = [stat.st_size, stat.st_mtime_ns]
-                except (OSError, UnicodeDecodeError):
-                    report.unreadable.append(rel)
-            self._add_archived(parts, seen, manifest, report)
-            changed: list[tuple[str, list[Turn]]] = []
-            for rel, texts in parts.items():
-                stem = rel.rsplit("/", 1)[-1].removesuffix(".md").removeprefix("chat_")
-                # an archived part of a session comes first, then what was written after packing
-                changed.append((rel, TurnChunker.parse("\n".join(texts), rel, stem).turns))
-            report.files_parsed = len(changed)
-            if not changed:
-                return report
-            indexed = self.store.hashes()
-            to_add: list[Turn] = []
-            add_texts: list[str] = []
-            to_update: list[Turn] = []
-            update_texts: list[str] = []
-            to_remove: list[str] = []
-            for rel, turns in changed:
-                present = {t.id for t in turns}
-                for turn, text in zip(turns, _search_texts(turns, None), strict=True):
-                    known = indexed.get(turn.id)
-                    if known is None:
-                        to_add.append(turn)
-                        add_texts.append(text)
-                    elif known[1] != index_digest(text, turn) or known[0] != rel:
-                        to_update.append(replace(turn, access_count=known[2], last_accessed_at=known[3]))
-                        update_texts.append(text)
-                to_remove.extend(i for i, meta in indexed.items() if meta[0] == rel and i not in present)
-            total = len(to_add) + len(to_update)
-
-            def step(offset: int) -> Progress | None:
-                if progress is None:
-                    return None
-                return lambda done, _n: progress(offset + done, total)
-
-            self._index(to_add, add_texts, step(0), embed=embed)
-            self._index(to_update, update_texts, step(len(to_add)), upsert=True, embed=embed)
-            self.store.delete(to_remove)
-            report.added, report.updated, report.removed = (
-                len(to_add),
-                len(to_update),
-                len(to_remove),
+            lost = not full and self.index_lost()
+            if lost:
+                self.manifest.clear()
+            self._rebuilding = full or lost
+            # what failed to be indexed before now is picked up by this pass (a failure after it sets this again)
+            behind, self._index_behind, self.index_error = self._index_behind, False, ""
+            reconciler = Reconciler(
+                self.store, self.embedder, self.transcripts, self.manifest, progress, self._lock, embed=embed
             )
+        try:
+            # the lock is taken batch by batch: a reply can be stored while the index is rebuilt
+            report = reconciler.run(full=full or lost)
+            with self._lock:
+                report.rebuilt = lost
+                report.duplicates = self.store.remove_duplicates()
+        except KernelError:
+            self._index_behind = self._index_behind or behind
+            raise
+        finally:
+            self._rebuilding = False
+        with self._lock:
+            self.manifest.stale = False
             if self._known_ids is not None:
-                self._known_ids.update(t.id for t in to_add)
-            self._read_manifest().update(seen)
-            self._manifest_dirty = True
-            self.flush_manifest()
+                self._known_ids.update(reconciler.added_ids)
+            self.manifest.flush()
+            self.last_report = report
             return report
-
-    def _add_archived(
-        self,
-        parts: dict[str, list[str]],
-        seen: dict[str, list[int]],
-        manifest: dict[str, list[int]],
-        report: ReconcileReport,
-    ) -> None:
-        """Archived transcripts that are new to the index, and archived halves of changed live files."""
-        archive_dir = self.sessions_dir / ARCHIVE_DIR
-        if not archive_dir.is_dir():
-            return
-        for archive in sorted(archive_dir.glob("*.tar.zst")):
-            key = f"{ARCHIVE_DIR}/{archive.name}"
-            stat = archive.stat()
-            fresh = manifest.get(key) != [stat.st_size, stat.st_mtime_ns]
-            month = archive.name.removesuffix(".tar.zst")
-            needed = fresh or any(rel.split("/")[1].startswith(month) for rel in parts if rel.count("/") == 2)
-            if not needed:
-                continue
-            try:
-                members = read_archive(archive)
-            except KernelError:
-                report.unreadable.append(key)
-                continue
-            for rel, text in members.items():
-                if rel in parts:
-                    parts[rel].insert(0, text)
-                elif fresh:
-                    parts[rel] = [text]
-            seen[key] = [stat.st_size, stat.st_mtime_ns]
 
     def reindex(self, progress: Progress | None = None, *, embed: bool = True) -> ReconcileReport:
         """Rebuild the whole index from the transcripts (e.g. after changing the model).
 
-        Access statistics survive the rebuild. Without ``embed`` every turn is searchable by
-        its words when this returns and gets its vector from ``embed_pending``.
+        The old table is never needed: access statistics are kept as far as it can be
+        read, and a damaged one is dropped all the same. Without ``embed`` every turn is
+        searchable by its words when this returns and gets its vector from ``embed_pending``.
         """
         with self._lock:
-            self.flush_access()
-            saved = {i: (meta[2], meta[3]) for i, meta in self.store.hashes().items() if meta[2]}
+            with contextlib.suppress(KernelError):
+                self.flush_access()
+            saved, complete = self.store.saved_access()
+            self.manifest.clear()  # first: a rebuild cut short starts again at the next open
             self.store.reset()
+            self.manifest.rebind(self.store.instance)
             self._known_ids = None
-            self._manifest, self._manifest_dirty = {}, True
             report = self.reconcile(progress, full=True, embed=embed)
             self.store.restore_access(saved)
+            report.access_lost = not complete
             self.maintain(force=True)
             return report
 
 
-def _search_texts(turns: Sequence[Turn], previous: Turn | None) -> list[str]:
-    """Search texts of consecutive turns of one session (each with its predecessor's tail when in context)."""
-    texts = []
-    for turn in turns:
-        texts.append(search_text(turn, previous))
-        previous = turn
-    return texts
+def _storable(draft: TurnDraft) -> TurnDraft:
+    """The draft with any lone surrogate (half of a character pair) replaced by U+FFFD.
+
+    Such text cannot be encoded, in a transcript or in the index; the rest of the turn is kept.
+    """
+    if not any(_SURROGATE.search(m.text) for m in draft.messages):
+        return draft
+    messages = tuple(replace(m, text=_SURROGATE.sub("\ufffd", m.text)) for m in draft.messages)
+    return replace(draft, messages=messages)

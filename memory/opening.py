@@ -69,6 +69,25 @@ def open_kernel(
         index = today.year * 12 + today.month - 1 - months
         pack_months(location.sessions_dir, date(index // 12, index % 12 + 1, 1), archive.level if archive else 3)
     if reconcile:
+        # a new (or lost and recreated) index is noticed by its instance name: every transcript is read
         kernel.reconcile(embed=embed)
         kernel.maintain(cleanup_unverified=alone and not location.remote)
+    return kernel
+
+
+def open_transcripts_only(
+    location: MemoryLocation, retriever: RetrieverConfig, zone: tzinfo, reason: str
+) -> MemoryKernel:
+    """Memory whose index could not be opened (``reason``): degraded from the start.
+
+    Turns are written to the transcripts as usual and reach the index when ``open_kernel``
+    succeeds again (it reconciles them); every search raises ``IndexUnavailable`` with the
+    reason. Its stand-in index lives in memory and is never searched.
+    """
+    from memory.embedding import HashEmbedder
+
+    stand_in = HashEmbedder(8)
+    store = TurnStore("memory://", stand_in.dim, stand_in.name, TimeResolver(zone, retriever.week_start).event_ranges)
+    kernel = MemoryKernel(store, stand_in, location.sessions_dir, retriever, zone)
+    kernel.index_problem = reason
     return kernel

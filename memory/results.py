@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from datetime import datetime, time, timedelta, tzinfo
-from typing import Literal
+from typing import Any, Literal
 
 from memory.timeparse import Role, TimeRange
 from memory.transcript import format_local_time
@@ -72,6 +72,18 @@ class SearchHit:
         """The seed's name for ``role``."""
         return self.role
 
+    def to_record(self, zone: tzinfo | None = None) -> dict[str, Any]:
+        """The hit as plain data: the turn's record, its local time, similarity and role (CLI and API)."""
+        data = turn_record(self.turn, zone)
+        data.update(similarity=round(self.similarity, 4), _context_role=self.role, rank=self.rank)
+        if self.hit_id:
+            data["neighbor_of"] = self.hit_id
+        if self.said_in_range or self.about or self.outside:
+            data.update(
+                said_in_range=self.said_in_range, about=[r.to_record() for r in self.about], outside=self.outside
+            )
+        return data
+
 
 @dataclass(frozen=True)
 class ScanRound:
@@ -120,6 +132,28 @@ class SearchResults:
     def outside(self) -> int:
         """How many hits were offered from outside the time range."""
         return sum(1 for r in self.hits if r.outside)
+
+    def to_record(self, zone: tzinfo | None = None) -> dict[str, Any]:
+        """The results as plain data: how the query was understood, then every hit (CLI and API)."""
+        span = self.time_range
+        return {
+            "query": self.query,
+            "keywords": self.keywords,
+            "time_range": None
+            if span is None
+            else {
+                "start": span.start.isoformat(),
+                "end": span.end.isoformat(),
+                "granularity": span.granularity,
+                "fuzzy": span.fuzzy,
+                "phrase": span.phrase,
+                "role": self.time_role,
+                "inside": self.inside,
+                "outside": self.outside,
+            },
+            "scan_rounds": [{"week": r.label, "found": [h.turn.id for h in r.found]} for r in self.rounds],
+            "results": [hit.to_record(zone) for hit in self.results],
+        }
 
 
 OnRound = Callable[[str, list[SearchHit]], None]
@@ -200,6 +234,12 @@ def time_summary(results: SearchResults, label: str = "") -> str:
         return f"{results.inside} in {label} first (a date hint, not a filter)"
     summary = f"{results.inside} in {label}"
     return summary + (f" · {results.outside} nearest outside" if results.outside else "")
+
+
+def turn_record(turn: Turn, zone: tzinfo | None = None) -> dict[str, Any]:
+    """A turn's record plus its local time (the JSON the CLI and the API print)."""
+    moment = turn.timestamp.astimezone(zone) if zone is not None else turn.timestamp
+    return {**turn.to_record(), "local_time": moment.isoformat()}
 
 
 def format_turn(turn: Turn, zone: tzinfo | None = None, similarity: float | None = None, note: str = "") -> str:

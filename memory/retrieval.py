@@ -9,11 +9,11 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, replace
 from datetime import datetime, timedelta, tzinfo
 
 from memory.config import RetrieverConfig
+from memory.deadline import in_background
 from memory.embedding import Embedder
 from memory.filters import (
     Filter,
@@ -188,7 +188,6 @@ class Retriever:
         self.resolver = resolver
         self.zone = zone
         self.fusion = fusion or Fusion()
-        self._pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="huichat-fts")
 
     def format_search_result(self, result: SearchHit) -> str:
         """The seed's format for one result, times shown in this retriever's zone."""
@@ -203,7 +202,8 @@ class Retriever:
         pending = None
         if mode in ("hybrid", "text") and keywords.strip():
             # LanceDB leaves the GIL while it searches: full text runs beside the vector search
-            pending = self._pool.submit(self.store.text_search, keywords, pool, where)
+            # (in a daemon thread: a search given up at its deadline must not hold the process)
+            pending = in_background(lambda: self.store.text_search(keywords, pool, where))
         if mode in ("hybrid", "vector"):
             vector = self.store.vector_search(self.embedder.embed_query(keywords or " "), pool, where)
         if pending is not None:

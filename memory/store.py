@@ -5,15 +5,26 @@ anchor fields, the searchable text, a real UTC timestamp, access statistics and 
 vector (the layout is in ``memory.index_schema``). ``next_id`` is not stored: it is
 derived from the successor's ``prev_id``, so a live write is one append and never
 rewrites an older row.
+
+Several processes may use one index. LanceDB then refuses some commits as conflicting
+("Retryable commit conflict"); those are retried with a growing, jittered pause and never
+surfaced. Every other failure of the vendor becomes a ``KernelError`` with one line; a
+damaged index says so and names the command that rebuilds it.
 """
 
 from __future__ import annotations
 
 import os
-from collections.abc import Iterable, Sequence
+import random
+import secrets
+import shutil
+import time
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import replace
 from datetime import datetime, timedelta
-from typing import Any, cast
+from functools import partial, wraps
+from pathlib import Path
+from typing import Any, ParamSpec, TypeVar, cast
 
 os.environ.setdefault("LANCEDB_LOG", "error")
 
@@ -22,12 +33,13 @@ import numpy as np
 import numpy.typing as npt
 import pyarrow as pa
 
-from memory.errors import KernelError
+from memory.errors import IndexUnavailable, KernelError
 from memory.filters import Filter
 from memory.index_schema import (
     COLUMNS,
     LIGHT_COLUMNS,
     META_DIM,
+    META_INSTANCE,
     META_MODEL,
     META_SCHEMA,
     REBUILD_BELOW,
@@ -82,6 +94,44 @@ lancedb = _import_lancedb()
 TABLE = "turns"
 _DERIVE_BATCH = 5000
 _REINDEX = "run `huichat reindex` to rebuild it from the transcripts"
+KEEP_VERSIONS = timedelta(minutes=2)
+"""Old table versions kept for readers in other processes (a query takes well under a second)."""
+_ATTEMPTS = 12
+_FIRST_PAUSE = 0.02
+_LONGEST_PAUSE = 1.0
+_VENDOR_ERRORS = (OSError, ValueError, RuntimeError)
+T = TypeVar("T")
+
+
+def _detail(exc: BaseException) -> str:
+    """The vendor's message, on one line, without its Rust source location."""
+    text = (str(exc).strip().splitlines() or [type(exc).__name__])[0]
+    text = text.split(", /rustc/")[0].split(", /home/")[0]
+    for noise in ("lance error: ", "LanceError(IO): ", "Generic LocalFileSystem error: "):
+        text = text.replace(noise, "")
+    return text[:200]
+
+
+def is_conflict(exc: BaseException) -> bool:
+    """True for LanceDB's refusal of a commit that raced another writer (worth retrying)."""
+    return "conflict" in str(exc).lower()
+
+
+P = ParamSpec("P")
+R = TypeVar("R")
+
+
+def _reading(method: Callable[P, R]) -> Callable[P, R]:
+    """Translate LanceDB's failures (files gone, storage unreachable) into ``IndexUnavailable``."""
+
+    @wraps(method)
+    def guarded(*args: P.args, **kwargs: P.kwargs) -> R:
+        try:
+            return method(*args, **kwargs)
+        except (OSError, RuntimeError) as exc:
+            raise IndexUnavailable(f"cannot read the memory index: {str(exc).splitlines()[0][:300]}") from exc
+
+    return guarded
 
 
 class TurnStore:
@@ -96,53 +146,154 @@ class TurnStore:
         *,
         consistency_seconds: float = 0.0,
         for_rebuild: bool = False,
+        keep_versions: timedelta = KEEP_VERSIONS,
     ) -> None:
         self.uri = uri
         self.dim = dim
         self.embedder_name = embedder_name
         self.read_events = read_events
         """Reads the times a turn talks about (written with each row, derived for older indexes)."""
+        self.keep_versions = keep_versions
+        self.conflicts_retried = 0
+        """Commits that raced another process and were tried again (for reports and benchmarks)."""
+        self.open_error = ""
+        """Why the old table could not be opened, when it was opened only to be rebuilt."""
+        self._pending: int | None = None
+        """Turns waiting for their vector; counted at first need (a damaged table fails there, in one line)."""
         try:
             self._db: Any = lancedb.connect(uri, read_consistency_interval=timedelta(seconds=consistency_seconds))
-            if TABLE in self._db.table_names():
-                self._table: Any = self._db.open_table(TABLE)
-                if not for_rebuild:
-                    self._check_compatible()
+            # a table made by this open holds nothing, whatever a manifest says
+            self.created = TABLE not in self._db.table_names()
+            if not self.created:
+                self._table: Any = self._open_existing(for_rebuild)
             else:
                 self._table = self._create()
+            self._fts_ready = any(
+                i.index_type == "FTS" and list(i.columns) == ["words"] for i in self._table.list_indices()
+            )
         except KernelError:
             raise
-        except (OSError, ValueError, RuntimeError) as exc:
-            raise KernelError(f"cannot open the memory index at {uri}: {exc}") from exc
-        self._fts_ready = any(
-            i.index_type == "FTS" and list(i.columns) == ["words"] for i in self._table.list_indices()
-        )
-        has_flag = "embedded" in self._table.schema.names  # an old index opened for rebuilding may lack it
-        self._pending = int(self._table.count_rows("embedded = false")) if has_flag else 0
+        except _VENDOR_ERRORS as exc:
+            raise IndexUnavailable(f"cannot open the memory index at {uri}: {_detail(exc)}") from exc
+
+    def _open_existing(self, for_rebuild: bool) -> Any:
+        try:
+            table = self._db.open_table(TABLE)
+            table.list_indices()
+        except _VENDOR_ERRORS as exc:
+            if self._never_committed():
+                # its creation was cut short (a full disk, a crash): there is nothing to lose
+                self._drop()
+                return self._create()
+            if not for_rebuild:
+                raise IndexUnavailable(
+                    f"the memory index at {self.uri} cannot be opened ({_detail(exc)}); {_REINDEX}"
+                ) from exc
+            # a rebuild does not need the old table: it starts from the transcripts
+            self.open_error = _detail(exc)
+            self._drop()
+            return self._create()
+        self._table = table
+        if not for_rebuild:
+            self._check_compatible()
+        return table
+
+    def _never_committed(self) -> bool:
+        versions = Path(self.uri) / f"{TABLE}.lance" / "_versions"
+        return "://" not in self.uri and not (versions.is_dir() and any(versions.iterdir()))
 
     def _create(self) -> Any:
+        layout = schema(self.dim, self.embedder_name, instance=secrets.token_hex(8))
         try:
-            return self._db.create_table(TABLE, schema=schema(self.dim, self.embedder_name))
-        except (OSError, ValueError, RuntimeError):
+            return self._db.create_table(TABLE, schema=layout)
+        except _VENDOR_ERRORS:
             # another process created it first
             return self._db.open_table(TABLE)
 
+    @property
+    def instance(self) -> str:
+        """The table's random name, given when it was made ('' for tables made before it existed)."""
+        return bytes((self._table.schema.metadata or {}).get(META_INSTANCE, b"")).decode()
+
+    def _drop(self) -> None:
+        """Remove the table, even one too damaged for LanceDB to drop."""
+        try:
+            self._db.drop_table(TABLE)
+        except _VENDOR_ERRORS:
+            folder = Path(self.uri) / f"{TABLE}.lance"
+            if "://" in self.uri or not folder.exists():
+                raise
+            shutil.rmtree(folder)
+
     def reset(self) -> None:
-        """Drop every row and start an empty table for the current embedder."""
-        self._db.drop_table(TABLE)
-        self._table = self._create()
+        """Drop every row and start an empty table for the current embedder (never reads the old one)."""
+        try:
+            self._drop()
+            self._table = self._create()
+        except _VENDOR_ERRORS as exc:
+            raise KernelError(f"cannot rebuild the memory index at {self.uri}: {_detail(exc)}") from exc
         self._fts_ready = False
         self._pending = 0
 
+    def _write(self, what: str, action: Callable[[], T]) -> T:
+        """Run a commit, retrying it while it conflicts with another process's commit."""
+        pause = _FIRST_PAUSE
+        for attempt in range(_ATTEMPTS):
+            try:
+                return action()
+            except _VENDOR_ERRORS as exc:
+                if not is_conflict(exc) or attempt == _ATTEMPTS - 1:
+                    raise IndexUnavailable(f"cannot {what} the memory index: {_detail(exc)}") from exc
+            self.conflicts_retried += 1
+            time.sleep(pause * (0.5 + random.random()))
+            pause = min(pause * 2, _LONGEST_PAUSE)
+        raise AssertionError("unreachable")
+
+    def _read(self, action: Callable[[], T]) -> T:
+        """Run a query; a failure means the index is damaged (or gone) and says what to run."""
+        try:
+            return action()
+        except _VENDOR_ERRORS as exc:
+            raise self._unreadable(exc) from exc
+
+    def _unreadable(self, exc: BaseException) -> IndexUnavailable:
+        return IndexUnavailable(f"the memory index at {self.uri} cannot be read ({_detail(exc)}); {_REINDEX}")
+
     def restore_access(self, saved: dict[str, tuple[int, datetime | None]]) -> None:
         """Put back access statistics saved before a rebuild."""
-        for turn_id, (count, last) in saved.items():
-            if not is_turn_id(turn_id):
+        by_value: dict[tuple[int, datetime | None], list[str]] = {}
+        for turn_id, value in saved.items():
+            by_value.setdefault((int(value[0]), value[1]), []).append(turn_id)
+        for (count, last), ids in by_value.items():
+            ids_sql = id_list(ids)
+            if ids_sql == "()":
                 continue
-            values = {"access_count": str(int(count))}
+            values = {"access_count": str(count)}
             if last is not None:
                 values["last_accessed_at"] = sql_time(last)
-            self._table.update(where=f"id = {quote(turn_id)}", values_sql=values)
+            self._write("update", partial(self._table.update, where=f"id IN {ids_sql}", values_sql=values))
+
+    def saved_access(self) -> tuple[dict[str, tuple[int, datetime | None]], bool]:
+        """Access statistics worth keeping across a rebuild, and whether all could be read.
+
+        A damaged table is read as far as it goes: the newest version that still reads
+        (old versions are kept for a while) gives what it has; nothing is raised.
+        """
+        columns = ["id", "access_count", "last_accessed_at"]
+        try:
+            versions = sorted((v["version"] for v in self._table.list_versions()), reverse=True)
+        except _VENDOR_ERRORS:
+            return {}, False
+        for number, version in enumerate(versions[:5]):
+            try:
+                if number:
+                    self._table.checkout(version)
+                rows_read = self._table.search().select(columns).where("access_count > 0").limit(None).to_arrow()
+            except _VENDOR_ERRORS:
+                continue
+            saved = {r["id"]: (int(r["access_count"]), r["last_accessed_at"]) for r in rows_read.to_pylist()}
+            return saved, number == 0
+        return {}, False
 
     def _check_compatible(self) -> None:
         table_schema = self._table.schema
@@ -235,34 +386,32 @@ class TurnStore:
         """
         if not turns:
             return
-        try:
-            self._table.add(self._rows(turns, texts, vectors))
-        except (OSError, ValueError, RuntimeError) as exc:
-            raise KernelError(f"cannot write to the memory index: {exc}") from exc
+        data = self._rows(turns, texts, vectors)
+        self._write("write to", lambda: self._table.add(data))
         if vectors is None:
-            self._pending += len(turns)
+            self._pending = self.pending_count + len(turns)
 
     def upsert(self, turns: Sequence[Turn], texts: Sequence[str], vectors: npt.NDArray[np.float32] | None) -> None:
         """Insert or replace turns by id (used when a transcript was edited)."""
         if not turns:
             return
-        try:
-            (
-                self._table.merge_insert("id")
-                .when_matched_update_all()
-                .when_not_matched_insert_all()
-                .execute(self._rows(turns, texts, vectors))
-            )
-        except (OSError, ValueError, RuntimeError) as exc:
-            raise KernelError(f"cannot update the memory index: {exc}") from exc
+        data = self._rows(turns, texts, vectors)
+        self._write(
+            "update",
+            lambda: (
+                self._table.merge_insert("id").when_matched_update_all().when_not_matched_insert_all().execute(data)
+            ),
+        )
         if vectors is None:
-            self._pending += len(turns)
+            self._pending = self.pending_count + len(turns)
 
+    @_reading
     def pending(self, limit: int) -> list[Turn]:
         """Turns indexed without their vector yet (oldest first, at most ``limit``)."""
-        if not self._pending:
+        if not self.pending_count:
             return []
-        table = self._table.search().where("embedded = false").select(LIGHT_COLUMNS).limit(limit).to_arrow()
+        query = self._table.search().where("embedded = false").select(LIGHT_COLUMNS).limit(limit)
+        table = self._read(query.to_arrow)
         found = sorted(turns_from(table), key=lambda t: (t.timestamp, t.turn_index))
         if not found:
             self._pending = 0
@@ -280,23 +429,47 @@ class TurnStore:
                 "vector": pa.FixedSizeListArray.from_arrays(flat, self.dim),
             }
         )
-        try:
-            self._table.merge_insert("id").when_matched_update_all().execute(update)
-        except (OSError, ValueError, RuntimeError) as exc:
-            raise KernelError(f"cannot update the memory index: {exc}") from exc
-        self._pending = max(0, self._pending - len(ids))
+        self._write("update", lambda: self._table.merge_insert("id").when_matched_update_all().execute(update))
+        self._pending = max(0, self.pending_count - len(ids))
 
     @property
     def pending_count(self) -> int:
         """How many turns wait for their vector (counted at open, kept up to date by this process)."""
+        if self._pending is None:
+            has_flag = "embedded" in self._table.schema.names  # an old index opened for rebuilding may lack it
+            self._pending = int(self._read(lambda: self._table.count_rows("embedded = false"))) if has_flag else 0
         return self._pending
 
+    @_reading
     def delete(self, ids: Iterable[str]) -> None:
         """Remove turns by id."""
         ids_sql = id_list(ids)
         if ids_sql != "()":
-            self._table.delete(f"id IN {ids_sql}")
+            self._write("delete from", lambda: self._table.delete(f"id IN {ids_sql}"))
 
+    def remove_duplicates(self) -> int:
+        """Keep one row per turn id (the most accessed); returns how many extra rows were removed.
+
+        Two processes can index the same turn (one reconciling while the other is between
+        its transcript and its index write).
+        """
+        table = self._read(
+            lambda: self._table.search().select(["id", "access_count"]).with_row_id(True).limit(None).to_arrow()
+        )
+        rows_by_id: dict[str, list[tuple[int, int]]] = {}
+        for row in table.to_pylist():
+            rows_by_id.setdefault(row["id"], []).append((int(row["access_count"] or 0), int(row["_rowid"])))
+        extra: list[str] = []
+        for turn_id, found in rows_by_id.items():
+            if len(found) > 1 and is_turn_id(turn_id):
+                # the id is repeated in the condition: row ids move when fragments are compacted
+                extra.extend(f"(_rowid = {rowid} AND id = {quote(turn_id)})" for _, rowid in sorted(found)[:-1])
+        for start in range(0, len(extra), 200):
+            condition = " OR ".join(extra[start : start + 200])
+            self._write("delete from", partial(self._table.delete, condition))
+        return len(extra)
+
+    @_reading
     def record_access(self, counts: dict[str, int], now: datetime) -> None:
         """Add to ``access_count`` and set ``last_accessed_at`` for the given ids."""
         by_increment: dict[int, list[str]] = {}
@@ -306,55 +479,66 @@ class TurnStore:
             ids_sql = id_list(ids)
             if ids_sql == "()":
                 continue
-            self._table.update(
-                where=f"id IN {ids_sql}",
-                values_sql={
-                    "access_count": f"access_count + {int(n)}",
-                    "last_accessed_at": sql_time(now),
-                },
-            )
+            values = {"access_count": f"access_count + {int(n)}", "last_accessed_at": sql_time(now)}
+            self._write("update", partial(self._table.update, where=f"id IN {ids_sql}", values_sql=values))
 
     # ----------------------------------------------------------------- reading
 
+    @_reading
     def count(self, where: Filter | None = None) -> int:
         """Number of turns (matching ``where``)."""
-        return int(self._table.count_rows(compile_filter(where) if where is not None else None))
+        condition = compile_filter(where) if where is not None else None
+        return int(self._read(lambda: self._table.count_rows(condition)))
+
+    def check(self) -> int:
+        """Read every row's id and run a tiny search: the row count, or ``KernelError`` if damaged."""
+        count = self.count()
+        ids = self._read(lambda: self._table.search().select(["id"]).limit(None).to_arrow().num_rows)
+        if ids != count:
+            raise KernelError(
+                f"the memory index at {self.uri} is inconsistent ({ids} of {count} rows read); {_REINDEX}"
+            )
+        if count:
+            probe = np.zeros(self.dim, dtype=np.float32)
+            probe[0] = 1.0
+            self.vector_search(probe, 1)
+        return count
 
     def _turns_from(self, table: pa.Table, *, with_next: bool = True) -> list[Turn]:
         turns = turns_from(table)
         return self.with_next(turns) if with_next else turns
 
+    @_reading
     def with_next(self, turns: list[Turn]) -> list[Turn]:
         """The turns with ``next_id`` filled in from their successors."""
         if not turns:
             return turns
-        successors = (
-            self._table.search()
-            .where(f"prev_id IN {id_list(t.id for t in turns)}")
-            .select(["id", "prev_id"])
-            .limit(None)
-            .to_arrow()
-            .to_pylist()
+        condition = f"prev_id IN {id_list(t.id for t in turns)}"
+        successors = self._read(
+            lambda: self._table.search().where(condition).select(["id", "prev_id"]).limit(None).to_arrow().to_pylist()
         )
         following = {row["prev_id"]: row["id"] for row in successors}
         return [replace(t, next_id=following.get(t.id)) for t in turns]
 
+    @_reading
     def where(self, node: Filter | None, limit: int | None = None) -> list[Turn]:
         """Turns matching a filter, in time order."""
         query = self._table.search().select(LIGHT_COLUMNS).limit(limit)
         if node is not None:
             query = query.where(compile_filter(node))
-        turns = self._turns_from(query.to_arrow())
+        turns = self._turns_from(self._read(query.to_arrow))
         return sorted(turns, key=lambda t: (t.timestamp, t.turn_index))
 
+    @_reading
     def get(self, ids: Iterable[str]) -> dict[str, Turn]:
         """Turns by id (unknown or malformed ids are simply absent)."""
         ids_sql = id_list(ids)
         if ids_sql == "()":
             return {}
-        table = self._table.search().where(f"id IN {ids_sql}").select(LIGHT_COLUMNS).limit(None).to_arrow()
-        return {t.id: t for t in self._turns_from(table)}
+        query = self._table.search().where(f"id IN {ids_sql}").select(LIGHT_COLUMNS).limit(None)
+        return {t.id: t for t in self._turns_from(self._read(query.to_arrow))}
 
+    @_reading
     def vectors(self, ids: Iterable[str]) -> dict[str, npt.NDArray[np.float32]]:
         """The stored vectors of turns (only those already embedded)."""
         ids_sql = id_list(ids)
@@ -372,6 +556,7 @@ class TurnStore:
             i: np.asarray(v, dtype=np.float32) for i, v in zip(table.column("id").to_pylist(), vectors, strict=True)
         }
 
+    @_reading
     def neighbours(self, hits: Sequence[Turn], window: int, where: Filter | None = None) -> list[Turn]:
         """The turns within ±``window`` positions of each hit in its session (matching ``where``)."""
         if window <= 0 or not hits:
@@ -386,9 +571,10 @@ class TurnStore:
         condition = "position IN (" + ", ".join(quote(k) for k in keys) + ")"
         if where is not None:
             condition += f" AND {compile_filter(where)}"
-        table = self._table.search().where(condition).select(LIGHT_COLUMNS).limit(None).to_arrow()
-        return self._turns_from(table, with_next=False)
+        query = self._table.search().where(condition).select(LIGHT_COLUMNS).limit(None)
+        return self._turns_from(self._read(query.to_arrow), with_next=False)
 
+    @_reading
     def vector_search(self, vector: npt.NDArray[np.float32], limit: int, where: Filter | None = None) -> list[Scored]:
         """Nearest turns by cosine; the score is the cosine similarity."""
         query = (
@@ -398,16 +584,17 @@ class TurnStore:
             .limit(limit)
         )
         condition = compile_filter(where) if where is not None else ""
-        if self._pending:
+        if self.pending_count:
             # placeholder vectors of turns not embedded yet must not look like matches
             condition = f"{condition} AND embedded = true" if condition else "embedded = true"
         if condition:
             query = query.where(condition, prefilter=True)
-        table = query.to_arrow()
+        table = self._read(query.to_arrow)
         distances = table.column("_distance").to_pylist()
         turns = self._turns_from(table.drop_columns(["_distance"]), with_next=False)
         return [Scored(t, 1.0 - float(d)) for t, d in zip(turns, distances, strict=True)]
 
+    @_reading
     def text_search(self, text: str, limit: int, where: Filter | None = None) -> list[Scored]:
         """Full-text (BM25) matches over the turns' terms (``memory.words``); the score is BM25's."""
         words = index_words(text)
@@ -426,15 +613,16 @@ class TurnStore:
             query = query.where(compile_filter(where), prefilter=True)
         try:
             table = query.to_arrow()
-        except (ValueError, RuntimeError) as exc:
+        except _VENDOR_ERRORS as exc:
             if "no tokens" in str(exc).lower() or "empty" in str(exc).lower():
                 return []
-            raise KernelError(f"full-text search failed: {exc}") from exc
+            raise self._unreadable(exc) from exc
         scores = table.column("_score").to_pylist() if "_score" in table.column_names else [0.0] * table.num_rows
         keep = [c for c in table.column_names if c not in ("_score", "_relevance_score")]
         turns = self._turns_from(table.select(keep), with_next=False)
         return [Scored(t, float(s)) for t, s in zip(turns, scores, strict=True)]
 
+    @_reading
     def hashes(self, session_file: str | None = None) -> dict[str, tuple[str, str, int, datetime | None]]:
         """``id -> (session_file, text_hash, access_count, last_accessed_at)`` for reconciliation."""
         query = (
@@ -451,12 +639,13 @@ class TurnStore:
                 int(r["access_count"] or 0),
                 r["last_accessed_at"],
             )
-            for r in query.to_arrow().to_pylist()
+            for r in self._read(query.to_arrow).to_pylist()
         }
 
+    @_reading
     def all_ids(self) -> set[str]:
         """Every stored turn id."""
-        table = self._table.search().select(["id"]).limit(None).to_arrow()
+        table = self._read(self._table.search().select(["id"]).limit(None).to_arrow)
         return set(table.column("id").to_pylist())
 
     # ------------------------------------------------------------- maintenance
@@ -464,51 +653,46 @@ class TurnStore:
     def ensure_indexes(self, ann_min_rows: int = 50_000) -> list[str]:
         """Create missing indexes; return what was created (for reports)."""
         created: list[str] = []
-        existing = {i.name: i for i in self._table.list_indices()}
-        rows = self._table.count_rows()
+        existing = {i.name: i for i in self._read(self._table.list_indices)}
+        rows = self.count()
         if rows == 0:
             return created
         for name, index in existing.items():
             if index.index_type == "FTS" and list(index.columns) != ["words"]:
-                self._table.drop_index(name)  # the full text of layouts before 5 (ICU over ``text``)
+                self._write("index", partial(self._table.drop_index, name))  # layouts before 5: ICU over ``text``
         if not any(i.index_type == "FTS" and list(i.columns) == ["words"] for i in existing.values()):
             # the terms are cut by memory.words; the index splits on spaces and stems English
-            self._table.create_index(
-                "words",
-                config=lancedb.index.FTS(
-                    base_tokenizer="whitespace", with_position=False, stem=True, remove_stop_words=True
-                ),
-                replace=True,
-            )
+            fts = lancedb.index.FTS(base_tokenizer="whitespace", with_position=False, stem=True, remove_stop_words=True)
+            self._write("index", lambda: self._table.create_index("words", config=fts, replace=True))
             created.append("fts(words)")
         columns = {tuple(i.columns) for i in existing.values()}
         for column in ("timestamp", "id", "prev_id", "session_id", "position"):
             if (column,) not in columns:
-                self._table.create_scalar_index(column, index_type="BTREE", replace=True)
+                self._write("index", partial(self._table.create_scalar_index, column, index_type="BTREE", replace=True))
                 created.append(f"btree({column})")
         if rows >= ann_min_rows and not self.has_ann_index():
             partitions = max(16, int(rows**0.5))
-            self._table.create_index(
-                "vector",
-                config=lancedb.index.IvfHnswSq(distance_type="cosine", num_partitions=partitions),
-                replace=True,
-            )
+            ann = lancedb.index.IvfHnswSq(distance_type="cosine", num_partitions=partitions)
+            self._write("index", lambda: self._table.create_index("vector", config=ann, replace=True))
             created.append(f"ann(IVF_HNSW_SQ, {partitions} partitions at {rows} rows)")
         self._fts_ready = True
         return created
 
     def has_ann_index(self) -> bool:
         """True once an ANN vector index exists."""
-        return any(list(i.columns) == ["vector"] for i in self._table.list_indices())
+        return any(list(i.columns) == ["vector"] for i in self._read(self._table.list_indices))
 
     def optimize(self, *, cleanup_unverified: bool = False) -> None:
-        """Compact small fragments, bring indexes up to date, drop old versions.
+        """Compact small fragments, bring indexes up to date, drop versions older than ``keep_versions``.
 
         ``cleanup_unverified`` also deletes files left by a writer that was killed
         mid-commit; only safe when no other process is writing.
         """
-        self._table.optimize(cleanup_older_than=timedelta(hours=1), delete_unverified=cleanup_unverified)
+        keep = self.keep_versions
+        self._write(
+            "compact", lambda: self._table.optimize(cleanup_older_than=keep, delete_unverified=cleanup_unverified)
+        )
 
     def fragments(self) -> int:
         """Number of data fragments (a flood of tiny writes makes many)."""
-        return int(self._table.stats()["fragment_stats"]["num_fragments"])
+        return int(self._read(self._table.stats)["fragment_stats"]["num_fragments"])

@@ -6,24 +6,38 @@ Chinese text round-trips exactly; a body edited by hand (length changed) is stil
 by its closing marker. Neighbour links come from the order of turns in the file; the
 visible anchor line is kept in step for readers (``next`` is patched in place when the
 following turn is written — it is padded to the width of an id).
+
+Like a write-ahead log, a file is only ever extended by whole turns: a write that fails
+(a full disk) is rolled back to the size before it, and an unfinished turn left at the
+end by a crash is cut off — into ``<file>.torn-<time>`` beside it — before anything is
+appended after it. Writers and repairs of one file take its ``flock`` in turn.
 """
 
 from __future__ import annotations
 
+import contextlib
+import errno
+import fcntl
 import json
 import os
-import re
-from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field, replace
-from datetime import datetime, tzinfo
+from collections.abc import Callable, Collection, Iterator, Mapping, Sequence
+from dataclasses import dataclass
+from datetime import UTC, datetime, tzinfo
 from pathlib import Path
 from typing import Any
 
 from memory.errors import KernelError
-from memory.turns import STATUS_OK, TEXT, Message, Turn, anchor_line
+from memory.transcript_parse import (
+    MSG_END,
+    ParsedSession,
+    decode_transcript,
+    encoded_length,
+    parse_transcript,
+)
+from memory.turns import STATUS_OK, TEXT, Turn, anchor_line
 
-_MARKER = re.compile(r"^<!-- huichat:(session|turn|msg) (\{.*\}) -->$", re.MULTILINE)
-_MSG_END = "\n<!-- /huichat:msg -->"
+_CLEAN_END = f"{MSG_END}\n".encode()
+"""How a file ends after a whole turn was written (anything else is looked at closely first)."""
 _WEEKDAYS = ("Mon", "Tue", "Wed", "Thu", "Fri", "Sat", "Sun")
 
 
@@ -41,8 +55,6 @@ def format_local_time(moment: datetime, zone: tzinfo | None) -> str:
 _NEXT_PAD = "none  "
 """An unknown ``next`` is padded to the width of an id, so it can be patched in place."""
 _TRANSCRIPT_FIELDS = ("id", "turn_index", "timestamp", "topic", "recalled_ids", "status")
-_OLD_NAMES = {"index": "turn_index", "recalled": "recalled_ids"}
-"""Field names written by the first transcript format, read as their current names."""
 
 
 def render_turn(turn: Turn, zone: tzinfo | None, next_id: str | None = None) -> str:
@@ -66,7 +78,7 @@ def render_turn(turn: Turn, zone: tzinfo | None, next_id: str | None = None) -> 
         label = f"**{message.who}**" + (f" ({' · '.join(notes)})" if notes else "")
         header = {**message.to_record(), "chars": len(message.text)}
         del header["text"]
-        parts.append(f"\n{label}\n<!-- huichat:msg {_json(header)} -->\n{message.text}{_MSG_END}\n")
+        parts.append(f"\n{label}\n<!-- huichat:msg {_json(header)} -->\n{message.text}{MSG_END}\n")
     return "".join(parts)
 
 
@@ -81,50 +93,191 @@ def _fsync_dir(path: Path) -> None:
         os.close(fd)
 
 
-class TranscriptWriter:
-    """Appends turns to session files under ``root`` durably."""
+@dataclass(frozen=True)
+class TailRepair:
+    """An unfinished write found at the end of a transcript, and what was done about it."""
 
-    def __init__(self, root: Path, zone: tzinfo | None = None) -> None:
+    session_file: str
+    line: int
+    turn_id: str | None
+    cut_bytes: int
+    """Bytes moved into ``backup`` (0 when the turn was closed instead: it was already indexed)."""
+    backup: str
+    """The file the cut bytes were kept in (relative to the transcripts' root), or ''."""
+
+    def describe(self) -> str:
+        """One line for the user."""
+        what = f"turn {self.turn_id}" if self.turn_id else "an unfinished turn"
+        if not self.cut_bytes:
+            return f"{self.session_file}:{self.line}: closed {what}, which had lost its end marker"
+        return f"{self.session_file}:{self.line}: cut off {what} left by an interrupted write ({self.cut_bytes} bytes kept in {self.backup})"
+
+
+Write = Callable[[int, memoryview], int]
+
+
+class TranscriptWriter:
+    """Appends turns to session files under ``root`` durably.
+
+    ``write`` is the system call that puts bytes in a file (a seam for fault injection).
+    """
+
+    def __init__(self, root: Path, zone: tzinfo | None = None, *, write: Write = os.write) -> None:
         self.root = root
         self.zone = zone
+        self._write = write
+        self._held: dict[str, int] = {}
 
     def path_of(self, session_file: str) -> Path:
         """Absolute path of a session file given relative to the root."""
         return self.root / session_file
 
-    def append(self, turns: Sequence[Turn], session_meta: Mapping[str, Any] | None = None) -> None:
+    @contextlib.contextmanager
+    def hold(self, session_file: str, *, wait: bool = True, create: bool = False) -> Iterator[int]:
+        """Hold a transcript's exclusive lock (re-entrant); yields its open descriptor.
+
+        The kernel holds it from a turn's transcript write until its index write, so that
+        no other process reconciles the file in between. ``wait=False`` raises
+        ``BlockingIOError`` at once when another process holds it; a file that cannot be
+        opened (or made, with ``create``) raises ``KernelError``.
+        """
+        if session_file in self._held:
+            yield self._held[session_file]
+            return
+        path = self.path_of(session_file)
+        fd = self._open(path, create)
+        try:
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX if wait else fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except BlockingIOError:
+                raise
+            except OSError as exc:
+                raise KernelError(f"cannot lock transcript {path}: {exc.strerror or exc}") from exc
+            self._held[session_file] = fd
+            try:
+                yield fd
+            finally:
+                del self._held[session_file]
+        finally:
+            os.close(fd)
+
+    @staticmethod
+    def _open(path: Path, create: bool) -> int:
+        try:
+            if create:
+                path.parent.mkdir(parents=True, exist_ok=True)
+            try:
+                return os.open(path, os.O_RDWR | (os.O_CREAT if create else 0), 0o644)
+            except OSError as exc:
+                if create or exc.errno not in (errno.EROFS, errno.EACCES, errno.EPERM):
+                    raise
+                return os.open(path, os.O_RDONLY)  # a read-only folder can still be read (and locked)
+        except OSError as exc:
+            verb = "write" if create else "read"
+            raise KernelError(f"cannot {verb} transcript {path}: {exc.strerror or exc}") from exc
+
+    def append(
+        self, turns: Sequence[Turn], indexed: Collection[str] = (), session_meta: Mapping[str, Any] | None = None
+    ) -> None:
         """Write consecutive turns of one session at the end of its file, then fsync once.
 
+        Links inside the batch are written directly; the turn before the batch gets its
+        visible ``next`` patched afterwards (a crash leaves at worst a stale label). An
+        unfinished turn left at the end by an earlier crash is repaired first (see
+        ``repair_tail``; ``indexed`` are the ids already in the index). When the write
+        fails, the file is cut back to its size before it and ``KernelError`` is raised.
         ``session_meta`` (a title, where an imported session came from…) goes into the
-        session's header when the file is created. Links inside the batch are written
-        directly; the turn before the batch gets its visible ``next`` patched afterwards (a
-        crash leaves at worst a stale label).
+        session's header when the file is created.
         """
         if not turns:
             return
         first = turns[0]
         path = self.path_of(first.session_file)
-        created = not path.exists()
         following = [t.id for t in turns[1:]] + [None]
+        body = "".join(render_turn(t, self.zone, n) for t, n in zip(turns, following, strict=True))
+        size = -1
         try:
-            path.parent.mkdir(parents=True, exist_ok=True)
-            with path.open("a", encoding="utf-8", newline="\n") as handle:
-                if created or handle.tell() == 0:
+            with self.hold(first.session_file, create=True) as fd:
+                size = os.fstat(fd).st_size
+                if size and not _ends_cleanly(fd, size):
+                    self._repair(path, fd, indexed)
+                    size = os.fstat(fd).st_size
+                if size == 0:
                     head = {
                         **(session_meta or {}),
                         "session_id": first.session_id,
                         "created": first.timestamp.isoformat(),
                     }
-                    handle.write(f"# huichat session {first.session_id}\n<!-- huichat:session {_json(head)} -->\n")
-                handle.write("".join(render_turn(t, self.zone, n) for t, n in zip(turns, following, strict=True)))
-                handle.flush()
-                os.fsync(handle.fileno())
-            if created:
-                _fsync_dir(path.parent)
-            if first.prev_id:
-                self._patch_next(path, first.prev_id, first.id)
+                    body = f"# huichat session {first.session_id}\n<!-- huichat:session {_json(head)} -->\n" + body
+                self._append_or_roll_back(fd, size, body.encode("utf-8"))
+                if size == 0:
+                    _fsync_dir(path.parent)
         except OSError as exc:
+            if size == 0:
+                with contextlib.suppress(OSError):
+                    if path.stat().st_size == 0:
+                        path.unlink()
             raise KernelError(f"cannot write transcript {path}: {exc.strerror or exc}") from exc
+        if first.prev_id:
+            with contextlib.suppress(OSError):  # only the visible label: the link is the file's order
+                self._patch_next(path, first.prev_id, first.id)
+
+    def _append_or_roll_back(self, fd: int, size: int, data: bytes) -> None:
+        os.lseek(fd, size, os.SEEK_SET)
+        try:
+            view = memoryview(data)
+            while view:
+                view = view[self._write(fd, view) :]
+            os.fsync(fd)
+        except OSError:
+            # nothing of a failed write stays behind: the file is as it was before
+            with contextlib.suppress(OSError):
+                os.ftruncate(fd, size)
+                os.fsync(fd)
+            raise
+
+    def repair_tail(self, session_file: str, indexed: Collection[str], *, wait: bool = False) -> TailRepair | None:
+        """Repair an unfinished turn at the end of a transcript, unless another process holds the file.
+
+        An unfinished turn that was never indexed (a write cut off by a crash or a full
+        disk) is cut off and kept in ``<file>.torn-<time>``; one that is indexed was edited:
+        it is closed when only its end marker is missing, else left as it is.
+        """
+        path = self.path_of(session_file)
+        try:
+            with self.hold(session_file, wait=wait) as fd:
+                return self._repair(path, fd, indexed)
+        except BlockingIOError:
+            return None
+        except OSError as exc:
+            raise KernelError(f"cannot repair transcript {path}: {exc.strerror or exc}") from exc
+
+    def _repair(self, path: Path, fd: int, indexed: Collection[str]) -> TailRepair | None:
+        data = _read_all(fd)
+        text = decode_transcript(data)
+        parsed = parse_transcript(text, "")
+        if parsed.tail is None:
+            return None
+        rel = path.relative_to(self.root).as_posix()
+        line = text.count("\n", 0, parsed.tail) + 1
+        if parsed.tail_turn is not None and parsed.tail_turn in indexed:
+            # an edit, not a crash: the turn is known; close it when that restores it exactly,
+            # else leave it (the index keeps its copy, and what follows is appended after it)
+            if not parsed.tail_closable:
+                return None
+            closing = ("" if text.endswith("\n") else "\n") + MSG_END.lstrip("\n") + "\n"
+            self._append_or_roll_back(fd, len(data), closing.encode())
+            return TailRepair(rel, line, parsed.tail_turn, 0, "")
+        cut = encoded_length(text[: parsed.tail])
+        backup = _backup_path(path, os.fstat(fd).st_mtime)
+        with backup.open("xb") as handle:
+            handle.write(data[cut:])
+            handle.flush()
+            os.fsync(handle.fileno())
+        os.ftruncate(fd, cut)
+        os.fsync(fd)
+        _fsync_dir(path.parent)
+        return TailRepair(rel, line, parsed.tail_turn, len(data) - cut, backup.relative_to(self.root).as_posix())
 
     def update_session(self, session_file: str, fields: Mapping[str, Any]) -> None:
         """Record new session-level facts (a new title…) at the end of its file; later ones win."""
@@ -132,10 +285,10 @@ class TranscriptWriter:
         if not path.exists():
             raise KernelError(f"no transcript {session_file}")
         try:
-            with path.open("a", encoding="utf-8", newline="\n") as handle:
-                handle.write(f"\n<!-- huichat:session {_json(dict(fields))} -->\n")
-                handle.flush()
-                os.fsync(handle.fileno())
+            with self.hold(session_file) as fd:
+                size = os.fstat(fd).st_size
+                lead = "" if size and _ends_cleanly(fd, size) else "\n"
+                self._append_or_roll_back(fd, size, f"{lead}<!-- huichat:session {_json(dict(fields))} -->\n".encode())
         except OSError as exc:
             raise KernelError(f"cannot write transcript {path}: {exc.strerror or exc}") from exc
 
@@ -164,14 +317,36 @@ class TranscriptWriter:
             os.fsync(handle.fileno())
 
 
-@dataclass(frozen=True)
-class ParsedSession:
-    """What a transcript holds: the session id, its turns in order, and its session-level facts."""
+def _ends_cleanly(fd: int, size: int) -> bool:
+    """Whether the file ends after a complete message or a session marker (nothing torn)."""
+    if os.pread(fd, len(_CLEAN_END), max(0, size - len(_CLEAN_END))) == _CLEAN_END:
+        return True
+    start = max(0, size - 4096)
+    last = os.pread(fd, size - start, start).decode("utf-8", errors="replace").rsplit("\n<!--", 1)[-1]
+    return last.startswith(" huichat:session ") and last.endswith(" -->\n") and last.count("\n") == 1
 
-    session_id: str
-    turns: list[Turn]
-    meta: dict[str, Any] = field(default_factory=dict)
-    """The header's fields merged with later updates (the last value of a key wins)."""
+
+def _read_all(fd: int) -> bytes:
+    size = os.fstat(fd).st_size
+    chunks = []
+    offset = 0
+    while offset < size:
+        chunk = os.pread(fd, size - offset, offset)
+        if not chunk:
+            break
+        chunks.append(chunk)
+        offset += len(chunk)
+    return b"".join(chunks)
+
+
+def _backup_path(path: Path, mtime: float) -> Path:
+    stamp = datetime.fromtimestamp(mtime, UTC).strftime("%Y%m%dT%H%M%SZ")
+    candidate = path.with_name(f"{path.name}.torn-{stamp}")
+    number = 1
+    while candidate.exists():
+        number += 1
+        candidate = path.with_name(f"{path.name}.torn-{stamp}-{number}")
+    return candidate
 
 
 class TurnChunker:
@@ -181,14 +356,17 @@ class TurnChunker:
         self.root = root
 
     def chunk_file(self, path: Path | str) -> list[Turn]:
-        """The turns of one transcript, linked prev/next in file order."""
+        """The turns of one transcript that can be read, linked prev/next in file order."""
+        return self.read_file(path).turns
+
+    def read_file(self, path: Path | str) -> ParsedSession:
+        """One transcript: its readable turns and the problems found in it."""
         path = Path(path)
         try:
-            text = path.read_bytes().decode("utf-8")  # bytes: keep \r\n inside messages as written
-        except (OSError, UnicodeDecodeError) as exc:
-            raise KernelError(f"cannot read transcript {path}: {exc}") from exc
-        relative = self._relative(path)
-        return self.parse(text, relative, fallback_session=path.stem.removeprefix("chat_")).turns
+            data = path.read_bytes()  # bytes: keep \r\n inside messages as written
+        except OSError as exc:
+            raise KernelError(f"cannot read transcript {path}: {exc.strerror or exc}") from exc
+        return self.parse(decode_transcript(data), self._relative(path), path.stem.removeprefix("chat_"))
 
     def _relative(self, path: Path) -> str:
         if self.root is not None:
@@ -200,59 +378,5 @@ class TurnChunker:
 
     @staticmethod
     def parse(text: str, session_file: str, fallback_session: str = "") -> ParsedSession:
-        """Parse transcript ``text``; a truncated last turn (a killed writer) is skipped."""
-        session_id = fallback_session
-        session_meta: dict[str, Any] = {}
-        raw: list[tuple[dict[str, Any], list[Message]]] = []
-        pos = 0
-        while True:
-            match = _MARKER.search(text, pos)
-            if match is None:
-                break
-            kind, payload = match.group(1), match.group(2)
-            pos = match.end()
-            try:
-                meta = json.loads(payload)
-            except ValueError:
-                continue
-            if kind == "session":
-                session_id = str(meta.get("session_id") or session_id)
-                session_meta.update(meta)
-            elif kind == "turn":
-                raw.append((meta, []))
-            elif raw:
-                body_start = pos + 1  # the newline after the marker
-                chars = meta.get("chars")
-                end = -1
-                if isinstance(chars, int) and text.startswith(_MSG_END, body_start + chars):
-                    end = body_start + chars
-                else:
-                    end = text.find(_MSG_END, body_start)
-                    next_turn = text.find("\n<!-- huichat:turn ", body_start)
-                    if 0 <= next_turn < end:
-                        end = -1
-                if end < 0:
-                    # a writer killed mid-turn: drop that turn, keep reading after it
-                    raw[-1][0]["_truncated"] = True
-                    continue
-                raw[-1][1].append(Message.from_record({**meta, "text": text[body_start:end]}))
-                pos = end + len(_MSG_END)
-        turns: list[Turn] = []
-        for meta, messages in raw:
-            if meta.get("_truncated") or not messages:
-                continue
-            record = {_OLD_NAMES.get(k, k): v for k, v in meta.items()}
-            record.setdefault("turn_index", len(turns))
-            record.update(session_id=session_id, session_file=session_file, prev_id=None, next_id=None)
-            try:
-                turns.append(replace(Turn.from_record(record), messages=tuple(messages)))
-            except (KeyError, ValueError, TypeError, AttributeError):
-                continue
-        linked = [
-            turn.with_links(
-                turns[i - 1].id if i > 0 else None,
-                turns[i + 1].id if i + 1 < len(turns) else None,
-            )
-            for i, turn in enumerate(turns)
-        ]
-        return ParsedSession(session_id, linked, session_meta)
+        """Parse transcript ``text``: every turn that can be read, and what could not be."""
+        return parse_transcript(text, session_file, fallback_session)

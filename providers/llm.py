@@ -23,6 +23,7 @@ from providers.config import ProviderConfig, ProvidersConfig, key_problem
 from providers.errors import ProviderError
 from providers.events import ProviderEvent, ReplyDone, TextDelta, ToolCallRequest
 from providers.reading import ReplyReader
+from providers.redact import redact
 
 _lite: Any = litellm  # litellm's exception and router names are not re-exported for type checkers
 Router = _lite.Router
@@ -67,10 +68,14 @@ def _first_line(exc: BaseException) -> str:
     return line[:200]
 
 
-def translate(exc: BaseException, name: str, provider: ProviderConfig) -> ProviderError:
-    """A litellm/httpx exception as a ``ProviderError`` with one actionable line."""
-    where = provider.api_base or provider.model
-    detail = _first_line(exc)
+def translate(exc: BaseException, name: str, provider: ProviderConfig, secrets: Collection[str] = ()) -> ProviderError:
+    """A litellm/httpx exception as a ``ProviderError`` with one actionable line.
+
+    What the provider said is redacted (``secrets`` and anything shaped like a key): error
+    bodies echo keys, and this line is shown, logged and kept with a failed turn.
+    """
+    where = redact(provider.api_base or provider.model, secrets)
+    detail = redact(_first_line(exc), secrets)
     if isinstance(exc, _lite.AuthenticationError):
         hint = f" (check ${provider.api_key_env})" if provider.api_key_env else ""
         return ProviderError(f"{name}: authentication failed{hint}", provider=name)
@@ -112,6 +117,7 @@ class LLMClient:
         self.env = dict(os.environ) if env is None else dict(env)
         self.current = config.default_name()
         self._unstreamed: set[str] = set()
+        self._secrets = tuple(self.env.get(p.api_key_env or "", "") for p in config.named.values() if p.api_key_env)
         model_list = [
             {"model_name": name, "litellm_params": _params(provider, self.env)}
             for name, provider in config.named.items()
@@ -191,8 +197,9 @@ class LLMClient:
                         shown = True
                         yield TextDelta(piece)
             except Exception as exc:  # vendor boundary: every litellm/httpx failure becomes one line
+                # not chained: the vendor's exception may quote the key, and a traceback would show it
                 if not (offered and not shown and _may_refuse_streaming(exc)):
-                    raise translate(exc, name, config) from exc
+                    raise translate(exc, name, config, self._secrets) from None
                 unstreamed = refused = True
             else:
                 unstreamed, refused = offered and not shown and reading.empty, False
@@ -202,7 +209,7 @@ class LLMClient:
             try:
                 response = await self._router.acompletion(model=name, messages=messages, stream=False, **kwargs)
             except Exception as exc:  # vendor boundary
-                raise translate(exc, name, config) from exc
+                raise translate(exc, name, config, self._secrets) from None
             whole = reading.message(response)
             if refused or not reading.empty:  # empty both ways says nothing about streaming
                 self._unstreamed.add(name)
@@ -228,8 +235,8 @@ class LLMClient:
         params.pop("stream_timeout", None)
         try:
             response = await _lite.acompletion(messages=[{"role": "user", "content": "Say OK."}], **params)
-        except Exception as exc:  # vendor boundary
-            raise translate(exc, name, provider) from exc
+        except Exception as exc:  # vendor boundary (not chained: it may quote the key)
+            raise translate(exc, name, provider, self._secrets) from None
         content = response.choices[0].message.content or ""
         return str(content).strip()[:40] or "(empty reply)"
 

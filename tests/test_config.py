@@ -128,5 +128,21 @@ def test_version_and_help() -> None:
     assert done.returncode == 0 and done.stdout.startswith("huichat ")
     done = subprocess.run([sys.executable, "-m", "app", "--help"], capture_output=True, text=True, timeout=60)
     assert done.returncode == 0
-    for command in ("doctor", "recall", "show", "reindex", "bench"):
+    for command in ("doctor", "recall", "show", "reindex", "bench", "serve", "keys", "mcp"):
         assert command in done.stdout
+
+
+@pytest.mark.parametrize("shape", ["block", "flow"])
+def test_yaml_nested_500_deep_is_one_line_not_a_recursion_error(tmp_path: Path, shape: str) -> None:
+    depth = 500
+    if shape == "block":
+        text = (
+            "retriever:\n" + "".join("  " * (i + 1) + f"k{i}:\n" for i in range(depth)) + "  " * (depth + 1) + "x: 1\n"
+        )
+    else:
+        text = "retriever: " + "[" * depth + "]" * depth + "\n"
+    path = tmp_path / "deep.yaml"
+    path.write_text(text, encoding="utf-8")
+    with pytest.raises(ConfigError, match="nested too deeply") as caught:
+        load_config(path, env={})
+    assert "\n" not in str(caught.value)

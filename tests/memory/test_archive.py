@@ -53,3 +53,15 @@ def test_a_damaged_archive_is_reported_not_fatal(tmp_path: Path) -> None:
     (tmp_path / "sessions" / ARCHIVE_DIR / "2026-01.tar.zst").write_bytes(b"not zstd")
     report = kernel.reconcile()
     assert report.unreadable == [f"{ARCHIVE_DIR}/2026-01.tar.zst"]
+
+
+def test_a_torn_transcript_packed_into_an_archive_keeps_its_complete_turns(tmp_path: Path) -> None:
+    kernel = open_kernel(tmp_path)
+    old = kernel.new_session(NOW - timedelta(days=70))
+    for i in range(2):
+        kernel.append_turn(old, TurnDraft((Message("user", f"九月的事 {i}"),), NOW - timedelta(days=70, minutes=-i)))
+    path = tmp_path / "sessions" / old.session_file
+    path.write_bytes(path.read_bytes() + b'\n## 2026-09-16\n\n<!-- huichat:turn {"id": "torn01"' + "记".encode()[:2])
+    pack_months(tmp_path / "sessions", date(2026, 11, 1))
+    report = kernel.reindex()
+    assert report.added == 2 and report.unreadable == []

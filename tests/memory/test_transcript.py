@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+import errno
 import itertools
+import os
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import pytest
 
+from memory.errors import KernelError
 from memory.transcript import TranscriptWriter, TurnChunker
 from memory.turns import Message, Turn, session_relpath
 from tests.conftest import ZONE
@@ -146,3 +149,165 @@ def test_typed_parts_round_trip_and_stay_out_of_the_searchable_text(tmp_path: Pa
     (parsed,) = TurnChunker(tmp_path).chunk_file(tmp_path / turn.session_file)
     assert parsed.messages == turn.messages
     assert parsed.text == "user: 上周三聊了什么？\nassistant: 我们聊了部署。"
+
+
+# ------------------------------------------------ torn files and hand edits (issue 16, items 1 and 8)
+
+
+def _written(tmp_path: Path, count: int = 3) -> tuple[TranscriptWriter, Path, list[Turn]]:
+    writer = TranscriptWriter(tmp_path, ZONE)
+    turns = _turns("w/d/chat_s1.md")[:count]
+    for turn in turns:
+        writer.append([turn])
+    return writer, tmp_path / "w/d/chat_s1.md", turns
+
+
+def _chinese_turn(turn_id: str, index: int, prev: str | None) -> Turn:
+    return Turn(
+        id=turn_id,
+        session_id="s1",
+        session_file="w/d/chat_s1.md",
+        turn_index=index,
+        timestamp=datetime(2026, 3, 5, 3, tzinfo=UTC) + timedelta(minutes=index),
+        messages=(Message("user", "断电之前写到一半的消息"), Message("assistant", "这条回复写到一半就断电了")),
+        prev_id=prev,
+    )
+
+
+def test_a_transcript_torn_inside_a_utf8_character_keeps_every_complete_turn(tmp_path: Path) -> None:
+    writer, path, turns = _written(tmp_path)
+    writer.append([_chinese_turn("torn01", 3, turns[-1].id)])
+    data = path.read_bytes()
+    cut = data.index("写到一半就".encode()) + 1  # inside the first byte sequence of 写
+    path.write_bytes(data[:cut])
+    parsed = TurnChunker(tmp_path).read_file(path)
+    assert [t.id for t in parsed.turns] == [t.id for t in turns]
+    assert parsed.tail is not None and parsed.tail_turn == "torn01"
+    assert any("unfinished" in p.reason and p.turn_id == "torn01" for p in parsed.problems)
+    assert path.read_bytes() == data[:cut]  # reading repairs nothing
+
+
+def test_the_writer_cuts_off_a_torn_tail_into_a_backup_before_appending(tmp_path: Path) -> None:
+    writer, path, turns = _written(tmp_path)
+    whole = path.read_bytes()
+    writer.append([_chinese_turn("torn01", 3, turns[-1].id)])
+    torn = path.read_bytes()[: len(whole) + 200]
+    path.write_bytes(torn)
+    writer.append([_chinese_turn("next01", 3, turns[-1].id)])
+    data = path.read_bytes()
+    data.decode("utf-8")  # whole again
+    parsed = TurnChunker(tmp_path).read_file(path)
+    assert [t.id for t in parsed.turns] == [*(t.id for t in turns), "next01"]
+    assert parsed.problems == () and parsed.tail is None
+    (backup,) = path.parent.glob("chat_s1.md.torn-*")
+    assert backup.read_bytes() == torn[len(whole) :]
+
+
+def test_a_write_that_fails_half_way_is_rolled_back(tmp_path: Path) -> None:
+    writer, path, _ = _written(tmp_path, 2)
+    before = path.read_bytes()
+    calls = 0
+
+    def disk_full(fd: int, data: bytes | memoryview) -> int:
+        nonlocal calls
+        calls += 1
+        if calls == 1:
+            return os.write(fd, bytes(data[: len(data) // 2]))
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+    failing = TranscriptWriter(tmp_path, ZONE, write=disk_full)
+    with pytest.raises(KernelError, match="No space left"):
+        failing.append([_turns("w/d/chat_s1.md")[2]])
+    assert path.read_bytes() == before
+    writer.append([_turns("w/d/chat_s1.md")[2]])
+    assert [t.id for t in TurnChunker(tmp_path).chunk_file(path)] == [t.id for t in _turns("x")[:3]]
+
+
+def test_a_failed_first_write_leaves_no_file(tmp_path: Path) -> None:
+    def disk_full(fd: int, data: bytes | memoryview) -> int:
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+    with pytest.raises(KernelError):
+        TranscriptWriter(tmp_path, ZONE, write=disk_full).append(_turns("w/d/chat_s1.md")[:1])
+    assert not (tmp_path / "w/d/chat_s1.md").exists()
+
+
+def test_a_stray_message_marker_between_turns_keeps_the_turn_before_it(tmp_path: Path) -> None:
+    _, path, turns = _written(tmp_path)
+    text = path.read_text(encoding="utf-8")
+    second = text.index(f"[id:{turns[1].id}")
+    stray = '\n<!-- huichat:msg {"role": "user", "speaker": "", "chars": 5} -->\n'
+    path.write_text(text[:second] + stray + text[second:], encoding="utf-8")
+    parsed = TurnChunker(tmp_path).read_file(path)
+    assert [t.id for t in parsed.turns] == [t.id for t in turns]
+    assert parsed.turns[0].messages == turns[0].messages
+    assert [p.reason for p in parsed.problems] == ["a message marker without its end: ignored"]
+    assert parsed.problems[0].line == text[:second].count("\n") + 2
+
+
+def test_a_duplicated_turn_block_keeps_the_first_and_the_chain(tmp_path: Path) -> None:
+    _, path, turns = _written(tmp_path)
+    text = path.read_text(encoding="utf-8")
+    start = text.index("\n## ", text.index(f"[id:{turns[1].id}") - 80)
+    end = text.index("\n## ", start + 1)
+    path.write_text(text[:end] + text[start:end] + text[end:], encoding="utf-8")
+    parsed = TurnChunker(tmp_path).read_file(path)
+    assert [t.id for t in parsed.turns] == [t.id for t in turns]
+    assert [t.prev_id for t in parsed.turns] == [None, turns[0].id, turns[1].id]
+    assert [t.next_id for t in parsed.turns] == [turns[1].id, turns[2].id, None]
+    assert [p.reason for p in parsed.problems] == [f"turn {turns[1].id} appears again: the first copy is kept"]
+
+
+def test_a_truncated_last_line_is_reported_not_silently_dropped(tmp_path: Path) -> None:
+    _, path, turns = _written(tmp_path)
+    text = path.read_text(encoding="utf-8")
+    path.write_text(text[: text.rstrip("\n").rindex("\n") + 1], encoding="utf-8")
+    parsed = TurnChunker(tmp_path).read_file(path)
+    assert [t.id for t in parsed.turns] == [t.id for t in turns[:2]]
+    assert parsed.tail_turn == turns[2].id
+    assert [(p.turn_id, "unfinished" in p.reason) for p in parsed.problems] == [(turns[2].id, True)]
+
+
+def test_an_unreadable_turn_marker_does_not_lend_its_messages_to_the_turn_before(tmp_path: Path) -> None:
+    _, path, turns = _written(tmp_path)
+    text = path.read_text(encoding="utf-8")
+    marker = text.index('<!-- huichat:turn {"id": "' + turns[1].id)
+    path.write_text(text[:marker] + text[marker:].replace('{"id"', '{"id" oops', 1), encoding="utf-8")
+    parsed = TurnChunker(tmp_path).read_file(path)
+    assert [t.id for t in parsed.turns] == [turns[0].id, turns[2].id]
+    assert parsed.turns[0].messages == turns[0].messages
+    # its anchor line still names it: it keeps its place in the chain, and its indexed copy
+    assert [(p.turn_id, p.hides_turn) for p in parsed.problems] == [(turns[1].id, False)]
+    assert parsed.turns[1].prev_id == turns[1].id
+
+
+def test_bytes_that_are_not_utf8_in_the_middle_are_read_as_replacement_characters(tmp_path: Path) -> None:
+    _, path, turns = _written(tmp_path)
+    data = path.read_bytes()
+    path.write_bytes(data.replace("普通".encode(), b"\xff\xfe", 1))
+    parsed = TurnChunker(tmp_path).read_file(path)
+    assert [t.id for t in parsed.turns] == [t.id for t in turns]
+    assert parsed.turns[0].messages[0].text.startswith("\ufffd\ufffd的中文消息")
+    assert [p.reason for p in parsed.problems] == ["bytes that are not UTF-8 (read as \ufffd)"]
+    assert parsed.tail is None
+
+
+def test_a_stray_message_marker_right_before_a_turn_marker_does_not_swallow_that_turn(tmp_path: Path) -> None:
+    _, path, turns = _written(tmp_path)
+    text = path.read_text(encoding="utf-8")
+    marker = text.index('<!-- huichat:turn {"id": "' + turns[1].id)
+    stray = '<!-- huichat:msg {"role": "user", "speaker": "", "chars": 7} -->\n'
+    path.write_text(text[:marker] + stray + text[marker:], encoding="utf-8")
+    parsed = TurnChunker(tmp_path).read_file(path)
+    assert [t.messages for t in parsed.turns] == [t.messages for t in turns]
+
+
+def test_messages_of_a_turn_whose_marker_was_deleted_do_not_join_the_turn_before(tmp_path: Path) -> None:
+    _, path, turns = _written(tmp_path)
+    lines = path.read_text(encoding="utf-8").splitlines(keepends=True)
+    marker = next(i for i, line in enumerate(lines) if line.startswith('<!-- huichat:turn {"id": "' + turns[1].id))
+    path.write_text("".join(lines[:marker] + lines[marker + 1 :]), encoding="utf-8")
+    parsed = TurnChunker(tmp_path).read_file(path)
+    assert [t.id for t in parsed.turns] == [turns[0].id, turns[2].id]
+    assert parsed.turns[0].messages == turns[0].messages
+    assert [(p.turn_id, p.hides_turn) for p in parsed.problems] == [(turns[1].id, False)]

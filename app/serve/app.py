@@ -1,0 +1,76 @@
+"""The app factory: one FastAPI app over a ``Runtime``, with its middleware, routes and docs.
+
+Docs (``/docs``, ``/redoc`` is off) use the Swagger UI shipped in ``static/``, so they work
+offline like the dashboard. ``/healthz`` says only that the server is up; every other
+route that touches memory authenticates.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from typing import Any
+
+from fastapi import FastAPI
+from fastapi.middleware.cors import CORSMiddleware
+from fastapi.openapi.docs import get_swagger_ui_html
+from fastapi.responses import HTMLResponse
+
+from app import __version__
+from app.runtime import Runtime
+from app.serve import chat, dashboard, memory_api
+from app.serve.bodylimit import BodyLimit
+from app.serve.errors import install_error_handlers
+from app.serve.service import Service
+
+_ASSETS = "/v1/memory/viz/static"
+
+
+def create_app(runtime: Runtime) -> FastAPI:
+    """The HTTP face of huichat for ``runtime``'s configuration and data."""
+    service = Service(runtime)
+
+    @asynccontextmanager
+    async def lifespan(_app: FastAPI) -> AsyncIterator[None]:
+        yield
+        await service.close()
+
+    app = FastAPI(
+        title="huichat",
+        version=__version__,
+        summary="Chat with long-term memory (OpenAI-compatible) and the memory API",
+        docs_url=None,
+        redoc_url=None,
+        lifespan=lifespan,
+    )
+    app.state.service = service
+    install_error_handlers(app)
+    app.include_router(chat.router)
+    app.include_router(memory_api.router)
+    app.include_router(dashboard.router)
+
+    @app.get("/docs", include_in_schema=False)
+    async def docs() -> HTMLResponse:
+        return get_swagger_ui_html(
+            openapi_url="/openapi.json",
+            title="huichat API",
+            swagger_js_url=f"{_ASSETS}/swagger-ui-5.35.0-bundle.js",
+            swagger_css_url=f"{_ASSETS}/swagger-ui-5.35.0.css",
+            swagger_favicon_url="data:,",
+        )
+
+    @app.get("/healthz", include_in_schema=False)
+    async def health() -> dict[str, Any]:
+        return {"status": "ok"}
+
+    settings = runtime.loaded.config.serve
+    if settings.cors_origins:
+        app.add_middleware(
+            CORSMiddleware,
+            allow_origins=list(settings.cors_origins),
+            allow_methods=["GET", "POST"],
+            allow_headers=["Authorization", "Content-Type", "X-Huichat-Session"],
+            expose_headers=["X-Huichat-Memory", "X-Huichat-Session", "Retry-After"],
+        )
+    app.add_middleware(BodyLimit, max_bytes=settings.max_body_bytes)
+    return app

@@ -1,0 +1,92 @@
+"""Who is asking: an API key (hashed at rest), or the owner on loopback when the config allows it.
+
+Every route depends on ``principal``: it authenticates, then counts the request against
+the caller's rate limit. ``user_for`` decides whose memory a request may touch: a key
+opens its own user's memory only; an admin key (or the keyless loopback owner) may name
+any user.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import ipaddress
+from dataclasses import dataclass
+from typing import Annotated
+
+from fastapi import Depends, Request
+from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
+
+from app.serve.errors import ApiError
+from app.serve.service import service_of
+from app.stores import UnknownUser, check_user_name
+
+_CHALLENGE = {"WWW-Authenticate": "Bearer"}
+
+
+@dataclass(frozen=True)
+class Principal:
+    """An authenticated caller."""
+
+    user: str
+    identity: str
+    """What the rate limit counts: the key id, or 'loopback'."""
+    admin: bool = False
+
+
+_BEARER = HTTPBearer(auto_error=False, description="an API key from `huichat keys create --user NAME`")
+Bearer = Annotated[HTTPAuthorizationCredentials | None, Depends(_BEARER)]
+
+
+def _loopback(request: Request) -> bool:
+    host = request.client.host if request.client else ""
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
+
+
+async def principal(request: Request, credentials: Bearer) -> Principal:
+    """Authenticate the request and apply the caller's rate limit (401, 429)."""
+    service = service_of(request)
+    token = credentials.credentials.strip() if credentials is not None and credentials.credentials.strip() else None
+    if token is not None:
+        # argon2 runs in a thread, once per key; after that the check is a hash and a stat
+        key = service.keys.remembered(token) or await asyncio.to_thread(service.keys.verify, token)
+        if key is None:
+            raise ApiError(401, "invalid or revoked API key", _CHALLENGE)
+        caller = Principal(key.user, key.id, key.admin)
+    elif service.keys.any_active():
+        raise ApiError(401, "an API key is required: send 'Authorization: Bearer <key>'", _CHALLENGE)
+    elif service.settings.allow_loopback_without_keys and _loopback(request):
+        caller = Principal(service.settings.owner, "loopback", admin=True)
+    else:
+        raise ApiError(
+            401,
+            "no API key exists yet: create one with `huichat keys create --user NAME` "
+            "(or set serve.allow_loopback_without_keys for this machine only)",
+            _CHALLENGE,
+        )
+    wait = service.limiter.retry_after(caller.identity)
+    if wait is not None:
+        raise ApiError(429, f"rate limit reached; retry in {wait} s", {"Retry-After": str(wait)})
+    return caller
+
+
+Caller = Annotated[Principal, Depends(principal)]
+"""A route parameter of this type is the authenticated, rate-limited caller."""
+
+
+def user_for(request: Request, caller: Principal, requested: str | None, *, may_create: bool = False) -> str:
+    """Whose memory the request touches: the caller's own, or (admins only) the one it names."""
+    if not requested or requested == caller.user:
+        return caller.user
+    if not caller.admin:
+        raise ApiError(403, f"this key belongs to user '{caller.user}' and cannot act for another user")
+    try:
+        name = check_user_name(requested)
+    except UnknownUser as exc:
+        raise ApiError(400, str(exc)) from None
+    service = service_of(request)
+    if not may_create and name not in service.stores.users(k.user for k in service.keys.entries()):
+        raise ApiError(404, f"no user '{name}'")
+    return name

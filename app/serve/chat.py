@@ -1,0 +1,207 @@
+"""``POST /v1/chat/completions`` (OpenAI-compatible, SSE when ``stream``) and ``GET /v1/models``.
+
+Takeover mode: the server runs the same loop as the terminal app (``ChatSession``) — the
+model gets the memory tools, every turn is stored with its anchors — so a client that
+knows nothing about memory gets it. ``model`` names a configured provider. The reply runs
+as a task of its own: a client that hangs up mid-stream does not lose the turn.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+import secrets
+import time
+from collections.abc import AsyncIterator
+from dataclasses import dataclass
+from typing import Annotated, Any
+
+from fastapi import APIRouter, Header, Request
+from fastapi.responses import JSONResponse, StreamingResponse
+from pydantic import BaseModel, ConfigDict, Field
+
+from app.serve.auth import Caller, user_for
+from app.serve.conversations import SESSION_HEADER, Conversation, UnknownSession, dialogue
+from app.serve.errors import ApiError, error_body
+from app.serve.service import Service, service_of
+from app.session import ReplyCompleted, ReplyFailed, estimate_tokens
+from memory.turns import Turn
+from providers.events import TextDelta
+
+MEMORY_HEADER = "X-Huichat-Memory"
+log = logging.getLogger("huichat.serve")
+router = APIRouter(tags=["chat"])
+
+
+class ChatRequest(BaseModel):
+    """The OpenAI chat request; fields huichat does not use are accepted and ignored."""
+
+    model_config = ConfigDict(extra="allow")
+
+    model: str = Field(description="a configured provider's name (see GET /v1/models)")
+    messages: list[dict[str, Any]] = Field(min_length=1, description="the conversation; the last one is the question")
+    stream: bool = False
+    user: str | None = Field(default=None, description="whose memory: the key's own user, or any for admin keys")
+
+
+@dataclass(frozen=True)
+class Finished:
+    """The end of a reply, as the route reports it."""
+
+    text: str
+    turn: Turn | None
+    model: str
+    error: str = ""
+
+
+def _provider(service: Service, model: str) -> str:
+    named = service.runtime.loaded.config.providers.named
+    if model in named:
+        return model
+    for name, provider in named.items():
+        if model in (provider.model, provider.model.split("/", 1)[-1]):
+            return name
+    known = ", ".join(named) or "none configured"
+    raise ApiError(404, f"the model '{model[:80]}' does not exist (configured providers: {known})")
+
+
+def _memory_state(degraded: bool) -> str:
+    return "degraded" if degraded else "ok"
+
+
+async def _pump(
+    service: Service,
+    user: str,
+    conversation: Conversation,
+    question: str,
+    said: list[tuple[str, str]],
+    queue: asyncio.Queue[str | Finished],
+) -> None:
+    """Run one reply to its end, feeding text to ``queue``; the turn is stored even if nobody listens."""
+    text: list[str] = []
+    finished = Finished("", None, "", "the reply ended without an answer")
+    async with conversation.lock:
+        try:
+            async for event in conversation.session.reply(question):
+                if isinstance(event, TextDelta):
+                    text.append(event.text)
+                    queue.put_nowait(event.text)
+                elif isinstance(event, ReplyCompleted):
+                    finished = Finished(event.text, event.turn, event.model)
+                elif isinstance(event, ReplyFailed):
+                    finished = Finished("".join(text), event.turn, "", event.message)
+        except Exception as exc:  # the task's boundary: log the cause, tell the client one line
+            log.exception("reply failed for user %s", user)
+            finished = Finished("".join(text), None, "", f"internal error: {type(exc).__name__}")
+        if not finished.error:
+            service.conversations.remember(
+                user, conversation, [*said, ("user", question), ("assistant", finished.text)]
+            )
+        if finished.turn is not None:
+            service.memory(user).wrote()
+    queue.put_nowait(finished)
+
+
+def _extension(conversation: Conversation, finished: Finished) -> dict[str, Any]:
+    turn = finished.turn
+    return {
+        "turn_id": turn.id if turn else None,
+        "session_id": conversation.session_id,
+        "memory": _memory_state(conversation.session.kernel.degraded),
+        "recalled": list(turn.recalled_ids) if turn else [],
+        "provider_model": finished.model or None,
+    }
+
+
+def _chunk(reply_id: str, created: int, model: str, delta: dict[str, Any], finish: str | None = None) -> str:
+    data = {
+        "id": reply_id,
+        "object": "chat.completion.chunk",
+        "created": created,
+        "model": model,
+        "choices": [{"index": 0, "delta": delta, "finish_reason": finish}],
+    }
+    return f"data: {json.dumps(data, ensure_ascii=False)}\n\n"
+
+
+async def _events(queue: asyncio.Queue[str | Finished], conversation: Conversation, model: str) -> AsyncIterator[str]:
+    reply_id = f"chatcmpl-{secrets.token_hex(12)}"
+    created = int(time.time())
+    yield _chunk(reply_id, created, model, {"role": "assistant", "content": ""})
+    while True:
+        item = await queue.get()
+        if isinstance(item, str):
+            yield _chunk(reply_id, created, model, {"content": item})
+            continue
+        if item.error:
+            yield f"data: {json.dumps(error_body(502, item.error), ensure_ascii=False)}\n\n"
+        else:
+            last = json.loads(_chunk(reply_id, created, model, {}, "stop")[len("data: ") :])
+            last["huichat"] = _extension(conversation, item)
+            yield f"data: {json.dumps(last, ensure_ascii=False)}\n\n"
+        yield "data: [DONE]\n\n"
+        return
+
+
+@router.post("/v1/chat/completions", summary="Chat with memory (OpenAI-compatible; SSE when stream is true)")
+async def chat_completions(
+    body: ChatRequest,
+    request: Request,
+    caller: Caller,
+    session_header: Annotated[str | None, Header(alias=SESSION_HEADER)] = None,
+) -> Any:
+    """Answer the last user message in takeover mode: memory tools, turn storage, anchors."""
+    service = service_of(request)
+    user = user_for(request, caller, body.user, may_create=True)
+    provider = _provider(service, body.model)
+    last = body.messages[-1]
+    said = dialogue(body.messages[:-1])
+    question = dialogue([last])
+    if last.get("role") != "user" or not question:
+        raise ApiError(400, "the last message must be the user's, with text")
+    kernel = await service.kernel(user)
+    llm = service.llm(provider)
+    try:
+        conversation = await service.conversations.find(user, kernel, llm, said, session_header)
+    except UnknownSession as exc:
+        raise ApiError(404, str(exc)) from None
+    queue: asyncio.Queue[str | Finished] = asyncio.Queue()
+    service.keep(_pump(service, user, conversation, question[0][1], said, queue), f"reply for {user}")
+    headers = {MEMORY_HEADER: _memory_state(kernel.degraded)}
+    if conversation.session_id:
+        headers[SESSION_HEADER] = conversation.session_id
+    if body.stream:
+        headers["Cache-Control"] = "no-cache"
+        return StreamingResponse(
+            _events(queue, conversation, body.model), media_type="text/event-stream", headers=headers
+        )
+    while isinstance(item := await queue.get(), str):
+        pass
+    headers[MEMORY_HEADER] = _memory_state(conversation.session.kernel.degraded)
+    if item.error:
+        return JSONResponse(error_body(502, item.error), status_code=502, headers=headers)
+    if conversation.session_id:
+        headers[SESSION_HEADER] = conversation.session_id
+    prompt = sum(estimate_tokens(text) for _, text in [*said, *question])
+    completion = estimate_tokens(item.text)
+    payload = {
+        "id": f"chatcmpl-{secrets.token_hex(12)}",
+        "object": "chat.completion",
+        "created": int(time.time()),
+        "model": body.model,
+        "choices": [{"index": 0, "message": {"role": "assistant", "content": item.text}, "finish_reason": "stop"}],
+        "usage": {"prompt_tokens": prompt, "completion_tokens": completion, "total_tokens": prompt + completion},
+        "huichat": _extension(conversation, item),
+    }
+    return JSONResponse(payload, headers=headers)
+
+
+@router.get("/v1/models", summary="The configured providers, as models")
+async def models(request: Request, _caller: Caller) -> dict[str, Any]:
+    """Every configured provider name, usable as ``model``."""
+    named = service_of(request).runtime.loaded.config.providers.named
+    return {
+        "object": "list",
+        "data": [{"id": name, "object": "model", "created": 0, "owned_by": p.model} for name, p in named.items()],
+    }

@@ -1,0 +1,163 @@
+"""Which server-side session a client's request continues.
+
+OpenAI-style clients send the whole conversation each time. The last user message is the
+question; the earlier messages say which conversation it belongs to:
+
+- ``X-Huichat-Session: <id>`` continues that stored session of the caller's user (the id
+  comes back in every reply's ``X-Huichat-Session`` header);
+- otherwise the earlier user and assistant messages are hashed: after each reply the
+  server remembers the hash of the conversation *including* that reply, so the client's
+  next request (which sends it back) continues the same session.
+
+A conversation the server does not know (a new client, or a restart) starts a new
+session; its earlier messages are given to the model as context but are not stored (the
+client owns them). Client system messages are not used: the server's system prompt
+carries the memory rules.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import json
+import re
+from collections import OrderedDict
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import TYPE_CHECKING, Any
+
+from app.runtime import Runtime
+from app.session import ChatSession
+from memory.errors import KernelError
+from memory.turns import Message, Turn
+
+if TYPE_CHECKING:
+    from memory.kernel import MemoryKernel
+    from providers.llm import LLMClient
+
+SESSION_HEADER = "X-Huichat-Session"
+SESSION_ID = re.compile(r"^[A-Za-z0-9_-]{1,64}$")
+_REMEMBERED = 20_000
+"""Conversation hashes kept (oldest forgotten first); a forgotten one starts a new session."""
+
+
+class UnknownSession(KernelError):
+    """An ``X-Huichat-Session`` that names no session of this user."""
+
+
+def message_text(content: Any) -> str:
+    """The text of an OpenAI message ``content``: a string, or a list of parts (text parts joined)."""
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list):
+        texts = [str(p.get("text", "")) for p in content if isinstance(p, dict) and p.get("type") == "text"]
+        return "\n".join(t for t in texts if t)
+    return ""
+
+
+def dialogue(messages: Iterable[Mapping[str, Any]]) -> list[tuple[str, str]]:
+    """The user and assistant messages as (role, text); system and tool messages left out."""
+    return [
+        (str(m["role"]), message_text(m.get("content")))
+        for m in messages
+        if m.get("role") in ("user", "assistant") and message_text(m.get("content"))
+    ]
+
+
+def digest(user: str, said: Sequence[tuple[str, str]]) -> str:
+    """The hash naming a conversation of ``user`` by what was said in it."""
+    payload = json.dumps([user, [[role, text.strip()] for role, text in said]], ensure_ascii=False)
+    return hashlib.sha256(payload.encode()).hexdigest()
+
+
+@dataclass
+class Conversation:
+    """One server-side session and the lock that keeps its replies in order."""
+
+    session: ChatSession
+    lock: asyncio.Lock = field(default_factory=asyncio.Lock)
+
+    @property
+    def session_id(self) -> str | None:
+        """The stored session's id (None until its first turn is stored)."""
+        return self.session.handle.session_id if self.session.handle else None
+
+
+class Conversations:
+    """Server-side sessions per (user, conversation)."""
+
+    def __init__(self, runtime: Runtime) -> None:
+        self.runtime = runtime
+        self._by_hash: OrderedDict[str, Conversation] = OrderedDict()
+        self._by_id: dict[tuple[str, str], Conversation] = {}
+
+    def _new(self, kernel: MemoryKernel, llm: LLMClient) -> ChatSession:
+        config = self.runtime.loaded.config
+        zone = self.runtime.zone
+        return ChatSession(
+            kernel, llm, config.chat, self.runtime.clock, zone.tz, zone.name, None, config.retriever.context_window
+        )
+
+    async def find(
+        self,
+        user: str,
+        kernel: MemoryKernel,
+        llm: LLMClient,
+        earlier: Sequence[tuple[str, str]],
+        session_id: str | None,
+    ) -> Conversation:
+        """The conversation to continue, or a new one seeded with ``earlier`` as context."""
+        if session_id is not None:
+            return await self._named(user, kernel, llm, session_id)
+        known = self._by_hash.get(digest(user, earlier)) if earlier else None
+        if known is not None:
+            known.session.kernel = kernel
+            known.session.llm = llm
+            return known
+        session = self._new(kernel, llm)
+        session.turns = _context_turns(earlier, self.runtime.clock())
+        return Conversation(session)
+
+    async def _named(self, user: str, kernel: MemoryKernel, llm: LLMClient, session_id: str) -> Conversation:
+        if not SESSION_ID.match(session_id):
+            raise UnknownSession(f"'{session_id[:64]}' is not a session id")
+        known = self._by_id.get((user, session_id))
+        if known is None:
+            session = self._new(kernel, llm)
+            try:
+                await session.resume(session_id)
+            except KernelError:
+                raise UnknownSession(f"no session '{session_id}'") from None
+            known = self._by_id.setdefault((user, session_id), Conversation(session))
+        known.session.kernel = kernel
+        known.session.llm = llm
+        return known
+
+    def remember(self, user: str, conversation: Conversation, said: Sequence[tuple[str, str]]) -> None:
+        """After a reply: the conversation as it now stands (``said`` ends with the reply) leads here."""
+        session_id = conversation.session_id
+        if session_id is not None:
+            self._by_id.setdefault((user, session_id), conversation)
+        self._by_hash[digest(user, said)] = conversation
+        self._by_hash.move_to_end(digest(user, said))
+        while len(self._by_hash) > _REMEMBERED:
+            self._by_hash.popitem(last=False)
+        if len(self._by_id) > _REMEMBERED:
+            live = {id(c) for c in self._by_hash.values()}
+            for key in [k for k, c in self._by_id.items() if id(c) not in live]:
+                del self._by_id[key]
+
+
+def _context_turns(earlier: Sequence[tuple[str, str]], now: datetime) -> list[Turn]:
+    """The client's earlier messages as unstored turns, so the model sees them as the conversation so far."""
+    turns: list[Turn] = []
+    pending: list[Message] = []
+    for role, text in earlier:
+        if role == "user" and pending:
+            turns.append(Turn("", "", "", len(turns), now, tuple(pending)))
+            pending = []
+        pending.append(Message(role, text))
+    if pending:
+        turns.append(Turn("", "", "", len(turns), now, tuple(pending)))
+    return turns

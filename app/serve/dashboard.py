@@ -1,0 +1,44 @@
+"""The memory dashboard at ``/v1/memory/viz``: one page and its assets, all from this package.
+
+The page and the assets hold no memory (they are public, like the API docs); the page
+reads everything through the authenticated API, with the key the user types into it.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from fastapi import APIRouter
+from fastapi.responses import FileResponse, Response
+
+from app.serve.errors import ApiError
+
+STATIC = Path(__file__).resolve().parent / "static"
+_TYPES = {".js": "text/javascript", ".css": "text/css", ".md": "text/markdown", ".txt": "text/plain"}
+_POLICY = "default-src 'self'; img-src 'self' data:; style-src 'self'; script-src 'self'; frame-ancestors 'none'"
+_CACHE = "public, max-age=86400"
+
+router = APIRouter(prefix="/v1/memory/viz", tags=["dashboard"])
+
+
+@router.get("", include_in_schema=False)
+async def dashboard() -> Response:
+    """The dashboard page (its scripts may only come from this server)."""
+    return FileResponse(
+        STATIC / "dashboard.html",
+        media_type="text/html; charset=utf-8",
+        headers={"Content-Security-Policy": _POLICY, "X-Content-Type-Options": "nosniff"},
+    )
+
+
+@router.get("/static/{name}", include_in_schema=False)
+async def asset(name: str) -> Response:
+    """One vendored or own asset, by its plain file name."""
+    path = STATIC / name
+    if "/" in name or name.startswith(".") or path.suffix not in _TYPES or not path.is_file():
+        raise ApiError(404, f"no asset '{name[:60]}'")
+    return FileResponse(
+        path,
+        media_type=_TYPES[path.suffix],
+        headers={"Cache-Control": _CACHE, "X-Content-Type-Options": "nosniff"},
+    )

@@ -1,0 +1,234 @@
+"""The memory API under ``/v1/memory`` (the seed's paths): search, turns, sessions, transcripts, upkeep.
+
+Every route works on the caller's own memory (``user`` lets an admin key pick another
+user's); an id or a path from another user's memory is simply not found there (404).
+"""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Annotated, Any
+
+from fastapi import APIRouter, Query, Request
+from fastapi.responses import PlainTextResponse
+from pydantic import BaseModel, Field
+
+from app.serve.auth import Caller, Principal, user_for
+from app.serve.chat import MEMORY_HEADER
+from app.serve.errors import ApiError
+from app.serve.jobs import JOBS
+from app.serve.service import Service, service_of
+from app.serve.transcripts import read_transcript
+from memory.errors import IndexUnavailable, KernelError
+from memory.filters import FilterError
+from memory.kernel import MemoryKernel
+from memory.results import SearchRequest, format_search_result, turn_record
+
+router = APIRouter(prefix="/v1/memory", tags=["memory"])
+UserParam = Annotated[str | None, Query(description="whose memory (admin keys only; default: the key's user)")]
+
+
+class SearchBody(BaseModel):
+    """A memory search, as the seed's API takes it."""
+
+    query: str = Field(description="words or a question; time phrases (上周三下午, last week) are understood")
+    max_results: int = Field(default=5, ge=1, le=50, description="hits wanted")
+    filter: str | None = Field(default=None, description="kernel filter, e.g. \"timestamp >= '2026-04-06'\"")
+    context_window: int = Field(default=0, ge=0, le=10, description="neighbouring turns (±N) around each hit")
+
+
+async def _kernel(request: Request, caller: Principal, user: str | None) -> tuple[Service, str, MemoryKernel]:
+    service = service_of(request)
+    name = user_for(request, caller, user)
+    return service, name, await service.kernel(name)
+
+
+def _unavailable(exc: IndexUnavailable) -> ApiError:
+    return ApiError(503, str(exc), {MEMORY_HEADER: "degraded"})
+
+
+@router.post("/search", summary="Search memory (hybrid, time-aware)")
+async def search(body: SearchBody, request: Request, caller: Caller, user: UserParam = None) -> dict[str, Any]:
+    """Hits (and ±N neighbours) with similarity, anchors and the seed's text format per hit."""
+    service, name, kernel = await _kernel(request, caller, user)
+    zone = service.runtime.zone.tz
+    search_request = SearchRequest(
+        body.query, service.runtime.clock(), body.max_results, body.filter, body.context_window
+    )
+    try:
+        results = await asyncio.to_thread(kernel.search, search_request)
+    except FilterError as exc:
+        raise ApiError(400, f"filter: {exc}") from None
+    except IndexUnavailable as exc:
+        raise _unavailable(exc) from None
+    record = results.to_record(zone)
+    for hit, row in zip(results, record["results"], strict=True):
+        row["formatted"] = format_search_result(hit, zone)
+    return {"user": name, **record}
+
+
+@router.get("/turn/{turn_id}", summary="One turn by id, with its anchors and neighbours")
+async def turn(turn_id: str, request: Request, caller: Caller, user: UserParam = None) -> dict[str, Any]:
+    """The turn, the seed's text format, and the previous and next turns of its session."""
+    service, _name, kernel = await _kernel(request, caller, user)
+    zone = service.runtime.zone.tz
+    try:
+        found = await asyncio.to_thread(kernel.recall_by_id, turn_id)
+        if found.turn is None:
+            raise ApiError(404, found.error)
+        linked = [i for i in (found.turn.prev_id, found.turn.next_id) if i]
+        around = await asyncio.to_thread(kernel.store.get, linked) if linked else {}
+    except IndexUnavailable as exc:
+        raise _unavailable(exc) from None
+    prev = around.get(found.turn.prev_id or "")
+    after = around.get(found.turn.next_id or "")
+    return {
+        "turn": turn_record(found.turn, zone),
+        "formatted": kernel.format_turn(found.turn),
+        "prev": turn_record(prev, zone) if prev else None,
+        "next": turn_record(after, zone) if after else None,
+    }
+
+
+@router.get("/sessions", summary="Stored sessions, most recent first")
+async def sessions(
+    request: Request,
+    caller: Caller,
+    user: UserParam = None,
+    limit: Annotated[int, Query(ge=1, le=10_000)] = 100,
+) -> dict[str, Any]:
+    """Each session's id, transcript path, first and last time, turn count and first message."""
+    service, name, kernel = await _kernel(request, caller, user)
+    try:
+        infos = await asyncio.to_thread(kernel.sessions)
+    except IndexUnavailable as exc:
+        raise _unavailable(exc) from None
+    zone = service.runtime.zone.tz
+    return {
+        "user": name,
+        "sessions": [
+            {
+                "session_id": s.session_id,
+                "session_file": s.session_file,
+                "started": s.started.astimezone(zone).isoformat(),
+                "last": s.last.astimezone(zone).isoformat(),
+                "turns": s.turns,
+                "first_message": s.first_text[:200],
+            }
+            for s in infos[:limit]
+        ],
+    }
+
+
+@router.get("/file", summary="A transcript by its path relative to the user's transcript folder")
+async def transcript_file(
+    request: Request,
+    path: Annotated[str, Query(description="e.g. 2026-W48/2026-11-29/chat_<session>.md")],
+    caller: Caller,
+    user: UserParam = None,
+) -> PlainTextResponse:
+    """The Markdown transcript (also from a monthly archive). Nothing outside the folder is reachable."""
+    service = service_of(request)
+    name = user_for(request, caller, user)
+    root = service.stores.location(name).sessions_dir
+    text = await asyncio.to_thread(read_transcript, root, path)
+    return PlainTextResponse(text, media_type="text/markdown; charset=utf-8")
+
+
+@router.post("/sync", summary="Reconcile the index with the transcripts (and reopen degraded memory)")
+async def sync(request: Request, caller: Caller, user: UserParam = None) -> dict[str, Any]:
+    """Turns added, updated and removed; a degraded memory is reopened first."""
+    service = service_of(request)
+    name = user_for(request, caller, user)
+    kernel = await service.memory(name).reopen()
+    if kernel.degraded:
+        raise _unavailable(IndexUnavailable(kernel.index_problem))
+    try:
+        report = await asyncio.to_thread(kernel.reconcile, embed=False)
+    except IndexUnavailable as exc:
+        raise _unavailable(exc) from None
+    return {
+        "user": name,
+        "files_checked": report.files_checked,
+        "files_parsed": report.files_parsed,
+        "added": report.added,
+        "updated": report.updated,
+        "removed": report.removed,
+        "unreadable": report.unreadable,
+    }
+
+
+@router.get("/status", summary="Whether memory works, and how much it holds")
+async def status(request: Request, caller: Caller, user: UserParam = None) -> dict[str, Any]:
+    """``memory`` is ``ok`` or ``degraded`` (then ``reason`` says why; chat goes on without recall)."""
+    _service, name, kernel = await _kernel(request, caller, user)
+    state: dict[str, Any] = {"user": name, "memory": "degraded" if kernel.degraded else "ok", "reason": None}
+    if kernel.degraded:
+        return {**state, "reason": kernel.index_problem, "turns": None, "pending_vectors": None}
+    try:
+        turns = await asyncio.to_thread(kernel.count)
+    except IndexUnavailable as exc:
+        return {**state, "memory": "degraded", "reason": str(exc), "turns": None, "pending_vectors": None}
+    return {**state, "turns": turns, "pending_vectors": kernel.pending_vectors, "embedder": kernel.embedder.name}
+
+
+@router.get("/stats", summary="Memory statistics (what the dashboard draws)")
+async def stats(request: Request, caller: Caller, user: UserParam = None) -> dict[str, Any]:
+    """Totals, turns per week, recent and most-recalled turns; tiers and importance once the lifecycle exists."""
+    from memory.stats import MemoryStats, collect
+
+    service, name, kernel = await _kernel(request, caller, user)
+
+    def counted() -> MemoryStats:
+        kernel.flush_access()  # recalls are counted in batches; the figures include the latest
+        return collect(kernel, service.runtime.clock())
+
+    try:
+        collected = await asyncio.to_thread(counted)
+    except IndexUnavailable as exc:
+        raise _unavailable(exc) from None
+    return {"user": name, **collected.to_record()}
+
+
+async def _job(name: str, request: Request, caller: Principal, user: str | None) -> dict[str, Any]:
+    job = JOBS.get(name)
+    if job is None:
+        raise ApiError(501, f"{name} is not available in this version of huichat")
+    service, who, kernel = await _kernel(request, caller, user)
+    try:
+        return {"user": who, **await asyncio.to_thread(job, kernel, service.runtime.clock())}
+    except IndexUnavailable as exc:
+        raise _unavailable(exc) from None
+    except KernelError as exc:
+        raise ApiError(400, str(exc)) from None
+
+
+@router.post("/consolidate", summary="Merge similar memories (lifecycle job)")
+async def consolidate(request: Request, caller: Caller, user: UserParam = None) -> dict[str, Any]:
+    """The seed's ``clusters_found`` / ``clusters_consolidated`` / ``memories_consolidated``; 501 until available."""
+    return await _job("consolidate", request, caller, user)
+
+
+@router.post("/cleanup", summary="Move expired working memory on (lifecycle job)")
+async def cleanup(request: Request, caller: Caller, user: UserParam = None) -> dict[str, Any]:
+    """The seed's ``cleaned``; 501 until available."""
+    return await _job("cleanup", request, caller, user)
+
+
+@router.post("/promote", summary="Promote often-recalled memories (lifecycle job)")
+async def promote(request: Request, caller: Caller, user: UserParam = None) -> dict[str, Any]:
+    """The seed's ``promoted``; 501 until available."""
+    return await _job("promote", request, caller, user)
+
+
+@router.get("/users", summary="The users whose memory the caller may see")
+async def users(request: Request, caller: Caller) -> dict[str, Any]:
+    """Every user for an admin (or the loopback owner); only the caller's own user for other keys.
+
+    ``current`` is the caller's own user (the dashboard opens on it).
+    """
+    service = service_of(request)
+    names = [caller.user]
+    if caller.admin:
+        names = await asyncio.to_thread(lambda: service.stores.users(k.user for k in service.keys.entries()))
+    return {"users": [{"id": n, "name": n} for n in names], "current": caller.user}

@@ -1,0 +1,71 @@
+"""What every route shares: the runtime, the users' memories, the keys, the limiter, the LLM clients."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Coroutine
+from typing import TYPE_CHECKING, Any
+
+from fastapi import Request
+
+from app.apikeys import KeyRing
+from app.runtime import Runtime
+from app.serve.conversations import Conversations
+from app.serve.ratelimit import RateLimiter
+from app.stores import Memory, Stores
+
+if TYPE_CHECKING:
+    from memory.kernel import MemoryKernel
+    from providers.llm import LLMClient
+
+_DRAIN_SECONDS = 60.0
+
+
+class Service:
+    """The server's state, built once per app (``create_app``)."""
+
+    def __init__(self, runtime: Runtime) -> None:
+        self.runtime = runtime
+        self.settings = runtime.loaded.config.serve
+        self.stores = Stores(runtime)
+        self.keys = KeyRing(runtime.loaded.paths.data_dir)
+        self.limiter = RateLimiter(self.settings.requests_per_minute)
+        self.conversations = Conversations(runtime)
+        self._clients: dict[str, LLMClient] = {}
+        self._tasks: set[asyncio.Task[Any]] = set()
+
+    def memory(self, user: str) -> Memory:
+        """``user``'s memory (see ``app.stores``)."""
+        return self.stores.memory(user)
+
+    async def kernel(self, user: str) -> MemoryKernel:
+        """``user``'s kernel, reopened first when degraded and due."""
+        return await self.memory(user).kernel(self.settings.memory_retry_seconds)
+
+    def llm(self, provider: str) -> LLMClient:
+        """A client bound to ``provider`` (one per provider: a client's current provider is its state)."""
+        if provider not in self._clients:
+            client = self.runtime.open_llm()
+            client.switch(provider)
+            self._clients[provider] = client
+        return self._clients[provider]
+
+    def keep(self, work: Coroutine[Any, Any, Any], name: str) -> asyncio.Task[Any]:
+        """Run ``work`` to its end even if the client that asked for it goes away."""
+        task = asyncio.create_task(work, name=name)
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
+        return task
+
+    async def close(self) -> None:
+        """Let replies in flight finish (their turns are stored), then close every memory."""
+        if self._tasks:
+            await asyncio.wait(set(self._tasks), timeout=_DRAIN_SECONDS)
+        await self.stores.close()
+
+
+def service_of(request: Request) -> Service:
+    """The service of the app handling ``request``."""
+    service = request.app.state.service
+    assert isinstance(service, Service)
+    return service

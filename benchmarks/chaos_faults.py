@@ -1,0 +1,271 @@
+"""Faults injected at the seams (part of ``huichat bench chaos``).
+
+Storage: a full disk (a small tmpfs where the machine lets us mount one, else ``ENOSPC``
+from the transcript writer's write seam), a read-only data folder, a damaged index, a
+deleted index. Providers, through the scripted OpenAI-compatible server of the tests:
+one that stalls, one that errors, one that echoes the key, one that cuts its stream
+inside a UTF-8 character. Every case checks the same promises: the error is a
+``KernelError`` or a failed reply with one line, nothing acknowledged is lost, no key
+reaches the disk.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import errno
+import os
+import shutil
+import subprocess
+from collections.abc import Iterator
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+
+from benchmarks.chaos import Budget, Outcome, audit, opened, scratch_config
+from memory.errors import KernelError
+from memory.kernel import MemoryKernel
+from memory.results import SearchRequest
+from memory.turns import Message, TurnDraft
+
+NOW = datetime(2026, 11, 25, 7, 0, tzinfo=UTC)
+KEY = "sk-chaos-0123456789abcdefghijklmnopqrstuv"
+
+
+def _say(kernel: MemoryKernel, count: int) -> set[str]:
+    session = kernel.new_session(NOW)
+    stored = set()
+    for i in range(count):
+        draft = TurnDraft(
+            (Message("user", f"fault {i} 记忆 " * 20), Message("assistant", "好")), NOW + timedelta(minutes=i)
+        )
+        stored.add(kernel.append_turn(session, draft).id)
+    return stored
+
+
+def _one_line(error: Exception, outcome: Outcome) -> None:
+    if "\n" in str(error) or not str(error):
+        outcome.failed += 1
+        outcome.note(f"not one line: {error!r}")
+
+
+@contextlib.contextmanager
+def _tmpfs(target: Path, size: str) -> Iterator[bool]:
+    """A tmpfs at ``target`` when this machine allows it (root, mount available); else False."""
+    target.mkdir(parents=True, exist_ok=True)
+    mounted = (
+        os.geteuid() == 0
+        and shutil.which("mount") is not None
+        and subprocess.run(
+            ["mount", "-t", "tmpfs", "-o", f"size={size}", "tmpfs", str(target)], capture_output=True
+        ).returncode
+        == 0
+    )
+    try:
+        yield mounted
+    finally:
+        if mounted:
+            subprocess.run(["umount", "-l", str(target)], capture_output=True, check=False)
+
+
+def disk_full(budget: Budget, root: Path) -> Outcome:
+    """Write until the disk is full; every write is stored whole or refused whole."""
+    outcome = Outcome("faults", "disk full")
+    config = scratch_config(root)
+    with _tmpfs(root / "data", "3m") as real:
+        outcome.notes.append("tmpfs of 3 MB" if real else "injected ENOSPC (no tmpfs here)")
+        acknowledged: set[str] = set()
+        with opened(config) as kernel:
+            if not real:
+                calls = 0
+
+                def fill(fd: int, data: memoryview) -> int:
+                    nonlocal calls
+                    calls += 1
+                    if calls % 7 == 0:  # part of the write lands, then the disk is full
+                        os.write(fd, data[: len(data) // 3])
+                        raise OSError(errno.ENOSPC, "No space left on device")
+                    return os.write(fd, data)
+
+                kernel.transcripts._write = fill
+            session = kernel.new_session(NOW)
+            refused = 0
+            for i in range(60 if not real else 400):
+                outcome.tried += 1
+                draft = TurnDraft((Message("user", f"filling {i} " + "记忆" * 300),), NOW + timedelta(minutes=i))
+                try:
+                    acknowledged.add(kernel.append_turn(session, draft).id)
+                except KernelError as exc:
+                    refused += 1
+                    _one_line(exc, outcome)
+                except Exception as exc:  # the point of the benchmark: anything else is a finding
+                    outcome.uncaught += 1
+                    outcome.note(repr(exc))
+            outcome.notes.append(f"{refused} writes refused, {len(acknowledged)} stored")
+        # the index too is made to fail: a reopen on a full disk must explain itself
+        with contextlib.suppress(OSError), (root / "data" / "filler").open("wb") as handle:
+            while True:
+                handle.write(b"\0" * 65536)
+        shutil.rmtree(root / "data" / "index.lancedb", ignore_errors=True)
+        outcome.tried += 1
+        try:
+            with opened(config):
+                pass
+        except KernelError as exc:
+            _one_line(exc, outcome)
+        except Exception as exc:
+            outcome.uncaught += 1
+            outcome.note(repr(exc))
+        (root / "data" / "filler").unlink(missing_ok=True)
+        with opened(config) as kernel:
+            audit(kernel, acknowledged, outcome)
+    return outcome
+
+
+def read_only(budget: Budget, root: Path) -> Outcome:
+    """A data folder that cannot be written: opening says so in one line."""
+    outcome = Outcome("faults", "read-only folder")
+    config = scratch_config(root)
+    with _tmpfs(root / "data", "8m") as real:
+        with opened(config) as kernel:
+            stored = _say(kernel, 3)
+        if real:
+            subprocess.run(["mount", "-o", "remount,ro", str(root / "data")], check=True)
+        else:
+            (root / "data").chmod(0o500)
+            if os.access(root / "data", os.W_OK):
+                outcome.notes.append("skipped: this user can write anywhere and no tmpfs could be mounted")
+                return outcome
+        outcome.tried += 1
+        try:
+            with opened(config):
+                outcome.failed += 1
+                outcome.note("a read-only folder opened without a word")
+        except KernelError as exc:
+            _one_line(exc, outcome)
+        except Exception as exc:
+            outcome.uncaught += 1
+            outcome.note(repr(exc))
+        if real:
+            subprocess.run(["mount", "-o", "remount,rw", str(root / "data")], check=True)
+        else:
+            (root / "data").chmod(0o700)
+        with opened(config) as kernel:
+            audit(kernel, stored, outcome)
+    return outcome
+
+
+def damaged_index(budget: Budget, root: Path) -> Outcome:
+    """Truncated data files: every read says so in one line; reindex brings every turn back."""
+    outcome = Outcome("faults", "damaged index")
+    config = scratch_config(root)
+    with opened(config) as kernel:
+        stored = _say(kernel, 12)
+        kernel.maintain(force=True)
+    for path in (root / "data" / "index.lancedb" / "turns.lance" / "data").glob("*.lance"):
+        with path.open("r+b") as handle:
+            handle.truncate(path.stat().st_size // 2)
+    try:
+        with opened(config) as kernel:
+            for action in (kernel.sessions, lambda: kernel.search(SearchRequest("fault", NOW)), kernel.store.check):
+                outcome.tried += 1
+                try:
+                    action()
+                    outcome.failed += 1
+                    outcome.note("a damaged index was read without a word")
+                except KernelError as exc:
+                    _one_line(exc, outcome)
+    except KernelError as exc:  # opening may already notice
+        outcome.tried += 1
+        _one_line(exc, outcome)
+    kernel = build_for_rebuild(config)
+    try:
+        kernel.reindex()
+    finally:
+        kernel.close()
+    with opened(config) as kernel:
+        audit(kernel, stored, outcome)
+    return outcome
+
+
+def build_for_rebuild(config: Path) -> MemoryKernel:
+    """Memory opened as ``huichat reindex`` opens it."""
+    from app.config import load_config
+    from benchmarks.common import build_kernel
+
+    return build_kernel(load_config(config), reconcile=False, for_rebuild=True)
+
+
+def deleted_index(budget: Budget, root: Path) -> Outcome:
+    """The index folder removed: the next open rebuilds it from the transcripts."""
+    outcome = Outcome("faults", "deleted index")
+    config = scratch_config(root)
+    with opened(config) as kernel:
+        stored = _say(kernel, 12)
+    shutil.rmtree(root / "data" / "index.lancedb")
+    outcome.tried += 1
+    with opened(config) as kernel:
+        if kernel.last_report is None or not kernel.last_report.rebuilt:
+            outcome.failed += 1
+            outcome.note("the lost index was not reported as rebuilt")
+        audit(kernel, stored, outcome)
+    return outcome
+
+
+def providers(budget: Budget, root: Path) -> Outcome:
+    """Replies that fail in every way a provider can: the user's message is kept, no key is written."""
+    try:
+        from tests.fakellm import FakeLLM, Reply
+    except ImportError:
+        outcome = Outcome("faults", "providers")
+        outcome.notes.append("skipped: needs a checkout (tests/fakellm.py)")
+        return outcome
+    cases = {
+        "stalls": Reply(text="late", delay=3.0),
+        "errors": Reply(status=500, error_message="upstream exploded"),
+        "echoes the key": Reply(
+            status=400, error_message=f"bad request, key {KEY}, header Authorization: Bearer {KEY}"
+        ),
+        "cuts inside a character": Reply(text="这是一个很长的回答" * 20, cut_after_bytes=700),
+    }
+    outcome = Outcome("faults", "providers: " + ", ".join(cases))
+    config = scratch_config(root)
+    with FakeLLM() as server, opened(config) as kernel:
+        for name, reply in cases.items():
+            server.push(reply)
+            outcome.tried += 1
+            try:
+                kept = asyncio.run(_reply(kernel, server.base_url, "please remember 记住这句话"))
+            except Exception as exc:
+                outcome.uncaught += 1
+                outcome.note(f"{name}: {exc!r}")
+                continue
+            if not kept:
+                outcome.lost += 1
+                outcome.note(f"{name}: the user's message was not stored")
+    for path in root.rglob("*"):
+        if path.is_file() and KEY[:16].encode() in path.read_bytes():
+            outcome.secrets_on_disk += 1
+            outcome.note(f"key in {path.relative_to(root)}")
+    return outcome
+
+
+async def _reply(kernel: MemoryKernel, base_url: str, text: str) -> bool:
+    from app.config import ChatConfig
+    from app.session import ChatSession
+    from providers.config import ProviderConfig, ProvidersConfig
+    from providers.llm import LLMClient
+
+    provider = ProviderConfig(model="openai/chaos", api_base=base_url, api_key_env="CHAOS_KEY", timeout=1.0)
+    client = LLMClient(ProvidersConfig(named={"chaos": provider}, max_retries=0), env={"CHAOS_KEY": KEY})
+    session = ChatSession(kernel, client, ChatConfig(), lambda: NOW, UTC, "UTC")
+    before = kernel.count()
+    async for _ in session.reply(text):
+        pass
+    return kernel.count() == before + 1
+
+
+def run_faults(budget: Budget, root: Path) -> list[Outcome]:
+    """Every fault, each in its own folder."""
+    return [
+        case(budget, root / case.__name__) for case in (disk_full, read_only, damaged_index, deleted_index, providers)
+    ]

@@ -1,0 +1,405 @@
+"""Bringing the index in line with the transcripts, the source of truth.
+
+Turns missing from the index are added, turns whose text changed are re-embedded
+(keeping their access statistics), turns removed from an edited transcript are removed
+— but never because a neighbour could not be read. Unfinished writes at the end of a
+transcript are repaired first (see ``TranscriptWriter.repair_tail``). Each transcript is
+read under its lock: a file another process is writing right now is left to that process,
+which indexes its own turns (reading it here would index the same turn twice).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+from collections.abc import Callable, Iterable, Sequence
+from contextlib import AbstractContextManager
+from dataclasses import dataclass, field, replace
+from datetime import datetime
+from pathlib import Path
+
+from memory.archive import ARCHIVE_DIR, read_archive
+from memory.embedding import Embedder
+from memory.errors import KernelError
+from memory.store import TurnStore
+from memory.transcript import TranscriptWriter
+from memory.transcript_parse import ParsedSession, decode_transcript, parse_transcript
+from memory.turns import Turn, index_digest, search_text
+
+Progress = Callable[[int, int], None]
+EMBED_BATCH = 64
+_BULK_BATCH = 2048
+"""Turns per index commit when nothing is embedded (imports, rebuilds: words first, vectors later)."""
+_FILES_AT_ONCE = 64
+"""Transcripts locked and compared with the index together (bounded: each lock holds a file open)."""
+_TURNS_AT_ONCE = 256
+"""Turns per batch: the kernel's lock is held for one batch, so live writes interleave with a rebuild."""
+
+
+def search_texts(turns: Sequence[Turn], previous: Turn | None) -> list[str]:
+    """Search texts of consecutive turns of one session (each with its predecessor's tail when in context)."""
+    texts = []
+    for turn in turns:
+        texts.append(search_text(turn, previous))
+        previous = turn
+    return texts
+
+
+def index_turns(
+    store: TurnStore,
+    embedder: Embedder,
+    turns: Sequence[Turn],
+    texts: Sequence[str],
+    progress: Progress | None = None,
+    *,
+    upsert: bool = False,
+    embed: bool = True,
+) -> None:
+    """Embed and write turns in batches (one commit per batch); without ``embed`` their
+    vectors come later (``MemoryKernel.embed_pending``)."""
+    done = 0
+    step = EMBED_BATCH * 4 if embed else _BULK_BATCH
+    for start in range(0, len(turns), step):
+        batch = list(turns[start : start + step])
+        batch_texts = list(texts[start : start + step])
+        vectors = embedder.embed_passages(batch_texts) if embed else None
+        if upsert:
+            store.upsert(batch, batch_texts, vectors)
+        else:
+            store.add(batch, batch_texts, vectors)
+        done += len(batch)
+        if progress is not None:
+            progress(done, len(turns))
+
+
+@dataclass
+class ReconcileReport:
+    """What reconciling the index with the transcripts did, and what the user should know."""
+
+    files_checked: int = 0
+    files_parsed: int = 0
+    added: int = 0
+    updated: int = 0
+    removed: int = 0
+    unreadable: list[str] = field(default_factory=list)
+    """Transcripts or archives that could not be read at all."""
+    repaired: list[str] = field(default_factory=list)
+    """One line per transcript whose unfinished end was repaired (see ``TailRepair.describe``)."""
+    problems: list[str] = field(default_factory=list)
+    """``file:line: reason`` for each part of a transcript that could not be read."""
+    duplicates: int = 0
+    """Extra index rows of one turn id that were removed."""
+    rebuilt: bool = False
+    """The index was missing or empty while transcripts exist, and was rebuilt from them."""
+    access_lost: bool = False
+    """A rebuild could not read every access statistic from the old (damaged) index."""
+
+    def notices(self) -> list[str]:
+        """What to tell the user, one line each; empty when everything was in order."""
+        lines: list[str] = []
+        if self.rebuilt:
+            lines.append(f"the memory index was missing or empty: rebuilt {self.added} turns from the transcripts")
+        lines.extend(f"repaired {line}" for line in self.repaired)
+        lines.extend(f"could not read {line}" for line in self.problems)
+        lines.extend(f"could not read transcript {name}" for name in self.unreadable)
+        if self.duplicates:
+            lines.append(f"removed {self.duplicates} duplicate index rows")
+        if self.access_lost:
+            lines.append("some access statistics could not be read from the damaged index; they start again")
+        return lines
+
+
+_INDEX_KEY = "@index"
+"""The manifest's entry naming the index (``TurnStore.instance``) its other entries are about."""
+
+
+class Manifest:
+    """Which transcript states are fully indexed (size and mtime) in which index, read once
+    and kept in memory.
+
+    Entries written for another index (deleted and made again, rebuilt by another process,
+    restored from elsewhere) are dropped when read: they say nothing about this one. A stale
+    manifest only makes the next open re-read a file, so it is written lazily.
+    """
+
+    def __init__(self, path: Path | None, sessions_dir: Path, index: str = "") -> None:
+        self.path = path
+        self.sessions_dir = sessions_dir
+        self.index = index
+        self.stale = False
+        """Entries were found for another index than this one (and dropped)."""
+        self._entries: dict[str, list[int]] | None = None
+        self._dirty = False
+
+    @property
+    def entries(self) -> dict[str, list[int]]:
+        """``relative path -> [size, mtime_ns]``."""
+        if self._entries is None:
+            self._entries = {}
+            if self.path is not None and self.path.exists():
+                try:
+                    data = json.loads(self.path.read_text(encoding="utf-8"))
+                except (OSError, ValueError):
+                    data = {}
+                if isinstance(data, dict):
+                    entries = {str(k): list(v) for k, v in data.items() if isinstance(v, list)}
+                    if str(data.get(_INDEX_KEY, "")) == self.index:
+                        self._entries = entries
+                    else:
+                        self.stale, self._dirty = bool(entries), True
+        return self._entries
+
+    def rebind(self, index: str) -> None:
+        """The index was made again: nothing is indexed in it yet."""
+        self.index = index
+        self.clear()
+
+    def record(self, states: dict[str, list[int]]) -> None:
+        """Remember these states as indexed."""
+        self.entries.update(states)
+        self._dirty = True
+
+    def record_files(self, relpaths: Iterable[str]) -> None:
+        """Remember the current state of these transcripts as indexed."""
+        for rel in relpaths:
+            try:
+                stat = (self.sessions_dir / rel).stat()
+            except OSError:
+                self.entries.pop(rel, None)
+                continue
+            self.entries[rel] = [stat.st_size, stat.st_mtime_ns]
+        self._dirty = True
+
+    def forget(self, relpaths: Iterable[str]) -> None:
+        """These transcripts are not (fully) indexed: read them again next time."""
+        for rel in relpaths:
+            self.entries.pop(rel, None)
+        self._dirty = True
+
+    def clear(self) -> None:
+        """Nothing is indexed (the index is being rebuilt): said on disk at once, so that a
+        rebuild cut short by a crash is started again at the next open."""
+        self._entries, self._dirty = {}, True
+        self.flush()
+
+    def flush(self) -> None:
+        """Write the manifest if it changed; a data folder that cannot be written keeps it in memory."""
+        if self.path is None or not self._dirty or self._entries is None:
+            return
+        temporary = self.path.with_suffix(f".{os.getpid()}.tmp")
+        try:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            temporary.write_text(json.dumps({_INDEX_KEY: self.index, **self._entries}), encoding="utf-8")
+            temporary.replace(self.path)
+        except OSError:
+            with contextlib.suppress(OSError):
+                temporary.unlink()
+            return
+        self._dirty = False
+
+
+def _state(path: Path) -> list[int]:
+    stat = path.stat()
+    return [stat.st_size, stat.st_mtime_ns]
+
+
+Indexed = dict[str, tuple[str, str, int, datetime | None]]
+
+
+@dataclass
+class _File:
+    """One transcript to reconcile: its archived parts, its live state, what it holds."""
+
+    rel: str
+    archived: list[str]
+    state: list[int] | None
+    """Size and mtime of the live file when read (None: only archived)."""
+    session: ParsedSession
+
+
+class Reconciler:
+    """One reconciliation pass over the transcripts.
+
+    Every changed transcript is read first (to know how many turns there are); then, a
+    batch at a time under ``lock``, each is locked, read again if it changed meanwhile, and
+    compared with what the index holds at that moment.
+    """
+
+    def __init__(
+        self,
+        store: TurnStore,
+        embedder: Embedder,
+        transcripts: TranscriptWriter,
+        manifest: Manifest,
+        progress: Progress | None,
+        lock: AbstractContextManager[object] | None = None,
+        *,
+        embed: bool = True,
+    ) -> None:
+        self.lock = lock or contextlib.nullcontext()
+        self.store = store
+        self.embedder = embedder
+        self.transcripts = transcripts
+        self.root = transcripts.root
+        self.manifest = manifest
+        self.progress = progress
+        self.embed = embed
+        self.report = ReconcileReport()
+        self.added_ids: set[str] = set()
+        self._done = 0
+        self._total = 0
+
+    def run(self, *, full: bool) -> ReconcileReport:
+        """Reconcile every transcript that changed since it was last indexed (all of them when ``full``)."""
+        known = {} if full else dict(self.manifest.entries)
+        paths = sorted(self.root.glob("*/*/chat_*.md")) if self.root.exists() else []
+        self.report.files_checked = len(paths)
+        changed: list[str] = []
+        for path in paths:
+            rel = path.relative_to(self.root).as_posix()
+            try:
+                if known.get(rel) != _state(path):
+                    changed.append(rel)
+            except OSError:
+                self.report.unreadable.append(rel)
+        archived = self._archived(changed, known)
+        rels = dict.fromkeys([*changed, *archived])
+        files = [f for f in (self._read(rel, archived.get(rel, [])) for rel in rels) if f]
+        self.report.files_parsed = len(files)
+        self._total = sum(len(f.session.turns) for f in files)
+        batch: list[_File] = []
+        for file in files:
+            batch.append(file)
+            if len(batch) == _FILES_AT_ONCE or sum(len(f.session.turns) for f in batch) >= _TURNS_AT_ONCE:
+                with self.lock:
+                    self._batch(batch)
+                batch = []
+        if batch:
+            with self.lock:
+                self._batch(batch)
+        return self.report
+
+    def _archived(self, changed: list[str], known: dict[str, list[int]]) -> dict[str, list[str]]:
+        """Archived transcripts new to the index, and archived halves of changed live files."""
+        parts: dict[str, list[str]] = {}
+        archive_dir = self.root / ARCHIVE_DIR
+        if not archive_dir.is_dir():
+            return parts
+        for archive in sorted(archive_dir.glob("*.tar.zst")):
+            key = f"{ARCHIVE_DIR}/{archive.name}"
+            state = _state(archive)
+            fresh = known.get(key) != state
+            month = archive.name.removesuffix(".tar.zst")
+            if not fresh and not any(rel.split("/")[1].startswith(month) for rel in changed):
+                continue
+            try:
+                members = read_archive(archive)
+            except KernelError:
+                self.report.unreadable.append(key)
+                continue
+            for rel, text in members.items():
+                if rel in changed or fresh:
+                    parts.setdefault(rel, []).append(text)
+            self.manifest.record({key: state})
+        return parts
+
+    def _read(self, rel: str, archived: list[str]) -> _File | None:
+        live = self.root / rel
+        texts = list(archived)
+        state = None
+        if live.exists():
+            try:
+                state = _state(live)
+                texts.append(decode_transcript(live.read_bytes()))
+            except OSError:
+                self.report.unreadable.append(rel)
+                return None
+        stem = rel.rsplit("/", 1)[-1].removesuffix(".md").removeprefix("chat_")
+        # an archived part of a session comes first, then what was written after packing
+        return _File(rel, archived, state, parse_transcript("\n".join(texts), rel, stem))
+
+    def _batch(self, files: list[_File]) -> None:
+        with contextlib.ExitStack() as held:
+            ready: list[_File] = []
+            for file in files:
+                if file.state is not None:
+                    try:
+                        held.enter_context(self.transcripts.hold(file.rel, wait=False))
+                    except BlockingIOError:
+                        continue  # another process is writing it, and indexes its own turns
+                    except KernelError:
+                        self.report.unreadable.append(file.rel)
+                        continue
+                    try:
+                        if _state(self.root / file.rel) != file.state:
+                            file = self._read(file.rel, file.archived) or file
+                    except OSError:
+                        continue
+                ready.append(file)
+            if not ready:
+                return
+            indexed = self.store.hashes()
+            ready = [self._repaired(file, indexed) if file.session.tail is not None else file for file in ready]
+            self._apply(ready, indexed)
+            self.manifest.record({f.rel: f.state for f in ready if f.state is not None})
+
+    def _repaired(self, file: _File, indexed: Indexed) -> _File:
+        if file.state is None:
+            return file
+        try:
+            repair = self.transcripts.repair_tail(file.rel, indexed)
+        except KernelError as exc:
+            self.report.problems.append(f"{file.rel}: {exc}")
+            return file
+        if repair is None:
+            return file
+        self.report.repaired.append(repair.describe())
+        return self._read(file.rel, file.archived) or file
+
+    def _apply(self, files: list[_File], indexed: Indexed) -> None:
+        to_add: list[Turn] = []
+        add_texts: list[str] = []
+        to_update: list[Turn] = []
+        update_texts: list[str] = []
+        to_remove: list[str] = []
+        unchanged = 0
+        for file in files:
+            session = file.session
+            self.report.problems.extend(f"{file.rel}:{p.line}: {p.reason}" for p in session.problems)
+            for turn, text in zip(session.turns, search_texts(session.turns, None), strict=True):
+                known = indexed.get(turn.id)
+                if known is None:
+                    to_add.append(turn)
+                    add_texts.append(text)
+                elif known[1] != index_digest(text, turn) or known[0] != file.rel:
+                    to_update.append(replace(turn, access_count=known[2], last_accessed_at=known[3]))
+                    update_texts.append(text)
+                else:
+                    unchanged += 1
+            if any(p.hides_turn for p in session.problems):
+                continue  # a turn that cannot be read may be any of those indexed: remove none
+            present = {t.id for t in session.turns} | {p.turn_id for p in session.problems if p.turn_id}
+            to_remove.extend(i for i, meta in indexed.items() if meta[0] == file.rel and i not in present)
+        self._advance(unchanged)
+        index_turns(self.store, self.embedder, to_add, add_texts, self._step(), embed=self.embed)
+        index_turns(self.store, self.embedder, to_update, update_texts, self._step(), upsert=True, embed=self.embed)
+        self.store.delete(to_remove)
+        self.report.added += len(to_add)
+        self.report.updated += len(to_update)
+        self.report.removed += len(to_remove)
+        self.added_ids.update(t.id for t in to_add)
+
+    def _advance(self, count: int) -> None:
+        self._done += count
+        if self.progress is not None and count:
+            self._total = max(self._total, self._done)
+            self.progress(self._done, self._total)
+
+    def _step(self) -> Progress:
+        start = self._done
+
+        def advance(finished: int, _total: int) -> None:
+            self._advance(start + finished - self._done)
+
+        return advance

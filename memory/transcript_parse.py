@@ -1,0 +1,279 @@
+"""Reading transcripts back into turns, keeping every turn that can be read.
+
+A transcript is written by huichat but may be cut off by a crash or a full disk, and may
+be edited by hand. The reader keeps every turn it can read and reports, by line, what it
+could not: a message marker without its end, a turn block that appears twice, a marker
+whose data cannot be read, bytes that are not UTF-8, and an unfinished turn at the end
+of the file (a write cut off, or one still in progress). The unfinished tail is located
+exactly, so that the writer can cut it off (keeping a copy) — see ``TranscriptWriter``.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+from memory.turns import Message, Turn
+
+MARKER = re.compile(r"^<!-- huichat:(session|turn|msg) (\{.*\}) -->$", re.MULTILINE)
+MSG_END = "\n<!-- /huichat:msg -->"
+_OLD_NAMES = {"index": "turn_index", "recalled": "recalled_ids"}
+"""Field names written by the first transcript format, read as their current names."""
+_HEAD = re.compile(r"^## |^\[id:([a-z0-9]{6}) \| prev: ", re.MULTILINE)
+"""The visible head of a turn block (its heading, its anchor line), written before its marker."""
+_NOT_UTF8 = re.compile(r"[\udc80-\udcff]")
+"""Bytes that were not UTF-8, as ``decode_transcript`` keeps them (one escape per byte)."""
+
+
+def decode_transcript(data: bytes) -> str:
+    """A transcript's text; bytes that are not UTF-8 are kept as escapes, so offsets map back."""
+    return data.decode("utf-8", errors="surrogateescape")
+
+
+def encoded_length(text: str) -> int:
+    """How many bytes ``text`` (from ``decode_transcript``) takes in the file."""
+    return len(text.encode("utf-8", errors="surrogateescape"))
+
+
+def _clean(text: str) -> str:
+    return _NOT_UTF8.sub("\ufffd", text)
+
+
+@dataclass(frozen=True)
+class TranscriptProblem:
+    """Something in a transcript that could not be read as written."""
+
+    line: int
+    reason: str
+    turn_id: str | None = None
+    """The turn concerned, when its id is known: its indexed copy is kept as it is."""
+    hides_turn: bool = False
+    """A turn may be missing from what was read: nothing indexed from this file is removed."""
+
+
+@dataclass(frozen=True)
+class ParsedSession:
+    """What a transcript holds: the session id, its readable turns in order, what went wrong."""
+
+    session_id: str
+    turns: list[Turn]
+    problems: tuple[TranscriptProblem, ...] = ()
+    tail: int | None = None
+    """Where an unfinished write at the end of the file begins (a character offset), if any."""
+    tail_turn: str | None = None
+    """The id of the unfinished turn at the end, when its marker could be read."""
+    tail_closable: bool = False
+    """Only the unfinished turn's last end marker is missing (its text is whole): closing it
+    restores the turn exactly."""
+    meta: dict[str, Any] = field(default_factory=dict)
+    """The header's fields merged with later session markers (the last value of a key wins)."""
+
+
+@dataclass
+class _Block:
+    """One turn block as found: its marker data, its messages, where it began."""
+
+    meta: dict[str, Any] | None
+    line: int
+    start: int
+    """Offset where the block begins: just after everything complete before it."""
+    messages: list[Message] = field(default_factory=list)
+    open_message: int | None = None
+    """Offset of a message marker whose end was never found (cut off, or stray)."""
+    cut_short: bool = False
+    """The open message ends before its end marker could: what a cut-off write leaves."""
+    body_whole: bool = False
+    """The open message has all of its declared text: only its end marker is missing."""
+    broken_at: int | None = None
+    """Offset of a message marker whose data cannot be read."""
+    anchor: str | None = None
+    """The id on the block's visible anchor line (known even when its marker is not)."""
+    orphan: bool = False
+    """Messages found after a turn's visible head whose marker is missing."""
+
+    @property
+    def turn_id(self) -> str | None:
+        value = self.meta.get("id") if self.meta is not None else None
+        return value if isinstance(value, str) and value else self.anchor
+
+
+class _Reader:
+    """One pass over a transcript's markers."""
+
+    def __init__(self, text: str) -> None:
+        self.text = text
+        self.blocks: list[_Block] = []
+        self.problems: list[TranscriptProblem] = []
+        self.session_id = ""
+        self.meta: dict[str, Any] = {}
+        self.clean_end = 0
+        """Offset just after the last complete piece (the session marker, or a message's end)."""
+        self.last_end = 0
+        """Offset just after the last marker or message read."""
+
+    def line(self, offset: int) -> int:
+        return self.text.count("\n", 0, offset) + 1
+
+    def problem(self, offset: int, reason: str, turn_id: str | None = None, hides: bool = False) -> None:
+        self.problem_at(self.line(offset), reason, turn_id, hides)
+
+    def problem_at(self, line: int, reason: str, turn_id: str | None = None, hides: bool = False) -> None:
+        self.problems.append(TranscriptProblem(line, reason, turn_id, hides))
+
+    def read(self) -> None:
+        text = self.text
+        pos = 0
+        while (match := MARKER.search(text, pos)) is not None:
+            kind, payload = match.group(1), match.group(2)
+            pos = match.end()
+            try:
+                meta = json.loads(_clean(payload))
+            except ValueError:
+                meta = None
+            meta = meta if isinstance(meta, dict) else None
+            if kind == "session":
+                if meta is not None:
+                    self.session_id = str(meta.get("session_id") or self.session_id)
+                    self.meta.update(meta)
+                self.clean_end = min(len(text), pos + 1)
+            elif kind == "turn":
+                anchor = self.head(match.start())[1]
+                if meta is None:
+                    reason = "a turn marker that cannot be read: its messages are skipped"
+                    self.problem(match.start(), reason, anchor, hides=anchor is None)
+                self.blocks.append(_Block(meta, self.line(match.start()), self.clean_end, anchor=anchor))
+            elif self.blocks:
+                pos = self.message(self.blocks[-1], meta, match.start(), pos)
+            self.last_end = pos
+
+    def head(self, before: int) -> tuple[bool, str | None]:
+        """Whether a turn's visible head lies between the last thing read and ``before``, and its id."""
+        found = False
+        anchor = None
+        for match in _HEAD.finditer(self.text, self.last_end, before):
+            found = True
+            anchor = match.group(1) or anchor
+        return found, anchor
+
+    def message(self, block: _Block, meta: dict[str, Any] | None, start: int, pos: int) -> int:
+        """Read one message of ``block`` — or of a turn whose marker is missing, when that turn's
+        visible head comes first (its messages are not the block's); returns where to continue."""
+        seen, anchor = self.head(start)
+        if seen:
+            block = _Block(None, self.line(start), self.clean_end, anchor=anchor, orphan=True)
+            self.blocks.append(block)
+        return self.body(block, meta, start, pos)
+
+    def body(self, block: _Block, meta: dict[str, Any] | None, start: int, pos: int) -> int:
+        """Read one message body into ``block``; returns where to continue."""
+        text = self.text
+        body_start = pos + 1  # the newline after the marker
+        chars = meta.get("chars") if meta is not None else None
+        declared = chars if isinstance(chars, int) and chars >= 0 else None
+        if declared is not None and text.startswith(MSG_END, body_start + declared):
+            end = body_start + declared
+        else:
+            end = text.find(MSG_END, body_start)
+            next_turn = text.find("\n<!-- huichat:turn ", pos)  # also one right after the marker
+            if 0 <= next_turn < end:
+                end = -1
+        if end < 0:
+            remaining = len(text) - body_start
+            block.open_message = start
+            block.cut_short = declared is None or remaining < declared + len(MSG_END)
+            block.body_whole = declared is not None and remaining >= declared
+            return pos
+        if meta is None:
+            block.broken_at = start
+        else:
+            block.messages.append(Message.from_record({**meta, "text": _clean(text[body_start:end])}))
+        after = end + len(MSG_END)
+        self.clean_end = after + 1 if text.startswith("\n", after) else after
+        return after
+
+    def unfinished_tail(self) -> _Block | None:
+        """The last block, when a write was cut off inside it (or is still in progress)."""
+        if not self.blocks:
+            return None
+        last = self.blocks[-1]
+        if last.open_message is not None:
+            return last if last.cut_short and last.open_message >= self.clean_end else None
+        return last if not last.messages and last.meta is not None and last.broken_at is None else None
+
+
+def _is_torn(tail: str) -> bool:
+    """True for what a cut-off write leaves (a partial turn block or header), not a note added by hand."""
+    return "<!-- huichat:" in tail or tail.lstrip("\n").startswith("#") or bool(_NOT_UTF8.search(tail))
+
+
+def parse_transcript(text: str, session_file: str, fallback_session: str = "") -> ParsedSession:
+    """Parse transcript ``text`` (from ``decode_transcript``), keeping every turn that can be read."""
+    reader = _Reader(text)
+    reader.read()
+    unfinished = reader.unfinished_tail()
+    cut = unfinished.start if unfinished is not None else reader.clean_end
+    torn = bool(text[cut:].strip()) and (unfinished is not None or _is_torn(text[cut:]))
+    tail = cut if torn else None
+    tail_turn = unfinished.turn_id if torn and unfinished is not None else None
+    if tail is not None:
+        what = f"turn {tail_turn}" if tail_turn else "a turn"
+        reader.problem(tail, f"{what} at the end is unfinished (cut off, or still being written)", tail_turn)
+    blocks = reader.blocks[:-1] if unfinished is not None and torn else reader.blocks
+    session_id = reader.session_id or fallback_session
+    chain: list[tuple[str, Turn | None]] = []
+    seen: set[str] = set()
+    for block in blocks:
+        turn_id = block.turn_id
+        if block.orphan:
+            if block.messages or block.broken_at is not None:
+                reason = "a turn whose marker is missing: its messages are skipped"
+                reader.problem_at(block.line, reason, turn_id, hides=turn_id is None)
+            else:
+                reader.problem_at(block.line, "a message marker without its end: ignored")
+        if block.meta is None:
+            # known by its anchor line, it still holds its place in the chain
+            if turn_id is not None and turn_id not in seen and not (block.orphan and not block.messages):
+                seen.add(turn_id)
+                chain.append((turn_id, None))
+            continue
+        if turn_id is not None and turn_id in seen:
+            reader.problem_at(block.line, f"turn {turn_id} appears again: the first copy is kept", turn_id)
+            continue
+        if block.open_message is not None:
+            reader.problem(block.open_message, "a message marker without its end: ignored", turn_id)
+        turn = _turn(block, session_id, session_file, len(chain))
+        if turn is None:
+            broken = block.broken_at is not None
+            reason = "a message marker that cannot be read" if broken else "no readable message"
+            line = reader.line(block.broken_at) if block.broken_at is not None else block.line
+            reader.problem_at(line, f"turn {turn_id or '?'} cannot be read ({reason})", turn_id, turn_id is None)
+        if turn_id is None:
+            continue  # a turn is only ever made from a block with an id
+        seen.add(turn_id)
+        chain.append((turn_id, turn))
+    bad_bytes = _NOT_UTF8.search(text, 0, tail if tail is not None else len(text))
+    if bad_bytes is not None:
+        reader.problem(bad_bytes.start(), "bytes that are not UTF-8 (read as \ufffd)")
+    # links follow the file's order, through turns that could not be read but whose id is known
+    turns = [
+        turn.with_links(chain[i - 1][0] if i > 0 else None, chain[i + 1][0] if i + 1 < len(chain) else None)
+        for i, (_, turn) in enumerate(chain)
+        if turn is not None
+    ]
+    problems = tuple(sorted(reader.problems, key=lambda p: p.line))
+    closable = unfinished is not None and tail is not None and unfinished.body_whole
+    return ParsedSession(session_id, turns, problems, tail, tail_turn, closable, reader.meta)
+
+
+def _turn(block: _Block, session_id: str, session_file: str, position: int) -> Turn | None:
+    if not block.messages or block.meta is None or block.broken_at is not None or block.turn_id is None:
+        return None
+    record = {_OLD_NAMES.get(k, k): v for k, v in block.meta.items()}
+    record.setdefault("turn_index", position)
+    record.update(session_id=session_id, session_file=session_file, prev_id=None, next_id=None)
+    try:
+        return replace(Turn.from_record(record), messages=tuple(block.messages))
+    except (KeyError, ValueError, TypeError, AttributeError, OverflowError):
+        return None

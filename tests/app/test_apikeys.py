@@ -1,0 +1,69 @@
+"""API keys: hashed at rest with argon2, shown once, revocable from another process."""
+
+from __future__ import annotations
+
+import stat
+from datetime import UTC, datetime
+from pathlib import Path
+
+import pytest
+
+from app.apikeys import KeyRing, KeyRingError
+from app.stores import UnknownUser
+
+NOW = datetime(2026, 11, 25, 7, 0, tzinfo=UTC)
+
+
+def test_a_key_is_stored_hashed_and_verifies(tmp_path: Path) -> None:
+    ring = KeyRing(tmp_path)
+    key, token = ring.create("alice", NOW)
+    stored = ring.path.read_text(encoding="utf-8")
+    secret = token.split("_", 2)[2]
+    assert secret not in stored and token not in stored
+    assert key.hash.startswith("$argon2id$")
+    assert stat.S_IMODE(ring.path.stat().st_mode) == 0o600
+    assert ring.verify(token) == key
+    assert ring.verify(token) == key  # remembered: argon2 is paid once
+    assert ring.verify(token[:-1] + ("A" if token[-1] != "A" else "B")) is None
+    assert ring.verify("hc_00000000_" + secret) is None
+    assert ring.verify("Bearer nonsense") is None
+
+
+def test_revoking_in_another_process_takes_effect_at_once(tmp_path: Path) -> None:
+    server, cli = KeyRing(tmp_path), KeyRing(tmp_path)
+    key, token = cli.create("bob", NOW)
+    assert server.verify(token) == key and server.any_active()
+    revoked = cli.revoke(key.id, NOW)
+    assert revoked.revoked is not None
+    assert server.verify(token) is None
+    assert not server.any_active()
+    assert [k.id for k in server.entries()] == [key.id]  # kept, marked revoked
+
+
+def test_bad_input_is_one_clear_error(tmp_path: Path) -> None:
+    ring = KeyRing(tmp_path)
+    with pytest.raises(UnknownUser, match="not a user name"):
+        ring.create("../etc", NOW)
+    with pytest.raises(KeyRingError, match="no key with id"):
+        ring.revoke("deadbeef", NOW)
+    ring.path.write_text("{not json", encoding="utf-8")
+    with pytest.raises(KeyRingError, match="cannot read the API key file"):
+        ring.entries()
+
+
+def test_the_keys_command_creates_lists_and_revokes(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    from app.wiring import main
+
+    config = tmp_path / "config.yaml"
+    config.write_text(f"storage:\n  data_dir: {tmp_path / 'data'}\n", encoding="utf-8")
+    assert main(["--config", str(config), "keys", "create", "--user", "carol"]) == 0
+    token = next(line for line in capsys.readouterr().out.splitlines() if line.startswith("hc_"))
+    key_id = token.split("_")[1]
+    assert main(["--config", str(config), "keys", "list"]) == 0
+    assert f"{key_id}  carol" in capsys.readouterr().out
+    assert main(["--config", str(config), "keys", "revoke", key_id]) == 0
+    assert main(["--config", str(config), "keys", "list"]) == 0
+    listed = capsys.readouterr().out
+    assert "revoked" in listed and token not in listed
+    assert main(["--config", str(config), "keys", "create", "--user", "Bad Name"]) == 1
+    assert "not a user name" in capsys.readouterr().err

@@ -1,0 +1,131 @@
+"""Chat through the real server process: the official openai client, raw SSE, takeover memory, continuity."""
+
+from __future__ import annotations
+
+import json
+import time
+
+import httpx
+import openai
+import pytest
+
+from tests.serve.conftest import Server
+
+pytestmark = pytest.mark.slow
+
+
+def _sse(response: httpx.Response) -> list[dict[str, object] | str]:
+    events: list[dict[str, object] | str] = []
+    for line in response.iter_lines():
+        if line.startswith("data: "):
+            data = line.removeprefix("data: ")
+            events.append(data if data == "[DONE]" else json.loads(data))
+    return events
+
+
+def test_the_openai_client_chats_plain_and_streaming(server: Server) -> None:
+    client = openai.OpenAI(base_url=f"{server.url}/v1", api_key=server.key("carol"), max_retries=0)
+    assert [m.id for m in client.models.list()] == ["fake"]
+    reply = client.chat.completions.create(model="fake", messages=[{"role": "user", "content": "你好，我是 Carol"}])
+    assert reply.choices[0].message.content == "收到：你好，我是 Carol"
+    assert reply.choices[0].finish_reason == "stop"
+    first = reply.model_extra["huichat"]["turn_id"]  # type: ignore[index]
+    stream = client.chat.completions.create(
+        model="fake",
+        stream=True,
+        messages=[
+            {"role": "user", "content": "你好，我是 Carol"},
+            {"role": "assistant", "content": "收到：你好，我是 Carol"},
+            {"role": "user", "content": "第二个问题"},
+        ],
+    )
+    pieces = [chunk.choices[0].delta.content or "" for chunk in stream if chunk.choices]
+    assert "".join(pieces) == "收到：第二个问题"
+    with server.client(server.key("carol")) as http:
+        second = http.post("/v1/memory/search", json={"query": "第二个问题", "max_results": 1}).json()["results"][0]
+    # the client's history led to the same server session: the new turn links to the first
+    assert second["prev_id"] == first
+
+
+def test_raw_sse_has_the_standard_chunks_and_done(server: Server) -> None:
+    body = {"model": "fake", "stream": True, "messages": [{"role": "user", "content": "streaming please"}]}
+    with (
+        server.client(server.key("dave")) as http,
+        http.stream("POST", "/v1/chat/completions", json=body) as response,
+    ):
+        assert response.status_code == 200
+        assert response.headers["content-type"].startswith("text/event-stream")
+        assert response.headers["x-huichat-memory"] == "ok"
+        events = _sse(response)
+    assert events[-1] == "[DONE]"
+    chunks = [e for e in events if isinstance(e, dict)]
+    assert all(c["object"] == "chat.completion.chunk" for c in chunks)
+    assert chunks[0]["choices"][0]["delta"] == {"role": "assistant", "content": ""}  # type: ignore[index]
+    assert chunks[-1]["choices"][0]["finish_reason"] == "stop"  # type: ignore[index]
+    text = "".join(str(c["choices"][0]["delta"].get("content", "")) for c in chunks)  # type: ignore[index]
+    assert text == "收到：streaming please"
+    assert chunks[-1]["huichat"]["turn_id"]  # type: ignore[index]
+
+
+def test_takeover_mode_gives_any_client_the_memory_tools(server: Server) -> None:
+    key = server.key("erin")
+    client = openai.OpenAI(base_url=f"{server.url}/v1", api_key=key, max_retries=0)
+    told = client.chat.completions.create(model="fake", messages=[{"role": "user", "content": "我的猫叫豆豆"}])
+    told_id = told.model_extra["huichat"]["turn_id"]  # type: ignore[index]
+    asked = client.chat.completions.create(model="fake", messages=[{"role": "user", "content": "remember 猫叫什么"}])
+    assert asked.choices[0].message.content == f"记得：{told_id}"
+    assert asked.model_extra["huichat"]["recalled"] == [told_id]  # type: ignore[index]
+    tool_request = next(r for r in server.llm.requests if r["messages"][-1].get("role") == "tool")
+    assert {t["function"]["name"] for t in tool_request["tools"]} == {"recall_memory", "recall_by_id"}
+
+
+def test_a_client_that_hangs_up_mid_stream_loses_no_turn(server: Server) -> None:
+    key = server.key("frank")
+    body = {"model": "fake", "stream": True, "messages": [{"role": "user", "content": "slow story"}]}
+    with server.client(key) as http, http.stream("POST", "/v1/chat/completions", json=body) as response:
+        next(response.iter_lines())
+    with server.client(key) as http:
+        deadline = time.monotonic() + 30
+        while time.monotonic() < deadline:
+            sessions = http.get("/v1/memory/sessions").json()["sessions"]
+            if sessions:
+                break
+            time.sleep(0.3)
+        assert sessions and sessions[0]["first_message"] == "slow story"
+        text = http.get("/v1/memory/file", params={"path": sessions[0]["session_file"]}).text
+    assert "一二三四五六七八九十" * 3 in text
+
+
+def test_an_explicit_session_header_continues_that_session(server: Server) -> None:
+    with server.client(server.key("gina")) as http:
+        first = http.post(
+            "/v1/chat/completions", json={"model": "fake", "messages": [{"role": "user", "content": "a"}]}
+        )
+        session = first.headers["x-huichat-session"]
+        second = http.post(
+            "/v1/chat/completions",
+            json={"model": "fake", "messages": [{"role": "user", "content": "b"}]},
+            headers={"X-Huichat-Session": session},
+        )
+        assert second.json()["huichat"]["session_id"] == session
+        unknown = http.post(
+            "/v1/chat/completions",
+            json={"model": "fake", "messages": [{"role": "user", "content": "c"}]},
+            headers={"X-Huichat-Session": "20200101-000000-none"},
+        )
+    assert unknown.status_code == 404
+
+
+@pytest.mark.parametrize(
+    ("body", "status", "words"),
+    [
+        ({"model": "nope", "messages": [{"role": "user", "content": "x"}]}, 404, "does not exist"),
+        ({"model": "fake", "messages": []}, 400, "messages"),
+        ({"model": "fake", "messages": [{"role": "assistant", "content": "x"}]}, 400, "last message"),
+    ],
+)
+def test_bad_chat_requests_get_one_clear_line(server: Server, body: dict[str, object], status: int, words: str) -> None:
+    with server.client(server.key("hank")) as http:
+        response = http.post("/v1/chat/completions", json=body)
+    assert response.status_code == status
+    assert words in response.json()["error"]["message"]

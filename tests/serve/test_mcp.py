@@ -1,0 +1,77 @@
+"""``huichat mcp`` driven by the MCP SDK's own client over stdio (a real subprocess)."""
+
+from __future__ import annotations
+
+import os
+import sys
+from pathlib import Path
+
+import pytest
+from mcp import ClientSession, StdioServerParameters, stdio_client
+
+from app.tools import TOOLS
+from memory.turns import Message, TurnDraft
+from tests.conftest import NOW, open_kernel
+
+pytestmark = pytest.mark.slow
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def _params(config: Path, *extra: str) -> StdioServerParameters:
+    return StdioServerParameters(
+        command=sys.executable,
+        args=["-m", "app", "--config", str(config), "mcp", *extra],
+        env={"PYTHONPATH": str(ROOT), "HF_HUB_OFFLINE": "1", "HOME": str(config.parent), "PATH": os.environ["PATH"]},
+        cwd=str(ROOT),
+    )
+
+
+@pytest.fixture
+def config(tmp_path: Path) -> Path:
+    kernel = open_kernel(tmp_path / "data")
+    session = kernel.new_session(NOW)
+    kernel.append_turn(
+        session, TurnDraft((Message("user", "本地模型部署用什么"), Message("assistant", "用 llama.cpp")), NOW)
+    )
+    kernel.close()
+    path = tmp_path / "config.yaml"
+    path.write_text(
+        f"embedding:\n  model_path: hash\nstorage:\n  data_dir: {tmp_path / 'data'}\nretriever:\n  timezone: Asia/Shanghai\n",
+        encoding="utf-8",
+    )
+    return path
+
+
+async def test_read_only_tools_with_the_seeds_schemas_and_format(config: Path) -> None:
+    async with stdio_client(_params(config)) as (read, write), ClientSession(read, write) as client:
+        await client.initialize()
+        tools = {t.name: t for t in (await client.list_tools()).tools}
+        assert set(tools) == {"recall_memory", "recall_by_id", "list_sessions"}
+        for seed in TOOLS:
+            assert tools[seed["function"]["name"]].input_schema == seed["function"]["parameters"]
+            assert tools[seed["function"]["name"]].description == seed["function"]["description"]
+        found = await client.call_tool("recall_memory", {"query": "本地模型部署", "top_k": 1})
+        text = found.content[0].text  # type: ignore[union-attr]
+        assert not found.is_error
+        assert text.startswith("[id:") and "| 相似度: " in text and "📁 " in text and "用 llama.cpp" in text
+        turn_id = text[4:10]
+        by_id = await client.call_tool("recall_by_id", {"turn_id": turn_id})
+        assert by_id.content[0].text.startswith(f"[id:{turn_id} | prev: none | next: none]")  # type: ignore[union-attr]
+        missing = await client.call_tool("recall_by_id", {"turn_id": "zzzzzz"})
+        assert missing.is_error and "no turn with id zzzzzz" in missing.content[0].text  # type: ignore[union-attr]
+        sessions = await client.call_tool("list_sessions", {})
+        assert "1 turns | 本地模型部署用什么" in sessions.content[0].text  # type: ignore[union-attr]
+        refused = await client.call_tool("remember", {"text": "x"})
+        assert refused.is_error
+
+
+async def test_allow_write_adds_remember_and_the_turn_is_recallable(config: Path) -> None:
+    async with stdio_client(_params(config, "--allow-write")) as (read, write), ClientSession(read, write) as client:
+        await client.initialize()
+        assert "remember" in {t.name for t in (await client.list_tools()).tools}
+        stored = await client.call_tool("remember", {"text": "我的猫叫豆豆", "topic": "宠物"})
+        assert stored.content[0].text.startswith("stored")  # type: ignore[union-attr]
+        found = await client.call_tool("recall_memory", {"query": "猫叫什么"})
+    assert "我的猫叫豆豆" in found.content[0].text  # type: ignore[union-attr]
+    transcripts = list((config.parent / "data" / "sessions").glob("*/*/chat_*.md"))
+    assert any("我的猫叫豆豆" in p.read_text(encoding="utf-8") for p in transcripts)

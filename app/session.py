@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import asyncio
 import logging
-import re
 from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass, replace
 from datetime import datetime, tzinfo
@@ -32,7 +31,7 @@ from app.tools import RECALL_MEMORY, TOOL_NAMES, TOOLS, ToolContext, ToolOutcome
 from memory.errors import KernelError
 from memory.kernel import MemoryKernel, SessionHandle
 from memory.results import SearchResults
-from memory.turns import STATUS_FAILED, STATUS_OK, Message, Turn, TurnDraft
+from memory.turns import STATUS_FAILED, STATUS_OK, Message, Turn, TurnDraft, derive_topic
 from providers.errors import ProviderError
 from providers.events import ReplyDone, TextDelta, ToolCallRequest
 from providers.llm import LLMClient
@@ -100,14 +99,6 @@ class ReplyFailed:
 
 
 SessionEvent = RecallStarted | RecallFinished | ToolCalled | TextDelta | ReplyCompleted | ReplyFailed
-
-_TOPIC_CUT = re.compile(r"[\n。！？!?；;]")
-
-
-def derive_topic(text: str, limit: int = 24) -> str:
-    """A short topic label from the first user message of a session."""
-    first = _TOPIC_CUT.split(text.strip(), maxsplit=1)[0].strip(" ，,.：:")
-    return first if len(first) <= limit else first[: limit - 1].rstrip() + "…"
 
 
 def estimate_tokens(text: str) -> int:

@@ -26,6 +26,7 @@ from providers.errors import ProviderError
 
 if TYPE_CHECKING:
     from app.screens.chat import ChatScreen
+    from memory.imports.model import ImportedConversation
 
 STYLES = Path(__file__).resolve().parent.parent / "styles"
 _LOAD_DELAY = 0.2
@@ -47,6 +48,11 @@ class HuichatCommands(Provider):
         yield ("Search memory", screen.action_search, "search every stored turn (ctrl+f)")
         yield ("Toggle memory panel", screen.action_toggle_panel, "show or hide what was recalled (F2)")
         yield ("Reindex memory", app.action_reindex, "rebuild the index from the transcripts")
+        yield (
+            "Import chat history…",
+            app.action_import_history,
+            "ChatGPT, Claude, DeepSeek, llm, elia, JSONL — adds only what is new",
+        )
         yield ("Help: key bindings", screen.action_help, "every binding (F1)")
 
     async def discover(self) -> Hits:
@@ -192,6 +198,72 @@ class HuichatApp(App[int]):
             return
         self.notify(f"Reindexed {report.added + report.updated} turns from {report.files_checked} transcripts.")
         await self.chat_screen.update_memory_status()
+
+    @work(group="import", exclusive=True, exit_on_error=False)
+    async def action_import_history(self) -> None:
+        """Ask for a path, then import it in the background; the chat keeps working meanwhile."""
+        from app.screens.import_history import ImportHistoryScreen
+
+        path = await self.push_screen_wait(ImportHistoryScreen())
+        if path is not None:
+            await self.import_history(path)
+
+    async def import_history(self, path: Path) -> None:
+        """Check ``path`` (nothing is written if it cannot be read), import it, report, then embed.
+
+        Progress arrives as notifications at each quarter; the turns are found by their words
+        at once and by meaning once the background embedding reaches them.
+        """
+        from memory.imports.ingest import import_conversations
+        from memory.imports.model import ImportFormatError
+        from memory.imports.reader import ImportReader
+        from memory.imports.report import plural, report_rows
+        from memory.imports.summary import SummaryBuilder
+
+        self.notify(f"Reading {path}…", title="Import", timeout=4)
+        builder = SummaryBuilder()
+
+        def check() -> None:
+            for conversation in ImportReader([path]).conversations():
+                builder.add(conversation)
+
+        try:
+            await asyncio.to_thread(check)
+        except ImportFormatError as exc:
+            self.notify(f"{exc}\nNothing was imported.", title="Import failed", severity="error", timeout=15)
+            return
+        summary = builder.build()
+        total = max(1, summary.messages)
+        self.notify(
+            f"Importing {plural(summary.conversations, 'conversation')} ({plural(summary.messages, 'message')})…",
+            title="Import",
+        )
+        done = [0, 0]  # messages, quarters announced
+
+        def progress(conversation: ImportedConversation) -> None:
+            done[0] += len(conversation.messages)
+            quarter = 4 * done[0] // total
+            if done[1] < quarter < 4:
+                done[1] = quarter
+                self._call_soon(
+                    partial(self.notify, title="Import"), f"{quarter * 25}% imported ({done[0]:,} messages)"
+                )
+
+        now = self.runtime.clock()
+        try:
+            tally = await self.gateway.run(
+                lambda kernel: import_conversations(kernel, ImportReader([path]).conversations(), now, progress)
+            )
+        except (KernelError, ImportFormatError) as exc:
+            self.notify(str(exc), title="Import stopped (run it again to resume)", severity="error", timeout=15)
+            return
+        rows = report_rows(summary, tally, self.runtime.zone.tz, dry_run=False)
+        lines = [f"{row.label}: {row.count} — {row.detail}" for row in rows]
+        lines.append("Searchable by their words now; by meaning as the background embedding catches up.")
+        self.notify("\n".join(lines), title="Import finished", timeout=30)
+        screen = self.chat_screen
+        await screen.update_memory_status()
+        screen.embed_pending()
 
     async def action_quit(self) -> None:
         self.runtime.trace("quit")

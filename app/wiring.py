@@ -162,7 +162,13 @@ def _parser() -> argparse.ArgumentParser:
     mcp.add_argument("--user", metavar="NAME", help="whose memory (default serve.owner: the chat's own)")
     mcp.add_argument("--allow-write", action="store_true", help="also offer the remember tool")
 
-    bench = commands.add_parser("bench", help="benchmarks: recall, timegen, scale, startup, serve")
+    from app.commands import add_commands
+
+    add_commands(commands)
+
+    bench = commands.add_parser(
+        "bench", help="benchmarks: recall, timegen, scale, startup, cli, loop, chaos, serve, import"
+    )
     from benchmarks.cli import add_bench_arguments
 
     add_bench_arguments(bench)
@@ -194,6 +200,10 @@ def main(argv: Sequence[str] | None = None) -> int:
             from benchmarks.cli import run_bench
 
             return run_bench(args, faces)
+        from app import commands
+
+        if args.command in commands.COMMANDS:
+            return commands.run_command(args, faces)
         if args.command == "serve":
             from app.serve import run_server
 

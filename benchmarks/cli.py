@@ -1,4 +1,4 @@
-"""``huichat bench``: recall, time, scale, start-up, the command line, the tool loop, chaos and the service."""
+"""``huichat bench``: recall, time, scale, start-up, the command line, the tool loop, chaos, the service and import."""
 
 from __future__ import annotations
 
@@ -121,6 +121,18 @@ def add_bench_arguments(parser: argparse.ArgumentParser) -> None:
     serve.add_argument("--embedder", default="hash", help="embedder of the scratch memory (default hash)")
     serve.add_argument("--json", type=Path, default=None, metavar="OUT", help="also write the results as JSON")
 
+    imports = kinds.add_parser("import", help="import a synthetic ChatGPT export: messages/s, peak RSS, time to search")
+    imports.add_argument("--conversations", type=int, default=2_000, help="conversations (default 2000)")
+    imports.add_argument("--messages", type=int, default=60_000, help="visible messages in all (default 60000)")
+    imports.add_argument("--seed", type=int, default=1, help="random seed of the export (default 1)")
+    imports.add_argument(
+        "--embed-sample", type=int, default=512, metavar="N", help="turns embedded to measure the rate (default 512)"
+    )
+    imports.add_argument(
+        "--embedder", default=None, help="'hash' for the fast test embedder, else the configured model"
+    )
+    imports.add_argument("--json", type=Path, default=None, metavar="OUT", help="also write the results as JSON")
+
     startup = kinds.add_parser("startup", help="first paint, memory and LLM ready, and quitting, in a real terminal")
     startup.add_argument("--runs", type=int, default=5, help="runs (median reported, default 5)")
     startup.add_argument("--json", type=Path, default=None, metavar="OUT", help="also write the results as JSON")
@@ -146,6 +158,10 @@ def run_bench(args: argparse.Namespace, runtime: Runtime) -> int:
 
         args.modes = args.modes or list(SCRIPTED_MODES)
         return run_loop_bench(args, loaded, zone)
+    if args.bench == "import":
+        from benchmarks.imports import run_import_bench
+
+        return run_import_bench(args, loaded, zone)
     if args.bench == "scale":
         from benchmarks.scale import run_scale_bench
 

@@ -23,6 +23,7 @@ from typing import IO, Any
 from memory.catalogue import Catalogue
 from memory.config import MAX_TOP_K, RetrieverConfig
 from memory.deadline import call_with_deadline
+from memory.durability import make_durable
 from memory.embedding import Embedder
 from memory.errors import IndexUnavailable, KernelError
 from memory.filters import Compare
@@ -58,6 +59,15 @@ class SessionHandle:
     next_index: int = 0
     last_turn: Turn | None = None
     """The previous turn: the next one links to it, and its tail is embedded with the next one when in context."""
+
+
+@dataclass(frozen=True)
+class SessionWrite:
+    """Turns to append to one session, and the facts for the header of a new transcript."""
+
+    session: SessionHandle
+    drafts: Sequence[TurnDraft]
+    session_meta: Mapping[str, Any] | None = None
 
 
 class MemoryKernel:
@@ -114,6 +124,21 @@ class MemoryKernel:
         if not self.index_problem:
             self.index_problem = str(exc)
         return exc
+
+    def _write_failed(self, exc: KernelError, files: set[str]) -> None:
+        """An index write failed after the transcripts were written: index them later.
+
+        A full disk or a passing conflict leaves the index readable (searches go on, the
+        next ``maintain`` reconciles); an index that cannot even be read any more (deleted,
+        damaged) degrades memory until it is reopened.
+        """
+        self.index_error = str(exc)
+        self._index_behind = True
+        self.manifest.forget(files)
+        try:
+            self.store.count()
+        except IndexUnavailable as unreadable:
+            self._index_failed(unreadable)
 
     def _usable_index(self) -> None:
         if self.index_problem:
@@ -210,56 +235,82 @@ class MemoryKernel:
         a new session's transcript. When the index fails the turns are still returned: they
         are in their transcript, and the kernel is ``degraded`` until memory is reopened.
         """
+        return self.append_sessions([SessionWrite(session, drafts, session_meta)], progress, embed=embed)[0]
+
+    def append_sessions(
+        self, writes: Sequence[SessionWrite], progress: Progress | None = None, *, embed: bool = True
+    ) -> list[list[Turn]]:
+        """Write the turns of several sessions: every transcript first, then one index commit for all.
+
+        An import writes many small sessions; one LanceDB commit per session would cost more
+        than the writing itself. A process killed between the transcripts and the index loses
+        nothing: the next open reconciles the index with the transcripts.
+        """
         with self._lock:
-            turns: list[Turn] = []
+            written: list[list[Turn]] = []
+            texts: list[str] = []
             reserved: set[str] = set()
-            for draft in map(_storable, drafts):
-                turn_id = self._fresh_id(reserved)
-                reserved.add(turn_id)
-                turns.append(
-                    Turn(
-                        id=turn_id,
-                        session_id=session.session_id,
-                        session_file=session.session_file,
-                        turn_index=session.next_index + len(turns),
-                        timestamp=draft.timestamp.astimezone(UTC),
-                        messages=draft.messages,
-                        topic=draft.topic,
-                        prev_id=turns[-1].id if turns else (session.last_turn.id if session.last_turn else None),
-                        recalled_ids=draft.recalled_ids,
-                        status=draft.status,
-                        extra=draft.extra,
-                    )
-                )
-            if not turns:
-                return turns
-            # the times each turn talks about go into its transcript for readers; the index
-            # derives the same ranges from the text (so reconcile and reindex rebuild them)
-            turns = [replace(t, events=self.resolver.event_ranges(t.text, t.timestamp)) for t in turns]
-            # the transcript stays locked until the index holds the turns: another process
-            # reconciling this file now would index them a second time
-            with self.transcripts.hold(session.session_file, create=True):
-                self.transcripts.append(turns, self._taken(), session_meta)
-                previous = session.last_turn
-                session.next_index += len(turns)
-                session.last_turn = turns[-1]
-                self._taken().update(t.id for t in turns)
+            one = len(writes) == 1  # one session: fsync its file; many: flush them all at once
+            with contextlib.ExitStack() as held:
+                for write in writes:
+                    session = write.session
+                    turns: list[Turn] = []
+                    for draft in map(_storable, write.drafts):
+                        turn_id = self._fresh_id(reserved)
+                        reserved.add(turn_id)
+                        turns.append(
+                            Turn(
+                                id=turn_id,
+                                session_id=session.session_id,
+                                session_file=session.session_file,
+                                turn_index=session.next_index + len(turns),
+                                timestamp=draft.timestamp.astimezone(UTC),
+                                messages=draft.messages,
+                                topic=draft.topic,
+                                prev_id=turns[-1].id
+                                if turns
+                                else (session.last_turn.id if session.last_turn else None),
+                                recalled_ids=draft.recalled_ids,
+                                status=draft.status,
+                                extra=draft.extra,
+                            )
+                        )
+                    # the times each turn talks about go into its transcript for readers; the index
+                    # derives the same ranges from the text (so reconcile and reindex rebuild them)
+                    turns = [replace(t, events=self.resolver.event_ranges(t.text, t.timestamp)) for t in turns]
+                    written.append(turns)
+                    if not turns:
+                        continue
+                    # the transcript stays locked until the index holds the turns: another process
+                    # reconciling this file now would index them a second time
+                    held.enter_context(self.transcripts.hold(session.session_file, create=True))
+                    self.transcripts.append(turns, self._taken(), write.session_meta, durable=one)
+                    texts += search_texts(turns, session.last_turn)
+                    session.next_index += len(turns)
+                    session.last_turn = turns[-1]
+                    reserved.update(t.id for t in turns)
+                files = {w.session.session_file for w, turns in zip(writes, written, strict=True) if turns}
+                if not files:
+                    return written
+                if not one:
+                    make_durable(self.sessions_dir, [self.transcripts.path_of(f) for f in files])
+                everything = [turn for turns in written for turn in turns]
+                self._taken().update(t.id for t in everything)
                 if self.degraded:
                     # transcripts only until memory is reopened, which reconciles them into the index
-                    self.manifest.forget({session.session_file})
-                    return turns
+                    self.manifest.forget(files)
+                    return written
                 try:
-                    index_turns(self.store, self.embedder, turns, search_texts(turns, previous), progress, embed=embed)
+                    index_turns(self.store, self.embedder, everything, texts, progress, embed=embed)
                 except KernelError as exc:
-                    # stored all the same: the transcript has it, a later reconcile indexes it
-                    self.index_error = str(exc)
-                    self._index_behind = True
-                    self.manifest.forget({session.session_file})
-                    return turns
+                    # stored all the same: the transcripts have them, a later reconcile indexes them
+                    self._write_failed(exc, files)
+                    return written
             self.index_error = ""
             self._writes_since_maintenance += 1
-            self.manifest.record_files({session.session_file})
-            return turns
+            # recorded only now: the manifest marks transcript states that are fully indexed
+            self.manifest.record_files(files)
+            return written
 
     @property
     def pending_vectors(self) -> int:
@@ -456,6 +507,7 @@ class MemoryKernel:
             saved, complete = self.store.saved_access()
             self.manifest.clear()  # first: a rebuild cut short starts again at the next open
             self.store.reset()
+            self.index_problem = ""  # a fresh table: whatever failed before is gone with the old one
             self.manifest.rebind(self.store.instance)
             self._known_ids = None
             report = self.reconcile(progress, full=True, embed=embed)

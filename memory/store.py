@@ -387,15 +387,17 @@ class TurnStore:
         if not turns:
             return
         data = self._rows(turns, texts, vectors)
+        waiting = self.pending_count if vectors is None else 0  # counted before the write adds to it
         self._write("write to", lambda: self._table.add(data))
         if vectors is None:
-            self._pending = self.pending_count + len(turns)
+            self._pending = waiting + len(turns)
 
     def upsert(self, turns: Sequence[Turn], texts: Sequence[str], vectors: npt.NDArray[np.float32] | None) -> None:
         """Insert or replace turns by id (used when a transcript was edited)."""
         if not turns:
             return
         data = self._rows(turns, texts, vectors)
+        waiting = self.pending_count if vectors is None else 0  # counted before the write adds to it
         self._write(
             "update",
             lambda: (
@@ -403,7 +405,7 @@ class TurnStore:
             ),
         )
         if vectors is None:
-            self._pending = self.pending_count + len(turns)
+            self._pending = waiting + len(turns)
 
     @_reading
     def pending(self, limit: int) -> list[Turn]:

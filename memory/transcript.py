@@ -177,7 +177,12 @@ class TranscriptWriter:
             raise KernelError(f"cannot {verb} transcript {path}: {exc.strerror or exc}") from exc
 
     def append(
-        self, turns: Sequence[Turn], indexed: Collection[str] = (), session_meta: Mapping[str, Any] | None = None
+        self,
+        turns: Sequence[Turn],
+        indexed: Collection[str] = (),
+        session_meta: Mapping[str, Any] | None = None,
+        *,
+        durable: bool = True,
     ) -> None:
         """Write consecutive turns of one session at the end of its file, then fsync once.
 
@@ -187,7 +192,8 @@ class TranscriptWriter:
         ``repair_tail``; ``indexed`` are the ids already in the index). When the write
         fails, the file is cut back to its size before it and ``KernelError`` is raised.
         ``session_meta`` (a title, where an imported session came from…) goes into the
-        session's header when the file is created.
+        session's header when the file is created. Without ``durable`` nothing is fsynced:
+        the caller flushes many files at once (``memory.durability``).
         """
         if not turns:
             return
@@ -209,8 +215,8 @@ class TranscriptWriter:
                         "created": first.timestamp.isoformat(),
                     }
                     body = f"# huichat session {first.session_id}\n<!-- huichat:session {_json(head)} -->\n" + body
-                self._append_or_roll_back(fd, size, body.encode("utf-8"))
-                if size == 0:
+                self._append_or_roll_back(fd, size, body.encode("utf-8"), durable)
+                if size == 0 and durable:
                     _fsync_dir(path.parent)
         except OSError as exc:
             if size == 0:
@@ -220,15 +226,16 @@ class TranscriptWriter:
             raise KernelError(f"cannot write transcript {path}: {exc.strerror or exc}") from exc
         if first.prev_id:
             with contextlib.suppress(OSError):  # only the visible label: the link is the file's order
-                self._patch_next(path, first.prev_id, first.id)
+                self._patch_next(path, first.prev_id, first.id, durable)
 
-    def _append_or_roll_back(self, fd: int, size: int, data: bytes) -> None:
+    def _append_or_roll_back(self, fd: int, size: int, data: bytes, durable: bool = True) -> None:
         os.lseek(fd, size, os.SEEK_SET)
         try:
             view = memoryview(data)
             while view:
                 view = view[self._write(fd, view) :]
-            os.fsync(fd)
+            if durable:
+                os.fsync(fd)
         except OSError:
             # nothing of a failed write stays behind: the file is as it was before
             with contextlib.suppress(OSError):
@@ -293,7 +300,7 @@ class TranscriptWriter:
             raise KernelError(f"cannot write transcript {path}: {exc.strerror or exc}") from exc
 
     @staticmethod
-    def _patch_next(path: Path, prev_id: str, next_id: str) -> None:
+    def _patch_next(path: Path, prev_id: str, next_id: str, durable: bool) -> None:
         needle = f"\n[id:{prev_id} | prev: ".encode()
         with path.open("r+b") as handle:
             size = handle.seek(0, os.SEEK_END)
@@ -314,7 +321,8 @@ class TranscriptWriter:
             handle.seek(offset + where + len("next: "))
             handle.write(next_id.encode("ascii"))
             handle.flush()
-            os.fsync(handle.fileno())
+            if durable:
+                os.fsync(handle.fileno())
 
 
 def _ends_cleanly(fd: int, size: int) -> bool:

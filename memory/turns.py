@@ -191,6 +191,15 @@ class TurnDraft:
     extra: tuple[tuple[str, str], ...] = ()
 
 
+_TOPIC_CUT = re.compile(r"[\n。！？!?；;]")
+
+
+def derive_topic(text: str, limit: int = 24) -> str:
+    """A short topic label from the first user message of a session (its first sentence, cut)."""
+    first = _TOPIC_CUT.split(text.strip(), maxsplit=1)[0].strip(" ，,.：:")
+    return first if len(first) <= limit else first[: limit - 1].rstrip() + "…"
+
+
 def anchor_line(turn_id: str, prev_id: str | None, next_id: str | None, similarity: float | None = None) -> str:
     """The anchor line, ``[id:a3f2c7 | prev: k7f2a1 | next: d2n7p3 | 相似度: 0.778]`` (the seed's form).
 
@@ -241,7 +250,13 @@ def index_digest(text: str, turn: Turn) -> str:
 
 def new_turn_id() -> str:
     """A random 6-character id (lowercase letters and digits); callers check it is unused."""
-    return "".join(secrets.choice(_ALPHABET) for _ in range(6))
+    # one draw from the OS instead of six (an import makes tens of thousands of ids)
+    number = secrets.randbelow(36**6)
+    chars = []
+    for _ in range(6):
+        number, digit = divmod(number, 36)
+        chars.append(_ALPHABET[digit])
+    return "".join(chars)
 
 
 def is_turn_id(value: str) -> bool:

@@ -1,8 +1,13 @@
-"""Keeping API keys out of what a provider's error says.
+"""Keeping API keys and tokens out of what is shown, logged, stored or exported.
 
 Providers echo what they were sent: a 400, 403 or 500 body can hold the key itself, or
 the ``Authorization`` header. Every error text is passed through ``redact`` before it is
-shown, logged or stored (a failed turn keeps its error in the transcript and the index).
+shown, logged or stored (a failed turn keeps its error in the transcript and the index),
+and ``huichat export --redact`` passes every message through it. Shapes replaced: bearer
+and basic credentials, OpenAI/DeepSeek/Anthropic/OpenRouter (``sk-…``) and Google
+(``AIza…``) keys, AWS access key ids (``AKIA…``), GitHub (``ghp_…``, ``github_pat_…``) and
+Slack (``xoxb-…``) tokens, ``api_key=…``-style parameters; ``secrets`` are exact values
+(the configured providers' keys) hidden wherever they appear, with truncated echoes.
 """
 
 from __future__ import annotations
@@ -21,6 +26,10 @@ _SHAPES = (
     re.compile(r"(?i)\b(bearer|basic)\s+[A-Za-z0-9._~+/=\-]{8,}"),
     re.compile(r"(?i)\b((?:x-)?api[_-]?key|access[_-]?token|secret)([\"']?\s*[:=]\s*[\"']?)[^\s\"',;&}]{6,}"),
     re.compile(r"(?i)([?&](?:api_?)?key=)[^\s&\"']+"),
+    re.compile(r"\bAKIA[0-9A-Z]{16}\b"),  # AWS access key ids
+    re.compile(r"\bgh[pousr]_[A-Za-z0-9]{30,}\b"),  # GitHub tokens
+    re.compile(r"\bgithub_pat_[A-Za-z0-9_]{30,}\b"),
+    re.compile(r"\bxox[abposr]-[A-Za-z0-9-]{10,}"),  # Slack tokens
 )
 
 

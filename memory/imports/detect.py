@@ -26,7 +26,8 @@ from memory.imports.sources import (
 
 EXPECTED = (
     "a ChatGPT, Claude or DeepSeek export (JSON), an llm logs.db or elia SQLite database, "
-    'OpenAI-style chat JSONL ({"messages": [...]} per line) or huichat transcripts (Markdown)'
+    'OpenAI-style chat JSONL ({"messages": [...]} per line), huichat transcripts (Markdown) '
+    "or a huichat JSONL export"
 )
 _DEPTH = 2  # keys are collected down to data.biz_data (DeepSeek's web form)
 
@@ -78,6 +79,12 @@ def _from_keys(source: Source, container: str, keys: Mapping[str, frozenset[str]
         raise ImportFormatError(f"{source.label}: an empty JSON {container}: no conversations in it")
     if "chat_messages" in keys.get("data.biz_data", frozenset()) or {"chat_session", "chat_messages"} <= top:
         return SourceFormat.DEEPSEEK_WEB
+    if {"record", "session_id"} <= top:
+        return SourceFormat.HUICHAT_JSONL
+    if {"v", "type", "session_id", "source"} <= top:
+        raise ImportFormatError(
+            f"{source.label}: a huichat import record; it is read with the transcript beside it (import the .md file)"
+        )
     if "mapping" in top and "current_node" in top:
         return SourceFormat.CHATGPT
     if "mapping" in top and "inserted_at" in top:

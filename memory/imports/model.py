@@ -8,11 +8,20 @@ chain (kept raw, with the reason) and notes on what had to be guessed.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections.abc import Mapping
+from dataclasses import dataclass, fields
 from datetime import datetime
 from enum import StrEnum
+from typing import Any
 
 from memory.errors import KernelError
+
+
+def _aware(text: str) -> datetime:
+    moment = datetime.fromisoformat(text)
+    if moment.tzinfo is None:
+        raise ValueError(f"a time without a zone: {text!r}")
+    return moment
 
 
 class ImportFormatError(KernelError):
@@ -35,6 +44,8 @@ class SourceFormat(StrEnum):
     """OpenAI-style chat JSONL: ``{"messages": [...]}`` per line."""
     HUICHAT = "huichat"
     """huichat's own session transcripts (Markdown)."""
+    HUICHAT_JSONL = "huichat-jsonl"
+    """huichat's own JSONL export (``huichat export --format jsonl``)."""
 
     @property
     def service(self) -> str:
@@ -90,6 +101,22 @@ class Part:
     raw: str = ""
     """The source object as JSON when ``text`` does not hold all of it."""
 
+    def to_record(self) -> dict[str, Any]:
+        """The part as plain data (empty fields left out)."""
+        record: dict[str, Any] = {"kind": self.kind.value}
+        record.update((f.name, getattr(self, f.name)) for f in fields(self)[1:] if getattr(self, f.name))
+        return record
+
+    @classmethod
+    def from_record(cls, data: Mapping[str, Any]) -> Part:
+        """The inverse of ``to_record``; an unknown kind is read as ``unknown``."""
+        kinds = {k.value for k in PartKind}
+        kind = str(data.get("kind") or "")
+        return cls(
+            PartKind(kind) if kind in kinds else PartKind.UNKNOWN,
+            *(str(data.get(name) or "") for name in ("text", "name", "call_id", "content", "raw")),
+        )
+
 
 @dataclass(frozen=True)
 class SourceTime:
@@ -103,6 +130,18 @@ class SourceTime:
     raw: str
     instant: datetime
     estimated: bool = False
+
+    def to_record(self) -> dict[str, Any]:
+        """The time as plain data: ``{"raw", "at"}`` and ``estimated`` when true."""
+        record: dict[str, Any] = {"raw": self.raw, "at": self.instant.isoformat()}
+        if self.estimated:
+            record["estimated"] = True
+        return record
+
+    @classmethod
+    def from_record(cls, data: Mapping[str, Any]) -> SourceTime:
+        """The inverse of ``to_record``; raises ``KeyError`` or ``ValueError`` on a bad record."""
+        return cls(str(data.get("raw") or ""), _aware(str(data["at"])), bool(data.get("estimated")))
 
 
 @dataclass(frozen=True)
@@ -127,6 +166,40 @@ class ImportedMessage:
     def text(self) -> str:
         """What was visibly said: the chat parts joined by blank lines."""
         return "\n\n".join(part.text for part in self.parts if part.kind.is_chat and part.text)
+
+    def to_record(self) -> dict[str, Any]:
+        """The message as plain data (kept whole in an import's record of branches)."""
+        record: dict[str, Any] = {
+            "id": self.id,
+            "parent_id": self.parent_id,
+            "role": self.role.value,
+            "parts": [part.to_record() for part in self.parts],
+            "time": self.time.to_record(),
+        }
+        for name in ("speaker", "model", "source_turn"):
+            if getattr(self, name):
+                record[name] = getattr(self, name)
+        if self.extra:
+            record["extra"] = dict(self.extra)
+        return record
+
+    @classmethod
+    def from_record(cls, data: Mapping[str, Any]) -> ImportedMessage:
+        """The inverse of ``to_record``; raises ``KeyError``, ``ValueError`` or ``TypeError`` on a bad record."""
+        roles = {r.value for r in Role}
+        role = str(data.get("role") or "")
+        parent = data.get("parent_id")
+        return cls(
+            id=str(data["id"]),
+            parent_id=str(parent) if parent is not None else None,
+            role=Role(role) if role in roles else Role.TOOL,
+            parts=tuple(Part.from_record(p) for p in data.get("parts") or ()),
+            time=SourceTime.from_record(data["time"]),
+            speaker=str(data.get("speaker") or ""),
+            model=str(data.get("model") or ""),
+            source_turn=str(data.get("source_turn") or ""),
+            extra=tuple((str(k), str(v)) for k, v in (data.get("extra") or {}).items()),
+        )
 
 
 @dataclass(frozen=True)
@@ -160,6 +233,30 @@ class SkippedNode:
     role: str
     raw: str
     on_visible_branch: bool
+
+    def to_record(self) -> dict[str, Any]:
+        """The node as plain data."""
+        return {
+            "id": self.id,
+            "parent_id": self.parent_id,
+            "reason": self.reason.value,
+            "role": self.role,
+            "raw": self.raw,
+            "on_visible_branch": self.on_visible_branch,
+        }
+
+    @classmethod
+    def from_record(cls, data: Mapping[str, Any]) -> SkippedNode:
+        """The inverse of ``to_record``; raises ``KeyError`` or ``ValueError`` on a bad record."""
+        parent = data.get("parent_id")
+        return cls(
+            str(data["id"]),
+            str(parent) if parent is not None else None,
+            SkipReason(str(data["reason"])),
+            str(data.get("role") or ""),
+            str(data.get("raw") or ""),
+            bool(data.get("on_visible_branch")),
+        )
 
 
 class NoteKind(StrEnum):

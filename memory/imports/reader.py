@@ -14,7 +14,7 @@ from collections.abc import Callable, Generator, Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
-from memory.imports import chatgpt, claude, deepseek, elia, jsonl, llm_logs, transcripts
+from memory.imports import chatgpt, claude, deepseek, elia, huichat_jsonl, jsonl, llm_logs, transcripts
 from memory.imports.detect import EXPECTED, detect
 from memory.imports.model import ImportedConversation, ImportFormatError, SourceFormat
 from memory.imports.sources import Source, expand
@@ -30,6 +30,7 @@ READERS: dict[SourceFormat, Reader] = {
     SourceFormat.ELIA: elia.read,
     SourceFormat.JSONL: jsonl.read,
     SourceFormat.HUICHAT: transcripts.read,
+    SourceFormat.HUICHAT_JSONL: huichat_jsonl.read,
 }
 
 

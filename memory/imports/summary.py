@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from collections import Counter
 from collections.abc import Iterable
 from dataclasses import dataclass, field
@@ -13,21 +14,24 @@ from memory.imports.model import ImportedConversation, PartKind
 _SAMPLE = 20_000  # characters looked at per conversation to tell its language
 
 
+_HAN = re.compile("[\u4e00-\u9fff\u3400-\u4dbf\U00020000-\U0002ffff]")
+_ASCII_LETTER = re.compile("[A-Za-z]")
+_LETTER = re.compile(r"[^\W\d_]")
+_KANA_HANGUL = re.compile(r"(?![\W\d_])[\u3040-\u30ff\uac00-\ud7af]")
+
+
 def language_of(text: str) -> str:
     """``zh``, ``en`` or ``other`` by a cheap count of characters; ``""`` when there are none.
 
     A Han character says about as much as three Latin letters, so Han counts three times;
     kana, Hangul, Cyrillic and other scripts count as other. The largest share wins.
     """
-    han = ascii_letters = other = 0
-    for char in text[:_SAMPLE]:
-        code = ord(char)
-        if 0x4E00 <= code <= 0x9FFF or 0x3400 <= code <= 0x4DBF or 0x20000 <= code <= 0x2FFFF:
-            han += 1
-        elif char.isascii():
-            ascii_letters += char.isalpha()
-        elif char.isalpha():
-            other += 3 if 0x3040 <= code <= 0x30FF or 0xAC00 <= code <= 0xD7AF else 1
+    # counted by the regex engine: a loop over characters in Python was a tenth of an import
+    sample = text[:_SAMPLE]
+    han = len(_HAN.findall(sample))
+    ascii_letters = len(_ASCII_LETTER.findall(sample))
+    kana_hangul = len(_KANA_HANGUL.findall(sample))
+    other = len(_LETTER.findall(sample)) - han - ascii_letters - kana_hangul + 3 * kana_hangul
     scores = {"zh": han * 3, "en": ascii_letters, "other": other}
     best = max(scores, key=lambda k: scores[k])
     return best if scores[best] else ""

@@ -37,7 +37,8 @@ def model(body: dict[str, Any]) -> Reply:
     if last["role"] == "tool":
         ids = re.findall(r"\[id:([a-z0-9]{6})", last["content"])
         return Reply(text=f"记得：{ids[0] if ids else 'nothing'}")
-    question = str(last.get("content") or "")
+    # the question without the time note that starts the newest user message
+    question = re.sub(r"^\[[^\]\n]*\]\n", "", str(last.get("content") or ""))
     if question.startswith("remember"):
         return Reply(tool_calls=[ToolCall("recall_memory", {"query": question.removeprefix("remember"), "top_k": 3})])
     if question.startswith("slow"):

@@ -1,0 +1,169 @@
+"""``huichat import`` and ``huichat export`` as real processes: the account, bad input, dry runs, kill -9."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from collections import Counter
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from app.config import load_config
+from app.wiring import runtime
+from memory.imports import sidecar
+from memory.imports.synthetic import write_chatgpt_export
+from memory.transcript import TurnChunker
+from tests.app.test_cli import ROOT, _config, _huichat
+from tests.memory.imports.helpers import FIXTURES
+from tests.memory.imports.stored_helpers import canonical, stored_conversations
+
+CHATGPT = FIXTURES / "chatgpt" / "conversations.json"
+
+
+def test_import_prints_the_account_and_the_turns_are_recalled(tmp_path: Path) -> None:
+    config = _config(tmp_path)
+    done = _huichat(config, "import", str(CHATGPT), str(FIXTURES / "claude"))
+    assert done.returncode == 0, done.stderr
+    assert "imported" in done.stdout and "already present" in done.stdout and "other branches" in done.stdout
+    assert "skipped" in done.stdout and "missing times estimated" in done.stdout
+    assert "searchable by their words now" in done.stdout and "searchable by meaning too" in done.stdout
+    recall = _huichat(config, "recall", "Kinkaku-ji", "--json")
+    hits = json.loads(recall.stdout)["results"]
+    assert any("Kinkaku-ji" in h["messages"][-1]["text"] for h in hits)
+    again = _huichat(config, "import", str(CHATGPT), "--no-embed")
+    assert again.returncode == 0 and "0 messages" in again.stdout
+    sessions = _huichat(config, "sessions", "--json")
+    assert len(json.loads(sessions.stdout)) == 3 + 2
+
+
+def test_a_malformed_file_is_one_line_and_nothing_is_written(tmp_path: Path) -> None:
+    config = _config(tmp_path)
+    broken = tmp_path / "conversations.json"
+    broken.write_bytes(CHATGPT.read_bytes()[:-300])  # cut short, as a failed download is
+    done = _huichat(config, "import", str(CHATGPT), str(broken))
+    assert done.returncode == 1
+    assert f"{broken}: malformed JSON" in done.stderr and "truncated" in done.stderr
+    assert "Traceback" not in done.stderr and "nothing was imported" in done.stderr
+    assert not (tmp_path / "data" / "sessions").exists()
+    unknown = tmp_path / "notes.json"
+    unknown.write_text('{"hello": "world"}', encoding="utf-8")
+    done = _huichat(config, "import", str(unknown))
+    assert done.returncode == 1 and f"{unknown}: unknown format" in done.stderr and "keys hello" in done.stderr
+
+
+def test_a_dry_run_counts_and_writes_nothing(tmp_path: Path) -> None:
+    config = _config(tmp_path)
+    done = _huichat(config, "import", "--dry-run", str(CHATGPT))
+    assert done.returncode == 0, done.stderr
+    assert "Dry run: nothing was written" in done.stdout and "would import" in done.stdout
+    assert "15 messages" in done.stdout and "5 turns in 3 new sessions" in done.stdout
+    assert not (tmp_path / "data").exists()
+
+
+def test_export_in_each_format_and_jsonl_back_into_another_install(tmp_path: Path) -> None:
+    config = _config(tmp_path)
+    assert _huichat(config, "import", "--no-embed", str(CHATGPT)).returncode == 0
+    for fmt, out in (("markdown", "md"), ("jsonl", "all.jsonl"), ("chatgpt", "conversations.json")):
+        done = _huichat(config, "export", "--format", fmt, "--out", str(tmp_path / out), "--redact")
+        assert done.returncode == 0, done.stderr
+        assert done.stdout.startswith("exported 3 sessions (5 turns, ") and "(secrets redacted)" in done.stdout
+    assert len(list((tmp_path / "md").glob("*.md"))) == 3
+    other = tmp_path / "other"
+    other.mkdir()
+    second = _config(other)
+    done = _huichat(second, "import", "--no-embed", str(tmp_path / "all.jsonl"))
+    assert done.returncode == 0, done.stderr
+    assert len(json.loads(_huichat(second, "sessions", "--json").stdout)) == 3
+    bad = _huichat(config, "export", "--format", "jsonl", "--out", str(tmp_path / "x.jsonl"), "--since", "last tuesday")
+    assert bad.returncode == 1 and "not a date" in bad.stderr
+    none = _huichat(config, "export", "--format", "jsonl", "--out", str(tmp_path / "y.jsonl"), "--since", "2030-01-01")
+    assert none.returncode == 0 and "nothing was written" in none.stdout and not (tmp_path / "y.jsonl").exists()
+
+
+# --------------------------------------------------------------------- kill -9
+
+
+def _state(data: Path) -> dict[str, Any]:
+    """What a store holds, without what differs between runs (turn ids, the time of the import)."""
+    sessions = data / "sessions"
+    turns = {
+        p.relative_to(sessions).as_posix(): TurnChunker(sessions).chunk_file(p)
+        for p in sorted(sessions.glob("*/*/chat_*.md"))
+    }
+    records = {}
+    for path in sorted(sessions.glob("*/*/*" + sidecar.SUFFIX)):
+        kept = []
+        for record in sidecar.read_records(path):
+            record.pop("at", None)
+            if isinstance(record.get("source"), dict):
+                record["source"].pop("imported_at", None)
+            kept.append(record)
+        records[path.name] = kept
+    return {
+        "turns": {
+            name: [(t.turn_index, t.timestamp, t.topic, [m.to_record() for m in t.messages], t.extra) for t in ts]
+            for name, ts in turns.items()
+        },
+        "records": records,
+        "conversations": sorted(canonical(c) for c in stored_conversations(data)),
+        "ids": [t.id for ts in turns.values() for t in ts],
+        "links": [(t.prev_id, t.id) for ts in turns.values() for t in ts],
+    }
+
+
+def _run_import(config: Path, export: Path) -> subprocess.Popen[str]:
+    return subprocess.Popen(
+        [sys.executable, "-m", "app", "--config", str(config), "import", "--no-embed", str(export)],
+        cwd=ROOT,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env={"HOME": str(config.parent), "PATH": "/usr/bin:/bin", "HF_HUB_OFFLINE": "1"},
+    )
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("moment", ["import records written, no transcript yet", "transcripts being written"])
+def test_an_import_killed_mid_way_resumes_to_exactly_the_uninterrupted_store(tmp_path: Path, moment: str) -> None:
+    export = tmp_path / "conversations.json"
+    write_chatgpt_export(export, conversations=300, messages=6_000, seed=3)
+    whole_dir, killed_dir = tmp_path / "whole", tmp_path / "killed"
+    whole_dir.mkdir()
+    killed_dir.mkdir()
+    assert _run_import(_config(whole_dir), export).wait(timeout=600) == 0
+    config = _config(killed_dir)
+    process = _run_import(config, export)
+    sessions = killed_dir / "data" / "sessions"
+    deadline = time.monotonic() + 600
+    while process.poll() is None and time.monotonic() < deadline:
+        records = len(list(sessions.glob("*/*/*" + sidecar.SUFFIX))) if sessions.exists() else 0
+        transcripts = len(list(sessions.glob("*/*/chat_*.md"))) if sessions.exists() else 0
+        if (moment.startswith("import records") and records >= 40) or (
+            moment.startswith("transcripts") and transcripts
+        ):
+            os.kill(process.pid, signal.SIGKILL)
+            break
+        time.sleep(0.005)
+    assert process.wait(timeout=60) == -signal.SIGKILL, "the import finished before it could be killed"
+    interrupted = _state(killed_dir / "data")
+    assert len(interrupted["records"]) < 300  # it really stopped mid-way
+    resumed = _run_import(config, export)
+    _, err = resumed.communicate(timeout=600)
+    assert resumed.returncode == 0, err
+    state, whole = _state(killed_dir / "data"), _state(whole_dir / "data")
+    assert state["turns"] == whole["turns"]
+    assert state["records"] == whole["records"]
+    assert state["conversations"] == whole["conversations"]
+    assert len(state["ids"]) == len(set(state["ids"]))
+    # the index: every turn once, linked as in its transcript
+    kernel = runtime(load_config(config)).open_kernel()
+    stored = kernel.store.get(state["ids"])
+    assert kernel.count() == len(state["ids"]) == len(stored)
+    assert Counter((stored[i].prev_id, i) for i in state["ids"]) == Counter(state["links"])
+    kernel.close()

@@ -15,7 +15,15 @@ from typing import Any, Literal
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from memory.config import ArchiveConfig, EmbeddingConfig, RetrieverConfig, StorageConfig
+from memory.config import (
+    ArchiveConfig,
+    ConsolidationConfig,
+    EmbeddingConfig,
+    LifecycleConfig,
+    RetrieverConfig,
+    StorageConfig,
+    SyncConfig,
+)
 from providers.config import ProvidersConfig
 
 
@@ -88,6 +96,9 @@ class AppConfig(BaseModel):
     storage: StorageConfig = StorageConfig()
     archive: ArchiveConfig = ArchiveConfig()
     retriever: RetrieverConfig = RetrieverConfig()
+    lifecycle: LifecycleConfig = LifecycleConfig()
+    consolidation: ConsolidationConfig = ConsolidationConfig()
+    sync: SyncConfig = SyncConfig()
     providers: ProvidersConfig = ProvidersConfig()
     chat: ChatConfig = ChatConfig()
     ui: UIConfig = UIConfig()

@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 from textual import work
 from textual.app import App
+from textual.binding import Binding
 from textual.command import Hit, Hits, Provider
 from textual.reactive import reactive
 from textual.screen import Screen
@@ -27,10 +28,15 @@ from providers.errors import ProviderError
 if TYPE_CHECKING:
     from app.screens.chat import ChatScreen
     from memory.imports.model import ImportedConversation
+    from memory.kernel import MemoryKernel
+    from memory.stats import MemoryStats
+    from memory.watch import TranscriptWatcher
 
 STYLES = Path(__file__).resolve().parent.parent / "styles"
 _LOAD_DELAY = 0.2
 """Seconds between the first frame and the start of the heavy imports."""
+_JOB_CHECK = 60.0
+"""Seconds between checks whether a daily memory job is due."""
 
 
 class HuichatCommands(Provider):
@@ -53,6 +59,12 @@ class HuichatCommands(Provider):
             app.action_import_history,
             "ChatGPT, Claude, DeepSeek, llm, elia, JSONL — adds only what is new",
         )
+        yield ("Memory statistics", app.action_stats, "tiers, importance, turns per week, recent recalls (F3)")
+        yield (
+            "Run lifecycle jobs now",
+            partial(app.run_jobs, True),
+            "score, move between tiers, group near-duplicates",
+        )
         yield ("Help: key bindings", screen.action_help, "every binding (F1)")
 
     async def discover(self) -> Hits:
@@ -71,7 +83,8 @@ class HuichatApp(App[int]):
     """huichat: chat in the terminal with a memory that never forgets a turn."""
 
     TITLE = "huichat"
-    CSS_PATH = [STYLES / "app.tcss", STYLES / "chat.tcss", STYLES / "memory.tcss"]
+    BINDINGS = [Binding("f3", "stats", "Stats")]
+    CSS_PATH = [STYLES / "app.tcss", STYLES / "chat.tcss", STYLES / "memory.tcss", STYLES / "stats.tcss"]
     COMMANDS = App.COMMANDS | {HuichatCommands}
 
     provider_name: reactive[str | None] = reactive(None)
@@ -87,6 +100,8 @@ class HuichatApp(App[int]):
         theme = runtime.loaded.config.ui.theme
         self.theme = theme if theme in self.available_themes else "textual-dark"
         self._gateway: Gateway | None = None
+        self._watcher: TranscriptWatcher | None = None
+        self._jobs_running = False
 
     @property
     def gateway_started(self) -> bool:
@@ -123,6 +138,7 @@ class HuichatApp(App[int]):
     def _start_loading(self) -> None:
         self.load_memory()
         self.load_llm()
+        self.keep_memory()
 
     @work(thread=True, group="load", exit_on_error=False)
     def load_memory(self) -> None:
@@ -268,6 +284,98 @@ class HuichatApp(App[int]):
     async def action_quit(self) -> None:
         self.runtime.trace("quit")
         self.exit(0)
+
+    # ------------------------------------------------- memory over time (issue 13)
+
+    @work(group="memory-upkeep", exit_on_error=False)
+    async def keep_memory(self) -> None:
+        """Once memory is open: watch the transcripts folder, and run the daily jobs when due."""
+        try:
+            kernel = await self.gateway.kernel()
+        except KernelError:
+            return
+        config = self.runtime.loaded.config
+        if config.sync.watch:
+            from memory.watch import TranscriptWatcher
+
+            watcher = TranscriptWatcher(
+                kernel.sessions_dir,
+                lambda _changed: self._call_soon(self._sync_soon),
+                config.sync.watch_debounce_ms / 1000,
+            )
+            await asyncio.to_thread(watcher.start)
+            self._watcher = watcher
+        lifecycle = config.lifecycle
+        if lifecycle.enabled or lifecycle.importance.enabled or config.consolidation.enabled:
+            self.run_jobs()
+            self.set_interval(_JOB_CHECK, self.run_jobs)
+
+    def _sync_soon(self) -> None:
+        self.sync_memory()
+
+    @work(group="memory-sync", exit_on_error=False)
+    async def sync_memory(self) -> None:
+        """Reconcile transcripts changed by hand or by another huichat, then tell the chat screen."""
+        from app.screens.chat import MemorySynced
+
+        try:
+            report = await self.gateway.run(lambda kernel: kernel.reconcile(embed=False))
+        except KernelError as exc:
+            self.notify(str(exc), title="Memory sync", severity="warning")
+            return
+        if report.changed_ids:
+            self.chat_screen.post_message(MemorySynced(frozenset(report.changed_ids)))
+
+    @work(group="memory-jobs", exit_on_error=False)
+    async def run_jobs(self, force: bool = False) -> None:
+        """The daily lifecycle jobs, when due (or now, from the palette), in a thread."""
+        if self._jobs_running:
+            if force:
+                self.notify("The memory jobs are already running.", timeout=3)
+            return
+        self._jobs_running = True
+        now = self.runtime.clock()
+        config = self.runtime.loaded.config
+
+        def jobs(kernel: MemoryKernel) -> str:
+            from memory.joblog import JobLog
+            from memory.lifecycle import run_scheduled
+
+            scored, grouped = run_scheduled(kernel, now, config.consolidation, JobLog(kernel.data_dir), force=force)
+            done = []
+            if scored is not None:
+                done.append(scored.skipped or f"{len(scored.moves)} turns moved between tiers")
+            if grouped is not None and not grouped.skipped:
+                done.append(f"{grouped.grouped} near-duplicates grouped")
+            return " · ".join(done)
+
+        try:
+            summary = await self.gateway.run(jobs)
+        except KernelError as exc:
+            self.notify(str(exc), title="Memory jobs", severity="warning")
+            return
+        finally:
+            self._jobs_running = False
+        if force or summary:
+            self.notify(summary or "Nothing was due.", title="Memory jobs", timeout=5)
+
+    def action_stats(self) -> None:
+        """F3: the statistics screen."""
+        from app.screens.stats import StatsScreen
+
+        if isinstance(self.screen, StatsScreen):
+            return
+
+        async def load() -> MemoryStats:
+            from memory.stats import collect
+
+            return await self.gateway.run(lambda kernel: collect(kernel, self.runtime.clock()))
+
+        self.push_screen(StatsScreen(load, self.chat_screen.fetch_turn, self.runtime.zone.tz))
+
+    def on_unmount(self) -> None:
+        if self._watcher is not None:
+            self._watcher.stop()
 
 
 def run_tui(runtime: Runtime, provider: str | None, session_id: str | None) -> int:

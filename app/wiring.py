@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from app import __version__
+from app.commands import consolidate, lifecycle, stats
 from app.config import ConfigError, LoadedConfig, load_config
 from app.runtime import Runtime, Zone
 from memory.turns import utc_now
@@ -31,6 +32,8 @@ if TYPE_CHECKING:
 EXIT_CONFIG = 2
 EXIT_BROKEN_PIPE = 141
 """128 + SIGPIPE: what a shell tool reports when its reader closed the pipe."""
+MODULE_COMMANDS = {"lifecycle": lifecycle, "consolidate": consolidate, "stats": stats}
+"""Commands with a module of their own in ``app.commands`` (``add_parser`` and ``run``)."""
 
 
 def resolve_zone(loaded: LoadedConfig) -> Zone:
@@ -83,6 +86,7 @@ def runtime(loaded: LoadedConfig, zone: Zone | None = None) -> Runtime:
             reconcile=reconcile,
             embed=embed,
             for_rebuild=for_rebuild,
+            lifecycle=loaded.config.lifecycle,
         )
 
     def open_llm() -> LLMClient:
@@ -166,8 +170,11 @@ def _parser() -> argparse.ArgumentParser:
 
     add_commands(commands)
 
+    for command in MODULE_COMMANDS.values():
+        command.add_parser(commands)
+
     bench = commands.add_parser(
-        "bench", help="benchmarks: recall, timegen, scale, startup, cli, loop, chaos, serve, import"
+        "bench", help="benchmarks: recall, timegen, scale, startup, cli, loop, chaos, serve, import, lifecycle"
     )
     from benchmarks.cli import add_bench_arguments
 
@@ -200,6 +207,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             from benchmarks.cli import run_bench
 
             return run_bench(args, faces)
+        if args.command in MODULE_COMMANDS:
+            return int(MODULE_COMMANDS[args.command].run(args, faces))
         from app import commands
 
         if args.command in commands.COMMANDS:

@@ -1,4 +1,4 @@
-"""``huichat bench``: recall, time, scale, start-up, the command line, the tool loop, chaos, the service and import."""
+"""``huichat bench``: recall, time, scale, start-up, the command line, the tool loop, chaos, the service, import and the lifecycle."""
 
 from __future__ import annotations
 
@@ -61,6 +61,11 @@ def add_bench_arguments(parser: argparse.ArgumentParser) -> None:
         help="'hash' for the fast test embedder, else the configured model",
     )
     recall.add_argument("--modes", default="hybrid,text,vector", help="search modes to run (default all three)")
+    recall.add_argument(
+        "--lifecycle",
+        action="store_true",
+        help="run the lifecycle job at each question's time and add 'hybrid+tiers' (the tier prior on)",
+    )
 
     timegen = kinds.add_parser("timegen", help="generate and run the bilingual time benchmark")
     timegen.add_argument("--out", type=Path, default=None, help="write the generated dataset to this folder")
@@ -133,6 +138,19 @@ def add_bench_arguments(parser: argparse.ArgumentParser) -> None:
     )
     imports.add_argument("--json", type=Path, default=None, metavar="OUT", help="also write the results as JSON")
 
+    lifecycle = kinds.add_parser(
+        "lifecycle", help="a synthetic year through the daily jobs: tiers, consolidation, recall"
+    )
+    lifecycle.add_argument("--turns", type=int, default=50_000, help="turns in the year (default 50000)")
+    lifecycle.add_argument("--facts", type=int, default=400, help="planted facts (default 400)")
+    lifecycle.add_argument(
+        "--search-turns", type=int, default=100_000, help="store size for search during a job (0 skips; default 100000)"
+    )
+    lifecycle.add_argument("--queries", type=int, default=200, help="idle searches timed (default 200)")
+    lifecycle.add_argument("--seed", type=int, default=13, help="random seed (default 13)")
+    lifecycle.add_argument("--keep", type=Path, default=None, metavar="DIR", help="build the stores here and keep them")
+    lifecycle.add_argument("--json", type=Path, default=None, metavar="OUT", help="also write the results as JSON")
+
     startup = kinds.add_parser("startup", help="first paint, memory and LLM ready, and quitting, in a real terminal")
     startup.add_argument("--runs", type=int, default=5, help="runs (median reported, default 5)")
     startup.add_argument("--json", type=Path, default=None, metavar="OUT", help="also write the results as JSON")
@@ -178,6 +196,10 @@ def run_bench(args: argparse.Namespace, runtime: Runtime) -> int:
         from benchmarks.serve import run_serve_bench
 
         return run_serve_bench(args, loaded, zone)
+    if args.bench == "lifecycle":
+        from benchmarks.lifecycle import run_lifecycle_bench
+
+        return run_lifecycle_bench(args, loaded, zone)
     from benchmarks.startup import run_startup_bench
 
     return run_startup_bench(args, loaded, zone)

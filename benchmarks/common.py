@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from app.config import LoadedConfig
-from memory.config import EmbeddingConfig
+from memory.config import EmbeddingConfig, LifecycleConfig
 from memory.embedding import Embedder, load_embedder
 from memory.kernel import MemoryKernel
 from memory.location import MemoryLocation
@@ -46,12 +46,19 @@ def bench_embedder(loaded: LoadedConfig, choice: str | None) -> Embedder:
 
 @contextmanager
 def scratch_kernel(
-    loaded: LoadedConfig, embedder: Embedder, zone: tzinfo, root: Path | None = None
+    loaded: LoadedConfig,
+    embedder: Embedder,
+    zone: tzinfo,
+    root: Path | None = None,
+    *,
+    lifecycle: LifecycleConfig | None = None,
 ) -> Iterator[MemoryKernel]:
     """A fresh kernel (index + transcripts) in a temporary folder."""
     with tempfile.TemporaryDirectory(prefix="huichat-bench-") as scratch:
         location = MemoryLocation.under(root or Path(scratch))
-        kernel = open_kernel(location, embedder, loaded.config.retriever, zone, now=utc_now(), reconcile=False)
+        kernel = open_kernel(
+            location, embedder, loaded.config.retriever, zone, now=utc_now(), reconcile=False, lifecycle=lifecycle
+        )
         try:
             yield kernel
         finally:

@@ -24,12 +24,19 @@ from rich.table import Table
 
 from app.config import LoadedConfig
 from benchmarks.common import bench_embedder, machine, percentile, scratch_kernel, write_json
+from memory.config import TierPrior
+from memory.joblog import JobLog
 from memory.kernel import MemoryKernel
+from memory.lifecycle import run_lifecycle
 from memory.results import Mode, SearchRequest
 from memory.turns import Message, TurnDraft
 
 if TYPE_CHECKING:
     from app.runtime import Zone
+
+TIERED = "hybrid+tiers"
+"""Hybrid search with the lifecycle run at each question's time and the tier prior on."""
+NO_PRIOR = TierPrior(long_term=0.0, working=0.0, archive=0.0)
 
 
 @dataclass
@@ -109,18 +116,19 @@ def run_recall_bench(args: argparse.Namespace, loaded: LoadedConfig, zone: Zone)
         by_conversation[row["conversation_id"]].append(row)
     conversation_ids = sorted(by_conversation)[: args.limit] if args.limit else sorted(by_conversation)
     modes: list[Mode] = [cast(Mode, m) for m in args.modes.split(",") if m in ("hybrid", "text", "vector")]
+    runs: list[str] = [*modes, TIERED] if getattr(args, "lifecycle", False) else list(modes)
     cutoffs = sorted(set(args.top_k))
     depth = max(cutoffs)
     embedder = bench_embedder(loaded, args.embedder)
-    scores: dict[str, dict[str, Score]] = {m: defaultdict(Score) for m in modes}
-    latencies: dict[str, list[float]] = {m: [] for m in modes}
+    scores: dict[str, dict[str, Score]] = {m: defaultdict(Score) for m in runs}
+    latencies: dict[str, list[float]] = {m: [] for m in runs}
     ingest_seconds = 0.0
     ingested = 0
     with Progress(console=console, transient=True) as progress:
         task = progress.add_task("ingesting", total=sum(len(by_conversation[c]) for c in conversation_ids))
         for conversation_id in conversation_ids:
             rows = by_conversation[conversation_id]
-            with scratch_kernel(loaded, embedder, zone.tz) as kernel:
+            with scratch_kernel(loaded, embedder, zone.tz, lifecycle=loaded.config.lifecycle) as kernel:
                 started = time.perf_counter()
                 mapping = ingest(kernel, rows, zone.tz)
                 ingest_seconds += time.perf_counter() - started
@@ -128,21 +136,28 @@ def run_recall_bench(args: argparse.Namespace, loaded: LoadedConfig, zone: Zone)
                 progress.update(task, advance=len(rows))
                 latest = max(_moment(r["session_datetime"], zone.tz) for r in rows)
                 asked = [q for q in questions if q["conversation_id"] == conversation_id]
-                ask = progress.add_task(f"asking {conversation_id}", total=len(asked) * len(modes))
-                for question in asked:
+                ask = progress.add_task(f"asking {conversation_id}", total=len(asked) * len(runs))
+                log = JobLog(kernel.data_dir)
+                tiered_at = None
+                for question in sorted(asked, key=lambda q: q.get("question_datetime") or ""):
                     now = (
                         _moment(question["question_datetime"], zone.tz) if question.get("question_datetime") else latest
                     )
                     gold = set(question["evidence_turn_ids"])
-                    for mode in modes:
+                    if TIERED in runs and tiered_at != now:
+                        run_lifecycle(kernel, now, log)  # the tiers as they stand at the question's time
+                        tiered_at = now
+                    for run in runs:
+                        mode: Mode = "hybrid" if run == TIERED else cast(Mode, run)
+                        kernel.retriever.prior = loaded.config.lifecycle.tier_prior if run == TIERED else NO_PRIOR
                         began = time.perf_counter()
                         results = kernel.search(
                             SearchRequest(question["question"], now, depth, mode=mode, record_access=False)
                         )
-                        latencies[mode].append(time.perf_counter() - began)
+                        latencies[run].append(time.perf_counter() - began)
                         ranked = [mapping.get(h.turn.id, "") for h in results.hits]
-                        scores[mode]["overall"].add(ranked, gold, cutoffs)
-                        scores[mode][question["category"]].add(ranked, gold, cutoffs)
+                        scores[run]["overall"].add(ranked, gold, cutoffs)
+                        scores[run][question["category"]].add(ranked, gold, cutoffs)
                         progress.advance(ask)
                 progress.remove_task(ask)
     report = {
@@ -150,19 +165,19 @@ def run_recall_bench(args: argparse.Namespace, loaded: LoadedConfig, zone: Zone)
         "embedder": embedder.name,
         "conversations": len(conversation_ids),
         "turns": ingested,
-        "questions": scores[modes[0]]["overall"].questions if modes else 0,
+        "questions": scores[runs[0]]["overall"].questions if runs else 0,
         "ingest_turns_per_s": round(ingested / ingest_seconds, 1) if ingest_seconds else 0.0,
         "search_ms": {
             m: {
                 "p50": round(percentile(latencies[m], 0.5) * 1000, 1),
                 "p95": round(percentile(latencies[m], 0.95) * 1000, 1),
             }
-            for m in modes
+            for m in runs
         },
-        "results": {m: {group: s.summary(cutoffs) for group, s in sorted(scores[m].items())} for m in modes},
+        "results": {m: {group: s.summary(cutoffs) for group, s in sorted(scores[m].items())} for m in runs},
         "machine": machine(),
     }
-    _print(console, report, modes, cutoffs)
+    _print(console, report, runs, cutoffs)
     write_json(args.json, report)
     return 0
 

@@ -1,10 +1,10 @@
-"""Configuration sections of the memory kernel (``embedding``, ``storage``, ``archive``, ``retriever``)."""
+"""Configuration sections of the memory kernel (embedding, storage, archive, retriever, lifecycle, consolidation, sync)."""
 
 from __future__ import annotations
 
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 MAX_TOP_K = 100
 """The most hits one search returns (the CLI and the API; the model's tool allows 20)."""
@@ -80,3 +80,97 @@ class RetrieverConfig(_Section):
     """Row count from which an ANN vector index is built (below it a flat scan is exact and fast)."""
     search_timeout_seconds: float = Field(default=5.0, gt=0, le=600)
     """A search that takes longer is given up with an error (the model is told and may retry)."""
+
+
+def _cron(value: str) -> str:
+    from croniter import croniter
+
+    if not croniter.is_valid(value):
+        raise ValueError(f"not a cron expression (minute hour day month weekday, e.g. '0 2 * * *'): {value!r}")
+    return value
+
+
+class ImportanceWeights(_Section):
+    """The seed's weights of the five parts of importance (they need not add up to 1; the score is normalised)."""
+
+    novelty: float = Field(default=0.25, ge=0.0, le=1.0)
+    """1 − the highest similarity to an earlier turn."""
+    sentiment: float = Field(default=0.15, ge=0.0, le=1.0)
+    """Strong-emotion words and marks, Chinese and English."""
+    feedback: float = Field(default=0.30, ge=0.0, le=1.0)
+    """Accesses, decaying with the days since the last one."""
+    access: float = Field(default=0.20, ge=0.0, le=1.0)
+    """How often the turn was retrieved (no decay)."""
+    density: float = Field(default=0.10, ge=0.0, le=1.0)
+    """Entities, numbers, code blocks, headings, lists."""
+
+
+class ImportanceConfig(_Section):
+    """How a turn's importance (0–1) is scored."""
+
+    enabled: bool = True
+    """Score turns when they are written and when the lifecycle jobs run."""
+    weights: ImportanceWeights = ImportanceWeights()
+    """Weight of each part."""
+
+
+class TierPrior(_Section):
+    """A small ranking nudge per tier, added to the similarity only to order near-equal results."""
+
+    long_term: float = Field(default=0.02, ge=-0.2, le=0.2)
+    """Added for long-term turns."""
+    working: float = Field(default=0.0, ge=-0.2, le=0.2)
+    """Added for working-memory turns."""
+    archive: float = Field(default=-0.02, ge=-0.2, le=0.2)
+    """Added for archived turns (they are still found; they only yield to near-equals)."""
+
+
+class LifecycleConfig(_Section):
+    """The seed's three tiers and the daily jobs that move turns between them (nothing is ever deleted)."""
+
+    enabled: bool = True
+    """Run the lifecycle jobs (scoring and tier moves)."""
+    working_memory_days: int = Field(default=7, ge=1)
+    """Working-memory turns older than this move to the archive unless important."""
+    long_term_threshold: float = Field(default=0.6, ge=0.0, le=1.0)
+    """Importance from which a turn is long-term memory (promoted)."""
+    archive_threshold: float = Field(default=0.3, ge=0.0, le=1.0)
+    """Importance below which an old, unused long-term turn is archived."""
+    archive_after_days: int = Field(default=90, ge=1)
+    """Long-term turns older than this and not accessed for as long may be archived."""
+    promotion_access_count: int = Field(default=5, ge=1)
+    """Working-memory turns retrieved this often become long-term memory."""
+    schedule: str = "0 2 * * *"
+    """When the jobs run (cron, local time); a run missed while huichat was closed happens at start-up."""
+    importance: ImportanceConfig = ImportanceConfig()
+    """Importance scoring."""
+    tier_prior: TierPrior = TierPrior()
+    """The ranking nudge per tier in search."""
+
+    _schedule = field_validator("schedule")(_cron)
+
+
+class ConsolidationConfig(_Section):
+    """Lossless merging of near-duplicate turns: one representative is shown, every member is kept."""
+
+    enabled: bool = True
+    """Look for clusters of near-duplicates when the jobs run."""
+    similarity_threshold: float = Field(default=0.85, ge=0.5, le=1.0)
+    """Cosine similarity from which two turns count as near-duplicates."""
+    min_cluster_size: int = Field(default=3, ge=2)
+    """Near-duplicates needed (representative included) before they are grouped."""
+    time_window_days: int = Field(default=7, ge=1)
+    """Only turns at most this many days from their representative are grouped."""
+    schedule: str = "0 2 * * *"
+    """When consolidation runs (cron, local time)."""
+
+    _schedule = field_validator("schedule")(_cron)
+
+
+class SyncConfig(_Section):
+    """Keeping the index in step with transcripts changed while huichat runs."""
+
+    watch: bool = True
+    """Watch the transcripts folder and reconcile files edited by hand or by another huichat."""
+    watch_debounce_ms: int = Field(default=1500, ge=50, le=600_000)
+    """Wait this long after the last change before reconciling."""

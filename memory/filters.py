@@ -11,7 +11,7 @@ Grammar (case-insensitive keywords)::
     and        := unary ("AND" unary)*
     unary      := "NOT" unary | "(" expr ")" | comparison
     comparison := field op literal | field "BETWEEN" literal "AND" literal
-    field      := timestamp | time | date | topic | session | session_id | turn_index
+    field      := timestamp | time | date | topic | session | session_id | turn_index | tier
     op         := = == != <> < <= > >= LIKE
     literal    := 'text' | "text" | number | 2026-04-06 | 2026-04-06T10:00[:00]
 
@@ -47,6 +47,7 @@ FIELDS = {
     "session": "session_id",
     "session_id": "session_id",
     "turn_index": "turn_index",
+    "tier": "tier",
 }
 _OPS = {
     "=": "=",

@@ -11,7 +11,7 @@ from __future__ import annotations
 import json
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import UTC, datetime
 from functools import partial
 from typing import Any
 
@@ -21,14 +21,15 @@ import pyarrow as pa
 
 from memory.filters import About, All, Any_, Compare, Filter, In, Not, clamp_utc, normalise
 from memory.timeparse.ranges import TimeRange
-from memory.turns import Turn, index_digest, is_turn_id
+from memory.turns import Message, Turn, index_digest, is_turn_id
 from memory.words import index_words
 
-SCHEMA_VERSION = 6
+SCHEMA_VERSION = 7
 """This code's layout. 3: one turn encoding (``Turn.to_record``) for every JSON column.
 4: ``embedded`` — a turn can be indexed (and found by its words) before its vector exists.
 5: ``words`` — the terms the full-text index sees (``memory.words``: CJK characters and pairs).
-6: ``events`` and the event slots — the times a turn talks about (``memory.timeparse``)."""
+6: the lifecycle — ``tier``, ``importance`` and its parts, consolidation ``cluster_id``/``cluster_role``.
+7: ``events`` and the event slots — the times a turn talks about (``memory.timeparse``)."""
 REBUILD_BELOW = 2
 """Indexes with an older layout hold derived data this code cannot use: they are rebuilt."""
 
@@ -115,6 +116,11 @@ COLUMNS: tuple[Column, ...] = (
     Column("text_hash", pa.string(), light=False),
     Column("extra", pa.string()),
     Column("embedded", pa.bool_(), fill="true", light=False),
+    Column("tier", pa.string(), fill="'working'"),
+    Column("importance", pa.float64(), fill="CAST(NULL AS DOUBLE)"),
+    Column("importance_parts", pa.string(), fill="CAST(NULL AS STRING)"),
+    Column("cluster_id", pa.string(), fill="''"),
+    Column("cluster_role", pa.string(), fill="''"),
     Column(
         "events",
         pa.string(),
@@ -126,9 +132,20 @@ COLUMNS: tuple[Column, ...] = (
         for side in ("start", "end")
     ),
 )
-JSON_COLUMNS = frozenset({"messages", "recalled_ids", "extra"})
+JSON_COLUMNS = frozenset({"messages", "recalled_ids", "extra", "importance_parts"})
 DERIVED = tuple(c for c in COLUMNS if c.derive is not None)
 LIGHT_COLUMNS = [c.name for c in COLUMNS if c.light]
+KEPT_COLUMNS = (
+    "access_count",
+    "last_accessed_at",
+    "tier",
+    "importance",
+    "importance_parts",
+    "cluster_id",
+    "cluster_role",
+)
+"""What the index knows that the transcripts do not (how a turn was used and ranked): kept when
+a turn is re-indexed after an edit and across ``huichat reindex``."""
 
 
 def schema(dim: int, embedder: str, columns: Sequence[Column] = COLUMNS, instance: str = "") -> pa.Schema:
@@ -211,8 +228,46 @@ def turns_from(table: pa.Table) -> list[Turn]:
         row["recalled_ids"] = json.loads(row.get("recalled_ids") or "[]")
         row["extra"] = json.loads(row["extra"]) if row.get("extra") else {}
         row["events"] = json.loads(row.get("events") or "[]")
+        row["importance_parts"] = json.loads(row.get("importance_parts") or "null")
         turns.append(Turn.from_record(row))
     return turns
+
+
+def kept_fields(row: dict[str, Any]) -> dict[str, Any]:
+    """The ``KEPT_COLUMNS`` of one row as ``Turn`` field values (for ``dataclasses.replace``)."""
+    kept = Turn.from_record(
+        {
+            "id": "",
+            "session_id": "",
+            "session_file": "",
+            "turn_index": 0,
+            "timestamp": _EPOCH,
+            **{name: row.get(name) for name in KEPT_COLUMNS},
+            "importance_parts": json.loads(row.get("importance_parts") or "null"),
+        }
+    )
+    return {name: getattr(kept, name) for name in KEPT_COLUMNS}
+
+
+def kept_table(kept: dict[str, dict[str, Any]], table_schema: pa.Schema) -> pa.Table:
+    """``id`` plus the kept columns of several turns, ready to merge into the index."""
+    columns: dict[str, list[Any]] = {"id": list(kept), **{name: [] for name in KEPT_COLUMNS}}
+    for fields in kept.values():
+        for name in KEPT_COLUMNS:
+            value = fields[name]
+            if name == "importance_parts":
+                value = json.dumps(value.to_record()) if value is not None else None
+            columns[name].append(value)
+    return pa.table({name: pa.array(values, type=table_schema.field(name).type) for name, values in columns.items()})
+
+
+_EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
+
+
+def first_message(raw: str | None) -> str:
+    """The text of the first message in a ``messages`` column value."""
+    messages = _messages(raw)
+    return Message.from_record(messages[0]).text if messages else ""
 
 
 # ------------------------------------------------------------------------ filters
@@ -241,6 +296,9 @@ _FILTER_COLUMNS = {
     "turn_index": "turn_index",
     "status": "status",
     "id": "id",
+    "tier": "tier",
+    "cluster_id": "cluster_id",
+    "cluster_role": "cluster_role",
 }
 
 

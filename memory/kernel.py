@@ -20,8 +20,12 @@ from datetime import UTC, datetime, tzinfo
 from pathlib import Path
 from typing import IO, Any
 
+import numpy as np
+import numpy.typing as npt
+
+from memory import importance
 from memory.catalogue import Catalogue
-from memory.config import MAX_TOP_K, RetrieverConfig
+from memory.config import MAX_TOP_K, LifecycleConfig, RetrieverConfig
 from memory.deadline import call_with_deadline
 from memory.durability import make_durable
 from memory.embedding import Embedder
@@ -48,6 +52,8 @@ __all__ = ["MemoryKernel", "Progress", "ReconcileReport", "SessionHandle"]
 _ACCESS_FLUSH_AT = 64
 _MAINTAIN_AFTER_WRITES = 32
 _SURROGATE = re.compile("[\ud800-\udfff]")
+_NEAREST = 4
+"""Nearest stored turns looked at for a new turn's novelty."""
 
 
 @dataclass
@@ -85,15 +91,22 @@ class MemoryKernel:
         catalogue_path: Path | None = None,
         fusion: Fusion | None = None,
         id_source: Callable[[], str] | None = None,
+        lifecycle: LifecycleConfig | None = None,
+        data_dir: Path | None = None,
     ) -> None:
         self.store = store
+        self.data_dir = data_dir or sessions_dir.parent
+        """Where this memory keeps its own files (the job log, the manifest)."""
         self.embedder = embedder
         self.sessions_dir = sessions_dir
         self.zone = zone
         self.config = retriever_config
+        self.lifecycle = lifecycle or LifecycleConfig()
         self.transcripts = TranscriptWriter(sessions_dir, zone)
         self.resolver = TimeResolver(zone, retriever_config.week_start)
-        self.retriever = Retriever(store, embedder, retriever_config, self.resolver, zone, fusion)
+        self.retriever = Retriever(
+            store, embedder, retriever_config, self.resolver, zone, fusion, self.lifecycle.tier_prior
+        )
         self.manifest = Manifest(manifest_path, sessions_dir, store.instance)
         self.catalogue = Catalogue(sessions_dir, catalogue_path or sessions_dir.parent / "catalogue.json")
         self._lock = threading.RLock()
@@ -301,7 +314,9 @@ class MemoryKernel:
                     self.manifest.forget(files)
                     return written
                 try:
-                    index_turns(self.store, self.embedder, everything, texts, progress, embed=embed)
+                    stored = index_turns(
+                        self.store, self.embedder, everything, texts, progress, embed=embed, score=self._scored
+                    )
                 except KernelError as exc:
                     # stored all the same: the transcripts have them, a later reconcile indexes them
                     self._write_failed(exc, files)
@@ -310,7 +325,66 @@ class MemoryKernel:
             self._writes_since_maintenance += 1
             # recorded only now: the manifest marks transcript states that are fully indexed
             self.manifest.record_files(files)
-            return written
+            # the turns as stored: with their importance
+            scored = iter(stored)
+            return [[next(scored) for _ in turns] for turns in written]
+
+    def _scored(self, turns: list[Turn], vectors: npt.NDArray[np.float32] | None) -> list[Turn]:
+        """The turns with their importance (novelty from ``vectors``, when there are any).
+
+        A turn re-indexed after an edit keeps what it had: its novelty (measured when it was
+        first written) and the parts that come from its use; only the parts read from its text
+        follow the new text.
+        """
+        settings = self.lifecycle.importance
+        if not settings.enabled or not turns:
+            return turns
+        needed = [i for i, t in enumerate(turns) if t.importance_parts is None or t.importance_parts.novelty is None]
+        nearest: dict[int, float | None] = {}
+        if vectors is not None and needed:
+            found = self.nearest_similarity([turns[i] for i in needed], vectors[needed])
+            nearest = dict(zip(needed, found, strict=True))
+        scored = []
+        for i, turn in enumerate(turns):
+            kept = turn.importance_parts
+            novelty = kept.novelty if kept is not None and kept.novelty is not None else None
+            if novelty is None:
+                novelty = importance.novelty(nearest.get(i))
+            if kept is None:
+                moment = max(turn.timestamp, turn.last_accessed_at or turn.timestamp)
+                parts = importance.parts_for(turn.text, turn.access_count, turn.last_accessed_at, moment, novelty)
+            else:
+                parts = replace(
+                    kept,
+                    novelty=novelty,
+                    sentiment=importance.sentiment(turn.text),
+                    density=importance.density(turn.text),
+                )
+            scored.append(replace(turn, importance=importance.score(parts, settings.weights), importance_parts=parts))
+        return scored
+
+    def nearest_similarity(self, turns: Sequence[Turn], vectors: npt.NDArray[np.float32]) -> list[float | None]:
+        """For each turn, its highest cosine similarity to an earlier turn (stored, or earlier in this batch).
+
+        One batched vector search. When only later turns are among the nearest, the lowest
+        similarity found bounds the earlier ones from above; a turn with no other turn at all is
+        entirely new (similarity 0).
+        """
+        unit = vectors / np.maximum(np.linalg.norm(vectors, axis=1, keepdims=True), 1e-12)
+        stored = self.store.nearest(unit, _NEAREST + 1)
+        within = unit @ unit.T
+        nearest: list[float | None] = []
+        for i, turn in enumerate(turns):
+            others = [(moment, cosine) for turn_id, moment, cosine in stored[i] if turn_id != turn.id]
+            earlier = [cosine for moment, cosine in others if moment <= turn.timestamp]
+            earlier.extend(float(within[i, j]) for j in range(i) if turns[j].timestamp <= turn.timestamp)
+            if earlier:
+                nearest.append(max(earlier))
+            elif others:
+                nearest.append(min(cosine for _, cosine in others))
+            else:
+                nearest.append(0.0)
+        return nearest
 
     @property
     def pending_vectors(self) -> int:
@@ -329,7 +403,15 @@ class MemoryKernel:
                 return 0
             previous = self.store.get(t.prev_id for t in waiting if t.prev_id)
             texts = [search_text(t, previous.get(t.prev_id) if t.prev_id else None) for t in waiting]
-            self.store.set_vectors([t.id for t in waiting], self.embedder.embed_passages(texts))
+            vectors = self.embedder.embed_passages(texts)
+            scored = self._scored(waiting, vectors)
+            columns: dict[str, Sequence[Any]] = {}
+            if self.lifecycle.importance.enabled:
+                columns = {
+                    "importance": [t.importance for t in scored],
+                    "importance_parts": [t.importance_parts for t in scored],
+                }
+            self.store.set_vectors([t.id for t in waiting], vectors, columns)
             if progress is not None:
                 progress(len(waiting), len(waiting) + self.store.pending_count)
             return len(waiting)
@@ -389,6 +471,16 @@ class MemoryKernel:
             self._access_time = now
             if sum(self._pending_access.values()) >= _ACCESS_FLUSH_AT:
                 self.flush_access()
+
+    def update_turns(self, ids: Sequence[str], columns: dict[str, Sequence[Any]]) -> None:
+        """Set derived columns (tier, importance, cluster) of stored turns in one commit.
+
+        Only what the index derives: a turn's words, time and anchors come from its transcript.
+        """
+        if not ids:
+            return
+        with self._lock:
+            self.store.update_columns(ids, columns)
 
     def flush_access(self) -> None:
         """Persist pending access statistics (dropped, not raised, when the index fails: they are statistics)."""
@@ -473,7 +565,14 @@ class MemoryKernel:
             # what failed to be indexed before now is picked up by this pass (a failure after it sets this again)
             behind, self._index_behind, self.index_error = self._index_behind, False, ""
             reconciler = Reconciler(
-                self.store, self.embedder, self.transcripts, self.manifest, progress, self._lock, embed=embed
+                self.store,
+                self.embedder,
+                self.transcripts,
+                self.manifest,
+                progress,
+                self._lock,
+                embed=embed,
+                score=self._scored,
             )
         try:
             # the lock is taken batch by batch: a reply can be stored while the index is rebuilt
@@ -504,14 +603,14 @@ class MemoryKernel:
         with self._lock:
             with contextlib.suppress(KernelError):
                 self.flush_access()
-            saved, complete = self.store.saved_access()
+            saved, complete = self.store.saved_kept()
             self.manifest.clear()  # first: a rebuild cut short starts again at the next open
             self.store.reset()
             self.index_problem = ""  # a fresh table: whatever failed before is gone with the old one
             self.manifest.rebind(self.store.instance)
             self._known_ids = None
             report = self.reconcile(progress, full=True, embed=embed)
-            self.store.restore_access(saved)
+            self.store.restore_kept(saved)
             report.access_lost = not complete
             self.maintain(force=True)
             return report

@@ -6,7 +6,7 @@ import hashlib
 from collections.abc import Callable
 from datetime import date, datetime, tzinfo
 
-from memory.config import ArchiveConfig, RetrieverConfig
+from memory.config import ArchiveConfig, LifecycleConfig, RetrieverConfig
 from memory.embedding import Embedder
 from memory.kernel import MemoryKernel
 from memory.location import MemoryLocation
@@ -28,6 +28,7 @@ def open_kernel(
     for_rebuild: bool = False,
     id_source: Callable[[], str] | None = None,
     fusion: Fusion | None = None,
+    lifecycle: LifecycleConfig | None = None,
 ) -> MemoryKernel:
     """Open the index and the transcripts, and bring them in line.
 
@@ -57,6 +58,8 @@ def open_kernel(
         catalogue_path=location.catalogue_path,
         fusion=fusion,
         id_source=id_source,
+        lifecycle=lifecycle,
+        data_dir=location.data_dir,
     )
     alone = kernel.acquire_process_lock(location.data_dir / ".huichat.lock")
     if for_rebuild:

@@ -16,8 +16,11 @@ import os
 from collections.abc import Callable, Iterable, Sequence
 from contextlib import AbstractContextManager
 from dataclasses import dataclass, field, replace
-from datetime import datetime
 from pathlib import Path
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
 
 from memory.archive import ARCHIVE_DIR, read_archive
 from memory.embedding import Embedder
@@ -28,6 +31,8 @@ from memory.transcript_parse import ParsedSession, decode_transcript, parse_tran
 from memory.turns import Turn, index_digest, search_text
 
 Progress = Callable[[int, int], None]
+Scorer = Callable[[list[Turn], "npt.NDArray[np.float32] | None"], list[Turn]]
+"""Gives turns their importance before they are written (``MemoryKernel._scored``)."""
 EMBED_BATCH = 64
 _BULK_BATCH = 2048
 """Turns per index commit when nothing is embedded (imports, rebuilds: words first, vectors later)."""
@@ -55,22 +60,28 @@ def index_turns(
     *,
     upsert: bool = False,
     embed: bool = True,
-) -> None:
+    score: Scorer | None = None,
+) -> list[Turn]:
     """Embed and write turns in batches (one commit per batch); without ``embed`` their
-    vectors come later (``MemoryKernel.embed_pending``)."""
+    vectors come later (``MemoryKernel.embed_pending``). Returns the turns as stored (scored)."""
+    stored: list[Turn] = []
     done = 0
     step = EMBED_BATCH * 4 if embed else _BULK_BATCH
     for start in range(0, len(turns), step):
-        batch = list(turns[start : start + step])
         batch_texts = list(texts[start : start + step])
         vectors = embedder.embed_passages(batch_texts) if embed else None
+        batch = list(turns[start : start + step])
+        if score is not None:
+            batch = score(batch, vectors)
         if upsert:
             store.upsert(batch, batch_texts, vectors)
         else:
             store.add(batch, batch_texts, vectors)
+        stored.extend(batch)
         done += len(batch)
         if progress is not None:
             progress(done, len(turns))
+    return stored
 
 
 @dataclass
@@ -94,6 +105,8 @@ class ReconcileReport:
     """The index was missing or empty while transcripts exist, and was rebuilt from them."""
     access_lost: bool = False
     """A rebuild could not read every access statistic from the old (damaged) index."""
+    changed_ids: set[str] = field(default_factory=set)
+    """Turns added, re-indexed or removed (a view showing one of them is out of date)."""
 
     def notices(self) -> list[str]:
         """What to tell the user, one line each; empty when everything was in order."""
@@ -204,7 +217,7 @@ def _state(path: Path) -> list[int]:
     return [stat.st_size, stat.st_mtime_ns]
 
 
-Indexed = dict[str, tuple[str, str, int, datetime | None]]
+Indexed = dict[str, tuple[str, str, dict[str, Any]]]
 
 
 @dataclass
@@ -236,6 +249,7 @@ class Reconciler:
         lock: AbstractContextManager[object] | None = None,
         *,
         embed: bool = True,
+        score: Scorer | None = None,
     ) -> None:
         self.lock = lock or contextlib.nullcontext()
         self.store = store
@@ -245,6 +259,7 @@ class Reconciler:
         self.manifest = manifest
         self.progress = progress
         self.embed = embed
+        self.score = score
         self.report = ReconcileReport()
         self.added_ids: set[str] = set()
         self._done = 0
@@ -373,7 +388,7 @@ class Reconciler:
                     to_add.append(turn)
                     add_texts.append(text)
                 elif known[1] != index_digest(text, turn) or known[0] != file.rel:
-                    to_update.append(replace(turn, access_count=known[2], last_accessed_at=known[3]))
+                    to_update.append(replace(turn, **known[2]))  # what only the index knows is kept
                     update_texts.append(text)
                 else:
                     unchanged += 1
@@ -382,13 +397,23 @@ class Reconciler:
             present = {t.id for t in session.turns} | {p.turn_id for p in session.problems if p.turn_id}
             to_remove.extend(i for i, meta in indexed.items() if meta[0] == file.rel and i not in present)
         self._advance(unchanged)
-        index_turns(self.store, self.embedder, to_add, add_texts, self._step(), embed=self.embed)
-        index_turns(self.store, self.embedder, to_update, update_texts, self._step(), upsert=True, embed=self.embed)
+        index_turns(self.store, self.embedder, to_add, add_texts, self._step(), embed=self.embed, score=self.score)
+        index_turns(
+            self.store,
+            self.embedder,
+            to_update,
+            update_texts,
+            self._step(),
+            upsert=True,
+            embed=self.embed,
+            score=self.score,
+        )
         self.store.delete(to_remove)
         self.report.added += len(to_add)
         self.report.updated += len(to_update)
         self.report.removed += len(to_remove)
         self.added_ids.update(t.id for t in to_add)
+        self.report.changed_ids |= {t.id for t in (*to_add, *to_update)} | set(to_remove)
 
     def _advance(self, count: int) -> None:
         self._done += count

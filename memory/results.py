@@ -13,7 +13,7 @@ from typing import Any, Literal
 
 from memory.timeparse import Role, TimeRange
 from memory.transcript import format_local_time
-from memory.turns import Turn, anchor_line
+from memory.turns import ImportanceParts, Turn, anchor_line
 
 ContextRole = Literal["hit", "neighbor"]
 Mode = Literal["hybrid", "vector", "text"]
@@ -66,6 +66,8 @@ class SearchHit:
     """In a search with a time range: the times the turn talks about that fall inside it."""
     outside: bool = False
     """Offered because the range held fewer hits than asked: neither said nor about a time inside it."""
+    similar: tuple[Turn, ...] = ()
+    """For a consolidation representative: the near-duplicates it stands for (each still stored)."""
 
     @property
     def _context_role(self) -> ContextRole:
@@ -180,6 +182,24 @@ class Scored:
 
 
 @dataclass(frozen=True)
+class TurnState:
+    """Where one turn stands in its lifecycle: what the jobs and the statistics read for every turn."""
+
+    id: str
+    session_id: str
+    timestamp: datetime
+    status: str
+    tier: str
+    importance: float | None
+    importance_parts: ImportanceParts | None
+    access_count: int
+    last_accessed_at: datetime | None
+    cluster_id: str
+    cluster_role: str
+    embedded: bool
+
+
+@dataclass(frozen=True)
 class SessionInfo:
     """A summary of one stored session."""
 
@@ -261,5 +281,16 @@ def format_turn(turn: Turn, zone: tzinfo | None = None, similarity: float | None
 
 
 def format_search_result(result: SearchHit, zone: tzinfo | None = None) -> str:
-    """One search result in the seed's format, with its similarity and which of its times matched."""
-    return format_turn(result.turn, zone, result.similarity, placement(result, zone))
+    """One search result in the seed's format, with its similarity and which of its times matched.
+
+    A consolidation representative ends with a ``+N similar`` line naming every member it
+    stands for (each recallable by id), after the seed's block, which stays as it is.
+    """
+    block = format_turn(result.turn, zone, result.similarity, placement(result, zone))
+    return f"{block}\n\n{similar_line(result.similar, zone)}" if result.similar else block
+
+
+def similar_line(members: tuple[Turn, ...], zone: tzinfo | None = None) -> str:
+    """``+2 similar: [id:k7f2a1 · 2026-03-04 Wed 09:12:00] …`` — the near-duplicates of a representative."""
+    listed = " ".join(f"[id:{m.id} · {format_local_time(m.timestamp, zone)}]" for m in members)
+    return f"+{len(members)} similar: {listed}"

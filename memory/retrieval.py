@@ -12,11 +12,12 @@ from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from datetime import datetime, timedelta, tzinfo
 
-from memory.config import RetrieverConfig
+from memory.config import RetrieverConfig, TierPrior
 from memory.deadline import in_background
 from memory.embedding import Embedder
 from memory.filters import (
     Filter,
+    In,
     Not,
     combine,
     excluding,
@@ -37,7 +38,7 @@ from memory.results import (
 )
 from memory.store import TurnStore
 from memory.timeparse import QueryTime, TimeRange, TimeResolver
-from memory.turns import CONTEXT_GAP, Turn
+from memory.turns import CONTEXT_GAP, ROLE_MEMBER, ROLE_REPRESENTATIVE, Turn
 from memory.words import has_cjk
 
 
@@ -181,6 +182,7 @@ class Retriever:
         resolver: TimeResolver,
         zone: tzinfo,
         fusion: Fusion | None = None,
+        prior: TierPrior | None = None,
     ) -> None:
         self.store = store
         self.embedder = embedder
@@ -188,6 +190,7 @@ class Retriever:
         self.resolver = resolver
         self.zone = zone
         self.fusion = fusion or Fusion()
+        self.prior = prior or TierPrior(long_term=0.0, working=0.0, archive=0.0)
 
     def format_search_result(self, result: SearchHit) -> str:
         """The seed's format for one result, times shown in this retriever's zone."""
@@ -257,7 +260,46 @@ class Retriever:
         )
         floor = self.config.min_similarity
         hits = [SearchHit(turn, round(score, 6), "hit") for turn, score in pairs if score > 0 and score >= floor]
-        return hits[:limit]
+        if keywords.strip():
+            # the tier prior only reorders near-equals: the similarity shown stays the one measured
+            hits.sort(key=lambda h: -(h.similarity + self._prior(h.turn)))
+        return self._folded(hits, where)[:limit]
+
+    def _prior(self, turn: Turn) -> float:
+        return float(getattr(self.prior, turn.tier, 0.0))
+
+    def _folded(self, hits: list[SearchHit], where: Filter | None) -> list[SearchHit]:
+        """Each consolidation cluster once, at the place of its best hit, shown by its representative.
+
+        The representative carries every other member in ``similar`` (all stay stored and
+        recallable). When ``where`` leaves the representative out, the best member in range
+        stands for the cluster instead.
+        """
+        clusters = {h.turn.cluster_id for h in hits if h.turn.cluster_role in (ROLE_REPRESENTATIVE, ROLE_MEMBER)}
+        if not clusters:
+            return hits
+        grouped: dict[str, list[Turn]] = {}
+        for turn in self.store.where(In("cluster_id", tuple(sorted(clusters)))):
+            grouped.setdefault(turn.cluster_id, []).append(turn)
+        in_range = {t.id for t in self.store.where(combine(where, In("cluster_id", tuple(sorted(clusters)))))}
+        folded: list[SearchHit] = []
+        seen: set[str] = set()
+        for hit in hits:
+            cluster = hit.turn.cluster_id if hit.turn.cluster_role in (ROLE_REPRESENTATIVE, ROLE_MEMBER) else ""
+            if not cluster:
+                folded.append(hit)
+                continue
+            if cluster in seen:
+                continue
+            seen.add(cluster)
+            members = grouped.get(cluster, [hit.turn])
+            shown = next(
+                (t for t in members if t.cluster_role == ROLE_REPRESENTATIVE and t.id in in_range),
+                hit.turn,
+            )
+            others = tuple(t for t in members if t.id != shown.id)
+            folded.append(SearchHit(shown, hit.similarity, "hit", similar=others))
+        return folded
 
     # ----------------------------------------------------------------- public
 
@@ -418,7 +460,9 @@ class Retriever:
             reached = week_start <= focus_start and any(h.similarity >= target for h in found.values())
             if not keywords.strip() and len(found) >= top_k:
                 break
-        ordered = sorted(found.values(), key=lambda h: (-h.similarity, -h.turn.timestamp.timestamp()))
+        ordered = sorted(
+            found.values(), key=lambda h: (-(h.similarity + self._prior(h.turn)), -h.turn.timestamp.timestamp())
+        )
         return ordered[:top_k]
 
     # ------------------------------------------------------------ neighbours

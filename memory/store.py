@@ -14,6 +14,7 @@ damaged index says so and names the command that rebuilds it.
 
 from __future__ import annotations
 
+import json
 import os
 import random
 import secrets
@@ -37,6 +38,7 @@ from memory.errors import IndexUnavailable, KernelError
 from memory.filters import Filter
 from memory.index_schema import (
     COLUMNS,
+    KEPT_COLUMNS,
     LIGHT_COLUMNS,
     META_DIM,
     META_INSTANCE,
@@ -50,6 +52,8 @@ from memory.index_schema import (
     Source,
     compile_filter,
     id_list,
+    kept_fields,
+    kept_table,
     position_key,
     quote,
     rows,
@@ -58,8 +62,8 @@ from memory.index_schema import (
     stored_version,
     turns_from,
 )
-from memory.results import Scored
-from memory.turns import Turn, is_turn_id
+from memory.results import Scored, TurnState
+from memory.turns import ImportanceParts, Turn, is_turn_id
 from memory.words import index_words
 
 
@@ -93,6 +97,16 @@ lancedb = _import_lancedb()
 
 TABLE = "turns"
 _DERIVE_BATCH = 5000
+_CHUNK = 4096
+"""Rows converted at a time in whole-table scans (the conversion holds the GIL)."""
+_STATE_COLUMNS = (
+    "id",
+    "session_id",
+    "timestamp",
+    "status",
+    "embedded",
+    *KEPT_COLUMNS,
+)
 _REINDEX = "run `huichat reindex` to rebuild it from the transcripts"
 KEEP_VERSIONS = timedelta(minutes=2)
 """Old table versions kept for readers in other processes (a query takes well under a second)."""
@@ -259,27 +273,19 @@ class TurnStore:
     def _unreadable(self, exc: BaseException) -> IndexUnavailable:
         return IndexUnavailable(f"the memory index at {self.uri} cannot be read ({_detail(exc)}); {_REINDEX}")
 
-    def restore_access(self, saved: dict[str, tuple[int, datetime | None]]) -> None:
-        """Put back access statistics saved before a rebuild."""
-        by_value: dict[tuple[int, datetime | None], list[str]] = {}
-        for turn_id, value in saved.items():
-            by_value.setdefault((int(value[0]), value[1]), []).append(turn_id)
-        for (count, last), ids in by_value.items():
-            ids_sql = id_list(ids)
-            if ids_sql == "()":
-                continue
-            values = {"access_count": str(count)}
-            if last is not None:
-                values["last_accessed_at"] = sql_time(last)
-            self._write("update", partial(self._table.update, where=f"id IN {ids_sql}", values_sql=values))
+    def restore_kept(self, saved: dict[str, dict[str, Any]]) -> None:
+        """Put back what only the index knew (access statistics, tier, importance, clusters) after a rebuild."""
+        if saved:
+            self._merge(kept_table(saved, self._table.schema))
 
-    def saved_access(self) -> tuple[dict[str, tuple[int, datetime | None]], bool]:
-        """Access statistics worth keeping across a rebuild, and whether all could be read.
+    def saved_kept(self) -> tuple[dict[str, dict[str, Any]], bool]:
+        """What only the index knows (``KEPT_COLUMNS``) worth keeping across a rebuild, and whether
+        all of it could be read.
 
         A damaged table is read as far as it goes: the newest version that still reads
         (old versions are kept for a while) gives what it has; nothing is raised.
         """
-        columns = ["id", "access_count", "last_accessed_at"]
+        columns = ["id", *KEPT_COLUMNS]
         try:
             versions = sorted((v["version"] for v in self._table.list_versions()), reverse=True)
         except _VENDOR_ERRORS:
@@ -288,10 +294,11 @@ class TurnStore:
             try:
                 if number:
                     self._table.checkout(version)
-                rows_read = self._table.search().select(columns).where("access_count > 0").limit(None).to_arrow()
+                names = set(self._table.schema.names)
+                rows_read = self._table.search().select([c for c in columns if c in names]).limit(None).to_arrow()
             except _VENDOR_ERRORS:
                 continue
-            saved = {r["id"]: (int(r["access_count"]), r["last_accessed_at"]) for r in rows_read.to_pylist()}
+            saved = {r["id"]: kept_fields(r) for r in rows_read.to_pylist()}
             return saved, number == 0
         return {}, False
 
@@ -419,19 +426,13 @@ class TurnStore:
             self._pending = 0
         return found
 
-    def set_vectors(self, ids: Sequence[str], vectors: npt.NDArray[np.float32]) -> None:
-        """Give turns indexed earlier their vectors (one commit)."""
+    def set_vectors(
+        self, ids: Sequence[str], vectors: npt.NDArray[np.float32], columns: dict[str, Sequence[Any]] | None = None
+    ) -> None:
+        """Give turns indexed earlier their vectors, and set other ``columns`` with them (one commit)."""
         if not len(ids):
             return
-        flat = pa.array(np.ascontiguousarray(vectors, dtype=np.float32).reshape(-1), type=pa.float32())
-        update = pa.table(
-            {
-                "id": pa.array(list(ids), type=pa.string()),
-                "embedded": pa.array([True] * len(ids), type=pa.bool_()),
-                "vector": pa.FixedSizeListArray.from_arrays(flat, self.dim),
-            }
-        )
-        self._write("update", lambda: self._table.merge_insert("id").when_matched_update_all().execute(update))
+        self.update_columns(ids, {"embedded": [True] * len(ids), "vector": list(vectors), **(columns or {})})
         self._pending = max(0, self.pending_count - len(ids))
 
     @property
@@ -625,24 +626,105 @@ class TurnStore:
         return [Scored(t, float(s)) for t, s in zip(turns, scores, strict=True)]
 
     @_reading
-    def hashes(self, session_file: str | None = None) -> dict[str, tuple[str, str, int, datetime | None]]:
-        """``id -> (session_file, text_hash, access_count, last_accessed_at)`` for reconciliation."""
-        query = (
-            self._table.search()
-            .select(["id", "session_file", "text_hash", "access_count", "last_accessed_at"])
-            .limit(None)
-        )
+    def hashes(self, session_file: str | None = None) -> dict[str, tuple[str, str, dict[str, Any]]]:
+        """``id -> (session_file, text_hash, kept fields)`` for reconciliation (see ``KEPT_COLUMNS``)."""
+        query = self._table.search().select(["id", "session_file", "text_hash", *KEPT_COLUMNS]).limit(None)
         if session_file is not None:
             query = query.where(f"session_file = {quote(session_file)}")
-        return {
-            r["id"]: (
-                r["session_file"],
-                r["text_hash"],
-                int(r["access_count"] or 0),
-                r["last_accessed_at"],
-            )
-            for r in self._read(query.to_arrow).to_pylist()
-        }
+        rows_read = self._read(query.to_arrow).to_pylist()
+        return {r["id"]: (r["session_file"], r["text_hash"], kept_fields(r)) for r in rows_read}
+
+    @_reading
+    def states(self, where: Filter | None = None) -> list[TurnState]:
+        """Every turn's lifecycle state (matching ``where``), without its text or vector."""
+        query = self._table.search().select(list(_STATE_COLUMNS)).limit(None)
+        if where is not None:
+            query = query.where(compile_filter(where))
+        states = []
+        for batch in query.to_arrow().to_batches(max_chunksize=_CHUNK):
+            for row in batch.to_pylist():
+                parts = row["importance_parts"]
+                states.append(
+                    TurnState(
+                        row["id"],
+                        row["session_id"],
+                        row["timestamp"],
+                        row["status"] or "ok",
+                        row["tier"] or "working",
+                        row["importance"],
+                        ImportanceParts.from_record(json.loads(parts)) if parts and parts != "null" else None,
+                        int(row["access_count"] or 0),
+                        row["last_accessed_at"],
+                        row["cluster_id"] or "",
+                        row["cluster_role"] or "",
+                        bool(row["embedded"]),
+                    )
+                )
+            time.sleep(0)  # a long scan lets searches in other threads in between chunks
+        return states
+
+    @_reading
+    def texts(self, where: Filter | None = None) -> dict[str, str]:
+        """The searchable text of every turn (matching ``where``), by id."""
+        query = self._table.search().select(["id", "text"]).limit(None)
+        if where is not None:
+            query = query.where(compile_filter(where))
+        table = query.to_arrow()
+        return dict(
+            zip(table.column("id").to_pylist(), (t or "" for t in table.column("text").to_pylist()), strict=True)
+        )
+
+    @_reading
+    def nearest(self, vectors: npt.NDArray[np.float32], limit: int) -> list[list[tuple[str, datetime, float]]]:
+        """For each vector, its ``limit`` nearest embedded turns as ``(id, timestamp, cosine)`` (one query)."""
+        if not len(vectors) or not self._table.count_rows():
+            return [[] for _ in range(len(vectors))]
+        query = (
+            self._table.search(np.ascontiguousarray(vectors, dtype=np.float32), vector_column_name="vector")
+            .distance_type("cosine")
+            .select(["id", "timestamp", "_distance"])
+            .limit(limit)
+        )
+        if self.pending_count:
+            query = query.where("embedded = true", prefilter=True)
+        table = query.to_arrow()
+        found: list[list[tuple[str, datetime, float]]] = [[] for _ in range(len(vectors))]
+        positions = table.column("query_index").to_pylist() if len(vectors) > 1 else [0] * table.num_rows
+        for position, turn_id, moment, distance in zip(
+            positions,
+            table.column("id").to_pylist(),
+            table.column("timestamp").to_pylist(),
+            table.column("_distance").to_pylist(),
+            strict=True,
+        ):
+            found[position].append((turn_id, moment, 1.0 - float(distance)))
+        return found
+
+    def update_columns(self, ids: Sequence[str], columns: dict[str, Sequence[Any]]) -> None:
+        """Set some columns of existing turns by id, in one commit (rows that vanished are skipped)."""
+        if not ids:
+            return
+        table_schema = self._table.schema
+        data: dict[str, pa.Array] = {"id": pa.array(list(ids), type=pa.string())}
+        for name, values in columns.items():
+            if name == "vector":
+                flat = pa.array(np.asarray(values, dtype=np.float32).reshape(-1), type=pa.float32())
+                data[name] = pa.FixedSizeListArray.from_arrays(flat, self.dim)
+                continue
+            if name == "importance_parts":
+                values = [json.dumps(v.to_record()) if isinstance(v, ImportanceParts) else v for v in values]
+            data[name] = pa.array(list(values), type=table_schema.field(name).type)
+        self._merge(pa.table(data))
+
+    def _merge(self, update: pa.Table) -> None:
+        self._write("update", lambda: self._table.merge_insert("id").when_matched_update_all().execute(update))
+
+    def disk_bytes(self) -> int:
+        """Bytes the index takes on disk (0 for an index on object storage)."""
+        if "://" in self.uri:
+            return 0
+        root = Path(self.uri)
+        return sum(f.stat().st_size for f in root.rglob("*") if f.is_file()) if root.exists() else 0
 
     @_reading
     def all_ids(self) -> set[str]:

@@ -23,6 +23,18 @@ TEXT = "text"
 STATUS_OK = "ok"
 STATUS_FAILED = "failed"
 
+TIER_WORKING = "working"
+TIER_LONG_TERM = "long_term"
+TIER_ARCHIVE = "archive"
+TIERS = (TIER_WORKING, TIER_LONG_TERM, TIER_ARCHIVE)
+"""The seed's three tiers. They rank and group turns; no tier ever removes one."""
+
+ROLE_REPRESENTATIVE = "representative"
+ROLE_MEMBER = "member"
+ROLE_SEPARATE = "separate"
+"""Cluster roles: the turn that stands for its near-duplicates, one of those, or a turn the
+user took out of a cluster (consolidation leaves it alone from then on)."""
+
 
 @dataclass(frozen=True)
 class Message:
@@ -69,6 +81,42 @@ class Message:
 
 
 @dataclass(frozen=True)
+class ImportanceParts:
+    """The seed's five parts of a turn's importance, each in [0, 1].
+
+    ``novelty`` is None until the turn has a vector (it compares the turn with earlier ones).
+    """
+
+    novelty: float | None
+    sentiment: float
+    feedback: float
+    access: float
+    density: float
+
+    def to_record(self) -> dict[str, float | None]:
+        """The parts as plain data (rounded: they are estimates, not measurements)."""
+        return {
+            "novelty": None if self.novelty is None else round(self.novelty, 4),
+            "sentiment": round(self.sentiment, 4),
+            "feedback": round(self.feedback, 4),
+            "access": round(self.access, 4),
+            "density": round(self.density, 4),
+        }
+
+    @classmethod
+    def from_record(cls, data: Mapping[str, Any]) -> ImportanceParts:
+        """The inverse of ``to_record``."""
+        novelty = data.get("novelty")
+        return cls(
+            None if novelty is None else float(novelty),
+            float(data.get("sentiment") or 0.0),
+            float(data.get("feedback") or 0.0),
+            float(data.get("access") or 0.0),
+            float(data.get("density") or 0.0),
+        )
+
+
+@dataclass(frozen=True)
 class Turn:
     """One stored round of conversation.
 
@@ -90,6 +138,14 @@ class Turn:
     access_count: int = 0
     last_accessed_at: datetime | None = None
     extra: tuple[tuple[str, str], ...] = field(default=(), compare=False)
+    tier: str = TIER_WORKING
+    importance: float | None = None
+    """0–1, None until scored (see ``memory.importance``)."""
+    importance_parts: ImportanceParts | None = None
+    cluster_id: str = ""
+    """The consolidation cluster of near-duplicates this turn belongs to ('' for none)."""
+    cluster_role: str = ""
+    """``representative``, ``member``, ``separate`` or '' (see the ROLE_ constants)."""
     events: tuple[TimeRange, ...] = field(default=(), compare=False)
     """The times the turn talks about, resolved against when it was said (``TimeResolver.event_ranges``).
 
@@ -126,6 +182,11 @@ class Turn:
             "access_count": self.access_count,
             "last_accessed_at": self.last_accessed_at.isoformat() if self.last_accessed_at else None,
             "extra": dict(self.extra),
+            "tier": self.tier,
+            "importance": None if self.importance is None else round(self.importance, 4),
+            "importance_parts": self.importance_parts.to_record() if self.importance_parts else None,
+            "cluster_id": self.cluster_id,
+            "cluster_role": self.cluster_role,
             "events": [r.to_record() for r in self.events],
         }
 
@@ -151,6 +212,11 @@ class Turn:
             access_count=int(data.get("access_count") or 0),
             last_accessed_at=_utc(last) if last else None,
             extra=tuple(sorted((str(k), str(v)) for k, v in (data.get("extra") or {}).items())),
+            tier=str(data.get("tier") or TIER_WORKING),
+            importance=None if data.get("importance") is None else float(data["importance"]),
+            importance_parts=ImportanceParts.from_record(parts) if (parts := data.get("importance_parts")) else None,
+            cluster_id=str(data.get("cluster_id") or ""),
+            cluster_role=str(data.get("cluster_role") or ""),
             events=_events(data.get("events") or ()),
         )
 

@@ -41,6 +41,44 @@ def test_seed_sections_and_keys_exist() -> None:
     assert {"providers", "ui"} <= set(data)
 
 
+def test_the_seeds_lifecycle_consolidation_and_sync_keys_are_accepted(tmp_path: Path) -> None:
+    # the seed's memory_search.lifecycle / consolidation / sync blocks, as its README writes them
+    user = tmp_path / "config.yaml"
+    user.write_text(
+        """
+lifecycle:
+  enabled: true
+  working_memory_days: 14
+  long_term_threshold: 0.7
+  archive_threshold: 0.2
+  archive_after_days: 60
+  promotion_access_count: 3
+  importance:
+    enabled: true
+    weights: {novelty: 0.2, sentiment: 0.2, feedback: 0.3, access: 0.2, density: 0.1}
+consolidation:
+  enabled: true
+  similarity_threshold: 0.9
+  min_cluster_size: 4
+  time_window_days: 3
+  schedule: "30 3 * * *"
+sync:
+  watch: false
+  watch_debounce_ms: 800
+""",
+        encoding="utf-8",
+    )
+    config = load_config(user, env={"HOME": str(tmp_path)}).config
+    assert (config.lifecycle.working_memory_days, config.lifecycle.promotion_access_count) == (14, 3)
+    assert config.lifecycle.importance.weights.sentiment == 0.2
+    assert (config.consolidation.min_cluster_size, config.consolidation.schedule) == (4, "30 3 * * *")
+    assert (config.sync.watch, config.sync.watch_debounce_ms) == (False, 800)
+    bad = tmp_path / "bad.yaml"
+    bad.write_text("consolidation:\n  schedule: every night\n", encoding="utf-8")
+    with pytest.raises(ConfigError, match=r"consolidation\.schedule.*not a cron expression"):
+        load_config(bad, env={"HOME": str(tmp_path)})
+
+
 def test_user_config_is_merged_over_defaults(tmp_path: Path) -> None:
     user = tmp_path / "config.yaml"
     user.write_text(

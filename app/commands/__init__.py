@@ -1,9 +1,16 @@
-"""Commands beside the chat, one module each: ``import`` and ``export`` (dispatched here), ``keys`` (the service's API keys)."""
+"""Commands beside ``app.cli``, one module each: ``import`` and ``export`` (dispatched here),
+``keys`` (the service's API keys), ``lifecycle``, ``consolidate`` and ``stats``.
+
+The lifecycle modules have ``add_parser(commands)`` (their sub-command and options) and
+``run(args, runtime)``; ``app.wiring`` registers them. Nothing heavy is imported at module level.
+"""
 
 from __future__ import annotations
 
 import argparse
 import sys
+from collections.abc import Callable
+from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -14,6 +21,8 @@ if TYPE_CHECKING:
     from app.runtime import Runtime
 
 COMMANDS = ("import", "export")
+"""Dispatched by ``run_command``."""
+EXIT_FAIL = 1
 
 
 def add_commands(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -64,3 +73,40 @@ def run_command(args: argparse.Namespace, runtime: Runtime) -> int:
         return 1
     except KeyboardInterrupt:
         return 130
+
+
+Handler = Callable[[argparse.Namespace, "Runtime"], int]
+
+
+def fail(message: str) -> int:
+    """Print one clear line and return the failure status."""
+    print(f"huichat: error: {message}", file=sys.stderr)
+    return EXIT_FAIL
+
+
+def guarded(handler: Handler, args: argparse.Namespace, runtime: Runtime) -> int:
+    """Run a command; the kernel's errors become one line, Ctrl+C a quiet exit."""
+    from memory.errors import KernelError
+
+    try:
+        return handler(args, runtime)
+    except KernelError as exc:
+        return fail(str(exc))
+    except KeyboardInterrupt:
+        return 130
+
+
+def moment(text: str | None, runtime: Runtime) -> datetime:
+    """``--now`` as an aware time (local when no zone is given), or the runtime's clock."""
+    if not text:
+        return runtime.clock()
+    try:
+        parsed = datetime.fromisoformat(text)
+    except ValueError:
+        raise ValueError(f"--now: not an ISO date-time: {text!r}") from None
+    return parsed if parsed.tzinfo else parsed.replace(tzinfo=runtime.zone.tz)
+
+
+def add_now(parser: argparse.ArgumentParser) -> None:
+    """The ``--now ISO`` option (run as if it were that moment)."""
+    parser.add_argument("--now", metavar="ISO", help="act as if it were this moment (default: now)")

@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import os
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, cast
 
 from textual import on, work
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, VerticalScroll
+from textual.message import Message
 from textual.reactive import reactive
 from textual.screen import Screen
 from textual.widgets import Footer, Header
@@ -31,6 +33,13 @@ if TYPE_CHECKING:
     from app.tui import HuichatApp
     from memory.results import SearchResults
     from memory.turns import Turn
+
+
+@dataclass
+class MemorySynced(Message):
+    """Transcripts changed outside this screen (by hand, by another huichat) and were reconciled."""
+
+    changed_ids: frozenset[str]
 
 
 def plural(count: int, noun: str) -> str:
@@ -483,3 +492,18 @@ class ChatScreen(Screen[None]):
             return
         text, self.failed_text = self.failed_text, None
         self.send(text)
+
+    # ------------------------------------------ live sync hook (issue 13, memory over time)
+
+    async def on_memory_synced(self, event: MemorySynced) -> None:
+        """The app reconciled changed transcripts: update the count, embed, refresh what the panel shows."""
+        await self.update_memory_status()
+        self.embed_pending()
+        stale = event.changed_ids & self.panel.shown_ids
+        if not stale:
+            return
+        try:
+            fresh = await self.gateway.run(lambda kernel: kernel.store.get(stale))
+        except KernelError:
+            return
+        self.panel.replace_turns(fresh)

@@ -21,6 +21,7 @@ HELP = """\
 | F2 | chat | open the memory panel and move into it; inside it, close it |
 | ↑ ↓ | memory panel, search results | move through recalled turns |
 | Enter / click | memory panel, search results | open the turn |
+| + | memory panel | show or hide the near-duplicates of a "+N similar" turn |
 | Esc | chat | back to the prompt |
 | ↓ | search box | into the results (typing goes back to the box) |
 | ctrl+t | search | include or leave out failed replies |
@@ -32,7 +33,9 @@ HELP = """\
 | ctrl+n | chat | new session |
 | ctrl+o | chat | reopen a past session (the current one is marked ▶) |
 | ctrl+r | chat | retry the last failed reply |
-| ctrl+p | anywhere | command palette: switch provider, theme, reindex, … |
+| F3 | anywhere | memory statistics: tiers, importance, turns per week, recent recalls |
+| r / Esc | statistics | refresh / close (Enter on a recent recall opens it) |
+| ctrl+p | anywhere | command palette: switch provider, theme, reindex, statistics, memory jobs, … |
 | F1 | anywhere | this help (also ? outside the prompt) |
 | ctrl+q | anywhere | quit |
 

@@ -23,6 +23,25 @@ if TYPE_CHECKING:
 Fetch = Callable[[str], Awaitable["Turn | None"]]
 
 
+TIER_NAMES = {"working": "working memory", "long_term": "long-term", "archive": "archive"}
+
+
+def lifecycle_line(turn: Turn) -> str:
+    """Tier, importance and its five parts, use and cluster: why this turn ranks where it does."""
+    parts = [TIER_NAMES.get(turn.tier, turn.tier)]
+    if turn.importance is not None:
+        detail = ""
+        if turn.importance_parts is not None:
+            shown = turn.importance_parts.to_record()
+            detail = " (" + " · ".join(f"{k} {'—' if v is None else f'{v:.2f}'}" for k, v in shown.items()) + ")"
+        parts.append(f"importance {turn.importance:.2f}{detail}")
+    if turn.access_count:
+        parts.append(f"retrieved {turn.access_count}×")
+    if turn.cluster_role in ("representative", "member"):
+        parts.append(f"cluster {turn.cluster_id} ({turn.cluster_role})")
+    return " · ".join(parts)
+
+
 def turn_markdown(turn: Turn) -> str:
     """The turn's messages as Markdown, speakers in bold."""
     parts = []
@@ -55,6 +74,7 @@ class TurnDetailScreen(ModalScreen[None]):
         with Vertical(id="detail"):
             yield Label("", id="anchors")
             yield Label("", id="where")
+            yield Label("", id="lifecycle")
             with VerticalScroll(id="detail-body"):
                 yield Markdown("", id="detail-text")
             yield Footer()
@@ -74,6 +94,7 @@ class TurnDetailScreen(ModalScreen[None]):
         topic = f" · 话题: {turn.topic}" if turn.topic else ""
         failed = " · ⚠ failed reply" if turn.status != "ok" else ""
         self.query_one("#where", Label).update(f"{local}{topic}{failed}\n📁 {turn.session_file}")
+        self.query_one("#lifecycle", Label).update(lifecycle_line(turn))
         self.query_one("#detail-text", Markdown).update(turn_markdown(turn))
         self.set_class(turn.id == self.hit_id, "-hit")
 

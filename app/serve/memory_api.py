@@ -191,12 +191,11 @@ async def stats(request: Request, caller: Caller, user: UserParam = None) -> dic
 
 
 async def _job(name: str, request: Request, caller: Principal, user: str | None) -> dict[str, Any]:
-    job = JOBS.get(name)
-    if job is None:
-        raise ApiError(501, f"{name} is not available in this version of huichat")
+    job = JOBS[name]
     service, who, kernel = await _kernel(request, caller, user)
     try:
-        return {"user": who, **await asyncio.to_thread(job, kernel, service.runtime.clock())}
+        config = service.runtime.loaded.config.consolidation
+        return {"user": who, **await asyncio.to_thread(job, kernel, service.runtime.clock(), config)}
     except IndexUnavailable as exc:
         raise _unavailable(exc) from None
     except KernelError as exc:
@@ -205,19 +204,19 @@ async def _job(name: str, request: Request, caller: Principal, user: str | None)
 
 @router.post("/consolidate", summary="Merge similar memories (lifecycle job)")
 async def consolidate(request: Request, caller: Caller, user: UserParam = None) -> dict[str, Any]:
-    """The seed's ``clusters_found`` / ``clusters_consolidated`` / ``memories_consolidated``; 501 until available."""
+    """The seed's ``clusters_found`` / ``clusters_consolidated`` / ``memories_consolidated``."""
     return await _job("consolidate", request, caller, user)
 
 
 @router.post("/cleanup", summary="Move expired working memory on (lifecycle job)")
 async def cleanup(request: Request, caller: Caller, user: UserParam = None) -> dict[str, Any]:
-    """The seed's ``cleaned``; 501 until available."""
+    """The seed's ``cleaned``."""
     return await _job("cleanup", request, caller, user)
 
 
 @router.post("/promote", summary="Promote often-recalled memories (lifecycle job)")
 async def promote(request: Request, caller: Caller, user: UserParam = None) -> dict[str, Any]:
-    """The seed's ``promoted``; 501 until available."""
+    """The seed's ``promoted``."""
     return await _job("promote", request, caller, user)
 
 

@@ -80,6 +80,10 @@ def loaded_config(providers: dict[str, dict[str, Any]] | None = None, **sections
         "retriever": {"timezone": "Asia/Shanghai"},
         # a test that wants the last session continued at start-up says so
         "ui": {"theme": "textual-dark", "cursor_blink": False, "on_start": "new"},
+        # a test that wants the daily jobs or the transcript watcher says so (they run on their own time)
+        "lifecycle": {"enabled": False, "importance": {"enabled": False}},
+        "consolidation": {"enabled": False},
+        "sync": {"watch": False},
     }
     if providers is not None:
         data["providers"] = {"named": providers}

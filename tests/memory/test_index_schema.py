@@ -21,8 +21,13 @@ from memory.turns import Message, TurnDraft
 from tests.conftest import NOW, ZONE, open_kernel
 
 EVENT_COLUMNS = ("events", *(f"event{i}_{side}" for i in range(EVENT_SLOTS) for side in ("start", "end")))
-LAYOUT_5 = tuple(c for c in COLUMNS if c.name not in EVENT_COLUMNS)
+LAYOUT_6 = tuple(c for c in COLUMNS if c.name not in EVENT_COLUMNS)
 """The columns before the times a turn talks about were indexed."""
+LIFECYCLE = {"tier", "importance", "importance_parts", "cluster_id", "cluster_role"}
+LAYOUT_5 = tuple(c for c in LAYOUT_6 if c.name not in LIFECYCLE)
+"""The columns before the lifecycle (tiers, importance, consolidation)."""
+LAYOUT_4 = tuple(c for c in LAYOUT_5 if c.name != "words")
+"""The columns before the ``words`` terms."""
 LAYOUT_3 = tuple(c for c in LAYOUT_5 if c.name not in ("embedded", "words"))
 """The columns before turns could be indexed ahead of their vectors, and before the ``words`` terms."""
 
@@ -86,18 +91,29 @@ def test_an_index_of_the_previous_layout_is_read_and_stamped_with_the_current_on
 
 
 def test_a_missing_column_that_can_be_filled_is_added_in_place(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    _old_index(tmp_path, 3, LAYOUT_5, "[]")
-    grown = (*LAYOUT_5, Column("importance", pa.float32(), fill="cast(NULL as float)"))
+    _old_index(tmp_path, 3, LAYOUT_4, "[]")
+    grown = (*COLUMNS, Column("mood", pa.float32(), fill="cast(NULL as float)"))
     monkeypatch.setattr(index_schema, "COLUMNS", grown)
     monkeypatch.setattr("memory.store.COLUMNS", grown)
     store = _store(tmp_path)
-    assert "importance" in store._table.schema.names
-    assert store._table.to_arrow().column("importance").to_pylist() == [None]
+    assert "mood" in store._table.schema.names
+    assert store._table.to_arrow().column("mood").to_pylist() == [None]
+
+
+def test_an_index_from_before_the_lifecycle_gets_its_columns_in_place(tmp_path: Path) -> None:
+    _old_index(tmp_path, 4, LAYOUT_4, "[]")
+    store = _store(tmp_path)
+    assert store.version == SCHEMA_VERSION
+    turn = store.get(["abc123"])["abc123"]
+    assert (turn.tier, turn.importance, turn.importance_parts, turn.cluster_role) == ("working", None, None, "")
+    assert turn.access_count == 3  # what it knew is kept
+    [state] = store.states()
+    assert state.tier == "working" and state.importance is None
 
 
 def test_a_layout_that_needs_rebuilding_says_to_run_reindex(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    _old_index(tmp_path, 3, LAYOUT_5, "[]")
-    grown = (*LAYOUT_5, Column("text_segmented", pa.string()))  # derived from the text: no fill
+    _old_index(tmp_path, 3, LAYOUT_4, "[]")
+    grown = (*COLUMNS, Column("text_segmented", pa.string()))  # derived from the text: no fill
     monkeypatch.setattr("memory.store.COLUMNS", grown)
     with pytest.raises(KernelError, match="huichat reindex"):
         _store(tmp_path)
@@ -108,7 +124,7 @@ def test_a_layout_that_needs_rebuilding_says_to_run_reindex(tmp_path: Path, monk
 
 
 def test_an_index_from_a_newer_huichat_is_refused_with_a_reason(tmp_path: Path) -> None:
-    _old_index(tmp_path, SCHEMA_VERSION + 1, COLUMNS, "[]")  # (its extra columns unknown here)
+    _old_index(tmp_path, SCHEMA_VERSION + 1, LAYOUT_4, "[]")  # (its extra columns unknown here)
     with pytest.raises(KernelError, match="newer huichat"):
         _store(tmp_path)
 
@@ -127,13 +143,15 @@ def test_a_new_index_round_trips_every_turn_field(tmp_path: Path) -> None:
     stored = kernel.recall_by_id(written.id).turn
     assert stored is not None
     assert stored.to_record() == written.to_record()
+    assert stored.importance is not None and stored.importance_parts is not None
+    assert stored.importance_parts.density > 0  # a code block and a number
     np.testing.assert_equal(kernel.store.version, SCHEMA_VERSION)
     kernel.close()
 
 
-def test_a_layout_5_index_gets_its_event_times_derived_in_place(tmp_path: Path) -> None:
+def test_a_layout_6_index_gets_its_event_times_derived_in_place(tmp_path: Path) -> None:
     text = "user: 我上周三下午在杭州部署了 Qwen 模型"  # said NOW (Wed 11-25 15:00): the 18th's afternoon
-    _old_index(tmp_path, 5, LAYOUT_5, json.dumps([["user", "", text[6:]]], ensure_ascii=False), text)
+    _old_index(tmp_path, 6, LAYOUT_6, json.dumps([["user", "", text[6:]]], ensure_ascii=False), text)
     before = lancedb.connect(str(tmp_path / "index.lancedb")).open_table("turns").to_arrow().column("vector")
     store = _store(tmp_path)
     assert store.version == SCHEMA_VERSION

@@ -1,0 +1,182 @@
+"""Consolidation without loss, and jobs killed part-way: real store, real subprocesses."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from datetime import timedelta
+from pathlib import Path
+
+import pytest
+
+from memory.config import ConsolidationConfig
+from memory.consolidation import cluster_turns, clusters_of, run_consolidation, undo
+from memory.errors import KernelError
+from memory.joblog import JobLog
+from memory.kernel import MemoryKernel
+from memory.lifecycle import run_lifecycle
+from memory.results import SearchRequest, format_search_result
+from memory.turns import Message, TurnDraft
+from tests.conftest import NOW, ZONE
+from tests.memory.test_lifecycle import lifecycle_kernel, say
+
+ROOT = Path(__file__).resolve().parents[2]
+FACT = "我的车停在 B2 层 117 号车位"
+
+
+def _repeated(kernel: MemoryKernel, times: int = 4, spacing: timedelta = timedelta(days=1)) -> list[str]:
+    ids = [say(kernel, FACT, NOW - timedelta(days=6) + i * spacing) for i in range(times)]
+    say(kernel, "明天要交季度报告", NOW - timedelta(days=2))
+    say(kernel, "The cat needs a vet visit on Friday", NOW - timedelta(days=1))
+    return ids
+
+
+def test_near_duplicates_are_grouped_behind_the_most_important_and_all_stay_recallable(tmp_path: Path) -> None:
+    kernel = lifecycle_kernel(tmp_path)
+    ids = _repeated(kernel)
+    kernel.note_access([ids[2]] * 6, NOW)
+    kernel.flush_access()
+    run_lifecycle(kernel, NOW, JobLog(tmp_path))  # the one in use outweighs the first mention's novelty
+    report = run_consolidation(kernel, NOW, ConsolidationConfig(), JobLog(tmp_path))
+    [cluster] = report.clusters
+    assert cluster.representative == ids[2]
+    assert set(cluster.members) == set(ids) - {ids[2]}
+
+    results = kernel.search(SearchRequest("车停在哪个车位", NOW, record_access=False))
+    shown = [h.turn.id for h in results.hits]
+    assert shown.count(ids[2]) == 1 and not set(shown) & set(cluster.members)
+    hit = next(h for h in results.hits if h.turn.id == ids[2])
+    assert {t.id for t in hit.similar} == set(cluster.members)
+    text = format_search_result(hit, ZONE)
+    assert text.startswith(f"[id:{ids[2]} | prev: none | next: none | 相似度: ")  # the seed's block is intact
+    assert text.splitlines()[-1].startswith("+3 similar: [id:")
+    for member in cluster.members:
+        found = kernel.recall_by_id(member).turn
+        assert found is not None and found.text.startswith("user: " + FACT)  # kept, word for word
+    assert kernel.count() == 6
+
+    assert run_consolidation(kernel, NOW, ConsolidationConfig(), JobLog(tmp_path)).clusters == ()  # idempotent
+    kernel.close()
+
+
+def test_a_fact_repeated_inside_different_conversations_is_found_by_its_own_words(tmp_path: Path) -> None:
+    kernel = lifecycle_kernel(tmp_path)
+    ids = []
+    for day, chatter in enumerate(
+        ["今天的会议拖了很久，大家都在讨论预算和排期的问题", "Lunch was noodles again, then a long walk by the river"]
+        * 2
+    ):
+        when = NOW - timedelta(days=5 - day)
+        session = kernel.new_session(when)
+        kernel.append_turn(session, TurnDraft((Message("user", chatter), Message("assistant", "嗯嗯。")), when))
+        turn = kernel.append_turn(session, TurnDraft((Message("user", FACT), Message("assistant", "好的。")), when))
+        ids.append(turn.id)
+    [cluster] = run_consolidation(kernel, NOW, ConsolidationConfig(), JobLog(tmp_path)).clusters
+    assert {cluster.representative, *cluster.members} == set(ids)
+    kernel.close()
+
+
+def test_a_cluster_needs_enough_members_inside_the_time_window(tmp_path: Path) -> None:
+    kernel = lifecycle_kernel(tmp_path)
+    _repeated(kernel, times=2)
+    assert run_consolidation(kernel, NOW, ConsolidationConfig(), JobLog(tmp_path), dry_run=True).clusters == ()
+    spread = lifecycle_kernel(tmp_path / "spread")
+    _repeated(spread, times=3, spacing=timedelta(days=9))
+    assert run_consolidation(spread, NOW, ConsolidationConfig(), JobLog(tmp_path / "spread")).clusters == ()
+    wide = ConsolidationConfig(time_window_days=30)
+    assert len(run_consolidation(spread, NOW, wide, JobLog(tmp_path / "spread")).clusters) == 1
+    kernel.close()
+    spread.close()
+
+
+def test_a_later_repeat_joins_its_cluster(tmp_path: Path) -> None:
+    kernel = lifecycle_kernel(tmp_path)
+    ids = _repeated(kernel, times=3)
+    [first] = run_consolidation(kernel, NOW, ConsolidationConfig(), JobLog(tmp_path)).clusters
+    late = say(kernel, FACT, NOW - timedelta(hours=2))
+    [grown] = run_consolidation(kernel, NOW, ConsolidationConfig(), JobLog(tmp_path)).clusters
+    assert (grown.cluster_id, grown.members, grown.fresh) == (first.cluster_id, (late,), False)
+    assert {t.id for t in cluster_turns(kernel, first.cluster_id)} == {*ids, late}
+    kernel.close()
+
+
+def test_undo_takes_a_cluster_apart_for_good(tmp_path: Path) -> None:
+    kernel = lifecycle_kernel(tmp_path)
+    ids = _repeated(kernel)
+    log = JobLog(tmp_path)
+    [cluster] = run_consolidation(kernel, NOW, ConsolidationConfig(), log).clusters
+    undone = undo(kernel, cluster.cluster_id, NOW, log)
+    assert {t.id for t in undone} == set(ids)
+    assert clusters_of(kernel) == {}
+    shown = [h.turn.id for h in kernel.search(SearchRequest(FACT, NOW, top_k=10, record_access=False)).hits]
+    assert set(ids) <= set(shown)
+    assert run_consolidation(kernel, NOW, ConsolidationConfig(), log).clusters == ()  # not regrouped
+    assert [r["cluster"] for r in log.records() if r["event"] == "undo"] == [cluster.cluster_id]
+    with pytest.raises(KernelError, match="no cluster"):
+        undo(kernel, "cnothere", NOW, log)
+    kernel.close()
+
+
+def test_a_time_filter_that_leaves_out_the_representative_shows_a_member_instead(tmp_path: Path) -> None:
+    kernel = lifecycle_kernel(tmp_path)
+    ids = _repeated(kernel)
+    [cluster] = run_consolidation(kernel, NOW, ConsolidationConfig(), JobLog(tmp_path)).clusters
+    rep = kernel.recall_by_id(cluster.representative).turn
+    assert rep is not None
+    day = (rep.timestamp.astimezone(ZONE) + timedelta(days=1)).date()
+    other = next(i for i in ids if i != cluster.representative)
+    expr = f"timestamp >= '{day}' AND timestamp <= '{day + timedelta(days=4)}'"
+    hits = kernel.search(SearchRequest("车位", NOW, filter_expr=expr, record_access=False)).hits
+    assert cluster.representative not in [h.turn.id for h in hits]
+    assert any(h.similar for h in hits) and other in {i for h in hits for i in [h.turn.id, *(t.id for t in h.similar)]}
+    kernel.close()
+
+
+def _killed(root: Path, job: str, when: str) -> None:
+    done = subprocess.run(
+        [sys.executable, "-m", "tests.memory.job_process", str(root), job, when],
+        cwd=ROOT,
+        capture_output=True,
+        timeout=300,
+        check=False,
+    )
+    assert done.returncode == -9, done.stderr.decode()[-2000:]
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("when", ["before-commit", "after-commit"])
+def test_a_lifecycle_job_killed_part_way_loses_nothing_and_the_next_run_completes_it(tmp_path: Path, when: str) -> None:
+    kernel = lifecycle_kernel(tmp_path)
+    ids = [say(kernel, f"第 {i} 件旧事", NOW - timedelta(days=10 + i)) for i in range(5)]
+    kernel.note_access([ids[0]] * 3, NOW)
+    kernel.close()
+
+    _killed(tmp_path, "lifecycle", when)
+
+    kernel = lifecycle_kernel(tmp_path)
+    assert kernel.count() == 5
+    states = {s.id: s for s in kernel.store.states()}
+    assert states[ids[0]].access_count == 3
+    expected = "archive" if when == "after-commit" else "working"
+    assert {s.tier for s in states.values()} == {expected}
+    log = JobLog(tmp_path)
+    report = run_lifecycle(kernel, NOW, log)
+    assert report.resumed  # it found the run that never ended
+    assert {s.tier for s in kernel.store.states()} == {"archive"}
+    [resumed] = [r for r in log.records() if r["event"] == "resumed"]
+    assert len(resumed["applied"]) == (5 if when == "after-commit" else 0)
+    assert run_lifecycle(kernel, NOW, log).moves == ()
+    kernel.close()
+
+
+@pytest.mark.slow
+def test_a_consolidation_killed_before_its_commit_is_completed_by_the_next_run(tmp_path: Path) -> None:
+    kernel = lifecycle_kernel(tmp_path)
+    ids = _repeated(kernel)
+    kernel.close()
+    _killed(tmp_path, "consolidation", "before-commit")
+    kernel = lifecycle_kernel(tmp_path)
+    assert clusters_of(kernel) == {} and kernel.count() == 6
+    report = run_consolidation(kernel, NOW, ConsolidationConfig(), JobLog(tmp_path))
+    assert report.resumed and {report.clusters[0].representative, *report.clusters[0].members} == set(ids)
+    kernel.close()

@@ -314,6 +314,9 @@ class MemoryKernel:
                                 extra=draft.extra,
                             )
                         )
+                    # the times each turn talks about go into its transcript for readers; the index
+                    # derives the same ranges from the text (so reconcile and reindex rebuild them)
+                    turns = [replace(t, events=self.resolver.event_ranges(t.text, t.timestamp)) for t in turns]
                     written.append(turns)
                     if not turns:
                         continue

@@ -26,7 +26,8 @@ HASH_THRESHOLD = "  min_similarity: 0.0\n"
 def _config(tmp_path: Path, extra: str = "") -> Path:
     path = tmp_path / "config.yaml"
     path.write_text(
-        f"embedding:\n  model_path: hash\nstorage:\n  data_dir: {tmp_path / 'data'}\nretriever:\n  timezone: Asia/Shanghai\n{extra or HASH_THRESHOLD}",
+        f"embedding:\n  model_path: hash\nstorage:\n  data_dir: {tmp_path / 'data'}\nretriever:\n  timezone: Asia/Shanghai\n"
+        f"{'' if 'min_similarity' in extra else HASH_THRESHOLD}{extra}",
         encoding="utf-8",
     )
     return path

@@ -53,7 +53,7 @@ def recall(args: argparse.Namespace, runtime: Runtime) -> int:
     """Search memory and print the seed's format (or JSON)."""
     from memory.config import MAX_TOP_K
     from memory.filters import FilterError
-    from memory.results import SearchRequest
+    from memory.results import SearchRequest, time_summary
     from memory.turns import utc_now
 
     if args.top_k is not None and not 1 <= args.top_k <= MAX_TOP_K:
@@ -79,7 +79,8 @@ def recall(args: argparse.Namespace, runtime: Runtime) -> int:
         return 0
     if results.time_range is not None:
         scan = f" (progressive scan: {len(results.rounds)} weeks)" if results.rounds else ""
-        print(f"# time: {results.time_range.phrase} → {results.time_range.describe()}{scan}\n")
+        summary = time_summary(results)
+        print(f"# time: {results.time_range.phrase} → {results.time_range.describe()}{scan} · {summary}\n")
     if not results.results:
         print("no matching memory")
         return 0
@@ -124,6 +125,7 @@ def sessions(args: argparse.Namespace, runtime: Runtime) -> int:
                 "last": s.last.isoformat(),
                 "turns": s.turns,
                 "title": s.title,
+                "title_source": s.title_source,
                 "first_message": s.first_text[:200],
             }
             for s in infos

@@ -42,6 +42,10 @@ class ChatConfig(BaseModel):
     """Approximate tokens of the current session's recent turns sent with each request."""
     prompt_language: Literal["auto", "zh", "en"] = "auto"
     """Language of the memory rules in the system prompt; auto follows the user's message."""
+    titles: Literal["model", "local"] = "model"
+    """Who titles a session: the model, after the first exchange, in the user's language; local: its first message's leading clause (no request)."""
+    retitle_every: int = Field(default=8, ge=0, le=10_000)
+    """The model looks at a session's title again after this many more turns (0: never)."""
 
 
 class UIConfig(BaseModel):

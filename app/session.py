@@ -27,11 +27,12 @@ from app.prompts import (
     uses_chinese,
 )
 from app.rounds import Progress, call_key, round_messages
+from app.titles import fallback_title, local_title, model_title, title_due
 from app.tools import RECALL_MEMORY, TOOL_NAMES, TOOLS, ToolContext, ToolOutcome, run_tool
 from memory.errors import KernelError
 from memory.kernel import MemoryKernel, SessionHandle
 from memory.results import SearchResults
-from memory.turns import STATUS_FAILED, STATUS_OK, Message, Turn, TurnDraft, derive_topic
+from memory.turns import STATUS_FAILED, STATUS_OK, TITLE_LOCAL, TITLE_MODEL, Message, SessionTitle, Turn, TurnDraft
 from providers.errors import ProviderError
 from providers.events import ReplyDone, TextDelta, ToolCallRequest
 from providers.llm import LLMClient
@@ -138,13 +139,21 @@ class ChatSession:
         self.handle = handle
         self.turns: list[Turn] = []
         self.topic = ""
+        """Every new turn's topic: the session's title."""
+        self.title: SessionTitle | None = None
+        """The title recorded in the session's transcript (None: not yet)."""
+        self._titled_at: int | None = None
         self._language_of_session = ""
 
     async def resume(self, session_id: str) -> None:
         """Continue ``session_id``'s anchor chain from now on."""
         self.handle = await asyncio.to_thread(self.kernel.resume_session, session_id)
         self.turns = await asyncio.to_thread(self.kernel.session_turns, session_id)
-        self.topic = self.turns[-1].topic if self.turns else ""
+        meta = await asyncio.to_thread(self.kernel.session_meta, self.handle.session_file)
+        self.title = SessionTitle.from_meta(meta)
+        self.topic = self.title.text if self.title else (self.turns[-1].topic if self.turns else "")
+        # a session from before titles keeps its topic until enough new turns are said
+        self._titled_at = self.title.turns if self.title else len(self.turns)
         first = next((m.text for t in self.turns for m in t.messages if m.role == "user" and m.is_chat), "")
         self._language_of_session = ("zh" if uses_chinese(first) else "en") if first else ""
 
@@ -153,6 +162,8 @@ class ChatSession:
         self.handle = None
         self.turns = []
         self.topic = ""
+        self.title = None
+        self._titled_at = None
         self._language_of_session = ""
 
     # ---------------------------------------------------------------- context
@@ -298,6 +309,45 @@ class ChatSession:
             _log.warning("tool %s failed", call.name, exc_info=exc)
             return ToolOutcome.failure(f"the tool failed ({type(exc).__name__}: {exc})")
 
+    # ------------------------------------------------------------------ title
+
+    async def refresh_title(self) -> SessionTitle | None:
+        """Title the session when due (see ``title_due``); the new title, or None.
+
+        Run it after a reply completed, beside the conversation: it never delays a reply.
+        The model's request is not a turn; when it fails, the session keeps its title, or
+        gets the local one if it had none. Failures are logged, never shown.
+        """
+        handle = self.handle
+        if handle is None or not title_due(handle.next_index, self._titled_at, self.config.retitle_every):
+            return None
+        count = handle.next_index
+        self._titled_at = count  # one attempt per due point, even while this one runs
+        turns = list(self.turns)
+        current = self.title
+        title: SessionTitle | None = None
+        if self.config.titles == TITLE_MODEL:
+            try:
+                text = await model_title(self.llm, turns, current.text if current else "")
+            except ProviderError as exc:  # a title is a nicety: the session keeps what it has
+                _log.info("no title from the model: %s", exc)
+            else:
+                title = SessionTitle(text, TITLE_MODEL, count) if text else None
+        if title is None:
+            if current is not None:
+                return None
+            title = SessionTitle(fallback_title(turns) or self.topic, TITLE_LOCAL, count)
+        if current is not None and (title.text, title.source) == (current.text, current.source):
+            return None
+        if self.handle is handle:
+            self.topic, self.title = title.text, title
+        try:
+            await asyncio.to_thread(self.kernel.set_title, handle.session_file, title)
+        except KernelError as exc:
+            _log.warning("the title was not saved: %s", exc)
+            return None
+        return title
+
     # ------------------------------------------------------------------ store
 
     def _store(
@@ -311,7 +361,7 @@ class ChatSession:
     ) -> Turn:
         if self.handle is None:
             self.handle = self.kernel.new_session(now)
-            self.topic = derive_topic(user_text)
+            self.topic = local_title(user_text)
         messages = [Message("user", user_text), *progress.trace]
         if answer or status == STATUS_OK:
             messages.append(Message("assistant", answer))

@@ -11,7 +11,7 @@ from typing import Any
 
 from memory.errors import KernelError
 from memory.kernel import MemoryKernel
-from memory.results import SearchRequest, SearchResults
+from memory.results import SearchRequest, SearchResults, time_summary
 from memory.turns import Turn
 
 RECALL_MEMORY = "recall_memory"
@@ -191,7 +191,9 @@ def _search(kernel: MemoryKernel, arguments: dict[str, Any], context: ToolContex
         )
     header = ""
     if results.time_range is not None:
-        header = f"时间范围 (time range): {results.time_range.describe()}"
+        header = f"时间范围 (time range): {results.time_range.describe()} · {time_summary(results)}"
+        if results.outside:
+            header += " (marked 🕒 outside the range)"
         if results.rounds:
             header += f" · 分段扫描 {len(results.rounds)} 周 (progressive scan, {len(results.rounds)} weeks)"
         header += "\n\n"

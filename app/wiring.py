@@ -153,6 +153,9 @@ def _parser() -> argparse.ArgumentParser:
     commands.add_parser("reindex", help="rebuild the index from the transcripts (after changing the model)")
     sessions = commands.add_parser("sessions", help="list stored sessions")
     sessions.add_argument("--json", action="store_true", help="print JSON")
+    from app.commands.retitle import add_arguments as add_retitle_arguments
+
+    add_retitle_arguments(commands.add_parser("retitle", help="give existing sessions titles that describe them"))
 
     serve = commands.add_parser("serve", help="serve chat with memory (OpenAI-compatible), the memory API, a dashboard")
     serve.add_argument("--host", metavar="ADDR", help="address to listen on (default serve.host, 127.0.0.1)")
@@ -217,6 +220,10 @@ def main(argv: Sequence[str] | None = None) -> int:
             from app.serve import run_server
 
             return run_server(faces, args.host, args.port)
+        if args.command == "retitle":
+            from app.commands.retitle import run as run_retitle
+
+            return run_retitle(args, faces)
         if args.command == "keys":
             from app.commands.keys import run as run_keys
 

@@ -78,7 +78,7 @@ def add_bench_arguments(parser: argparse.ArgumentParser) -> None:
         type=_names,
         default=None,
         metavar="NAME,NAME",
-        help="question categories beside precise and vague (default all: holiday,clock,span,window)",
+        help="question categories beside precise and vague (default all: holiday,clock,span,window,event)",
     )
     timegen.add_argument("--resolver", action="store_true", help="time the time resolver itself instead")
 

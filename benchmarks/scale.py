@@ -31,7 +31,7 @@ from memory.embedding import Embedder, HashEmbedder
 from memory.kernel import MemoryKernel
 from memory.results import SearchRequest
 from memory.store import TurnStore
-from memory.timeparse import TimeRange
+from memory.timeparse import TimeRange, TimeResolver
 from memory.turns import Message, TurnDraft
 
 if TYPE_CHECKING:
@@ -145,7 +145,8 @@ def measure(
     scratch = Path(tempfile.mkdtemp(prefix="huichat-scale-"))
     try:
         bulk = TimedEmbedder(HashEmbedder(live_embedder.dim if live_embedder else 384))
-        store = TurnStore(str(scratch / "index.lancedb"), bulk.dim, bulk.name)
+        resolver = TimeResolver(zone.tz, loaded.config.retriever.week_start)
+        store = TurnStore(str(scratch / "index.lancedb"), bulk.dim, bulk.name, resolver.event_ranges)
         kernel = MemoryKernel(store, bulk, scratch / "sessions", loaded.config.retriever, zone.tz)
         start = datetime(2024, 11, 1, 9, tzinfo=zone.tz)
         sessions = _synthetic(rng, size, start)

@@ -11,8 +11,9 @@ one kind of time phrase and asks about them:
   ``span`` (3月3日到3月10日, huichat's own ``2026-10-03 – 2026-10-08``) and ``window``
   (过去三天, "over the past week") each use topics of their own, so they add questions without
   changing the original ones' look-alikes;
-- ``event`` (facts said days before the time they talk about) is added with event-time search:
-  write its generator beside the others and list it in ``CATEGORIES``.
+- ``event``: facts said on one day about another (上周二…, "the day before yesterday…",
+  下个月…, "next Friday…"), asked about by a phrase that covers the time they talk about and
+  not the time they were said: only the turn's event time can place it.
 
 Gold moments are computed here by hand, never by the resolver under test.
 """
@@ -22,7 +23,7 @@ from __future__ import annotations
 import random
 from collections import defaultdict
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import date, datetime, timedelta, tzinfo
 from typing import Any
 
@@ -262,7 +263,10 @@ class Plant:
     label: str
     phrase: str
     moment: datetime
+    """When the fact is said."""
     decoys: tuple[datetime, ...]
+    told: str = ""
+    """A time phrase the fact itself opens with, relative to ``moment`` (``event``: the time it talks about)."""
 
 
 Category = Callable[[datetime, random.Random, bool], list[Plant]]
@@ -382,8 +386,65 @@ def windows(now: datetime, rng: random.Random, zh: bool) -> list[Plant]:
     return plants
 
 
-CATEGORIES: dict[str, Category] = {"holiday": holidays, "clock": clock_times, "span": spans, "window": windows}
-"""The categories beyond the original precise and vague questions (``event`` joins with event-time search)."""
+_WEEKDAYS_ZH = "一二三四五六日"
+_WEEKDAYS_EN = ("Monday", "Tuesday", "Wednesday", "Thursday", "Friday", "Saturday", "Sunday")
+
+
+def events(now: datetime, rng: random.Random, zh: bool) -> list[Plant]:
+    """Facts said on one day about another, asked about by the day they talk about.
+
+    Four kinds: a day of the week before last told a week later (上周二 → asked 上上周);
+    a day told two days later (前天 → asked by its date, a hint); next month told in the
+    month before (下个月 → asked 这个月); next Friday told the week before (下周五 → asked
+    上周五 / "last Friday"). Each is said outside the phrase asked with; the look-alikes are
+    said two and five weeks before either day, telling no time.
+    """
+    zone, today = now.tzinfo, now.date()
+    monday = today - timedelta(days=today.weekday())
+    plants = []
+
+    def said(day: date) -> datetime:
+        return min(_at(day, rng.randint(9 * 60, 21 * 60), zone), now - timedelta(hours=1))
+
+    # a day of the week before last, told a week later as 上周X / "last <weekday>"
+    about = monday - timedelta(days=14 - rng.randrange(7))
+    told = f"上周{_WEEKDAYS_ZH[about.weekday()]}" if zh else f"last {_WEEKDAYS_EN[about.weekday()]}"
+    plants.append(
+        Plant("week before last", "上上周" if zh else "the week before last", said(about + timedelta(days=7)), (), told)
+    )
+    # a day 3–6 days ago, told two days later, asked by its date
+    about = today - timedelta(days=rng.randint(3, 6))
+    phrase = f"{about.month}月{about.day}日" if zh else f"on {_MONTHS_EN[about.month - 1]} {about.day}"
+    told = "前天" if zh else "the day before yesterday"
+    plants.append(Plant("date, told 2 days later", phrase, said(about + timedelta(days=2)), (), told))
+    # next month, told in the month before this one
+    first = today.replace(day=1)
+    before = first - timedelta(days=rng.randint(3, 20))
+    plants.append(
+        Plant("plan: this month", "这个月" if zh else "this month", said(before), (), "下个月" if zh else "next month")
+    )
+    # next Friday, told in the week before that Friday's week
+    friday = monday - timedelta(days=3) if zh else today - timedelta(days=(today.weekday() - 4) % 7 or 7)
+    day = friday - timedelta(days=7 + rng.randrange(5))
+    plants.append(
+        Plant("plan: last Friday", "上周五" if zh else "last Friday", said(day), (), "下周五" if zh else "next Friday")
+    )
+    return [
+        replace(
+            p, decoys=(p.moment - timedelta(days=rng.randint(14, 20)), p.moment - timedelta(days=rng.randint(33, 45)))
+        )
+        for p in plants
+    ]
+
+
+CATEGORIES: dict[str, Category] = {
+    "holiday": holidays,
+    "clock": clock_times,
+    "span": spans,
+    "window": windows,
+    "event": events,
+}
+"""The categories beyond the original precise and vague questions."""
 
 
 def _plant_categories(
@@ -402,6 +463,9 @@ def _plant_categories(
                 else f"what did I say about {topic.en} {plant.phrase}?"
             )
             meta = {"id": f"{conversation}-{name}{index}", "question": question, "kind": name, "label": plant.label}
-            planted.append((plant.moment, _fact(topic, zh, rng), meta))
+            fact = _fact(topic, zh, rng)
+            if plant.told:
+                fact = f"{plant.told}，{fact}" if zh else f"{plant.told[0].upper()}{plant.told[1:]}, {fact}"
+            planted.append((plant.moment, fact, meta))
             planted.extend((decoy, _fact(topic, zh, rng), None) for decoy in plant.decoys)
     return planted

@@ -1,8 +1,8 @@
 """What each transcript holds, summarised: sessions and turn ids without opening the index.
 
 The transcripts are the source of truth; the catalogue is a small JSON summary of them
-(per file: its size and mtime when read, the session, its times, title, turn count and turn
-ids) kept beside the index. Reading it costs milliseconds, so listing sessions or showing
+(per file: its size and mtime when read, the session, its times, title and who wrote it,
+turn count and turn ids) kept beside the index. Reading it costs milliseconds, so listing sessions or showing
 one turn never waits for LanceDB or a model. Any file whose size or mtime changed is read
 again; a lost or unreadable catalogue is rebuilt from the transcripts.
 """
@@ -23,7 +23,7 @@ from memory.errors import KernelError
 from memory.results import SessionInfo
 from memory.transcript import TurnChunker
 from memory.transcript_parse import ParsedSession
-from memory.turns import Turn
+from memory.turns import SessionTitle, Turn
 
 FORMAT = 1
 _ARCHIVED = "::"
@@ -43,6 +43,8 @@ class Entry:
     title: str
     first_text: str
     ids: list[str] = field(default_factory=list)
+    title_source: str = ""
+    """Who wrote the title (``model``, ``local``), '' for a session never titled."""
 
 
 def _summary(parsed: ParsedSession, stat: list[int]) -> Entry | None:
@@ -50,6 +52,7 @@ def _summary(parsed: ParsedSession, stat: list[int]) -> Entry | None:
         return None
     first = parsed.turns[0]
     said = next((m.text for m in first.messages if m.is_chat), "")
+    title = SessionTitle.from_meta(parsed.meta)
     return Entry(
         stat,
         parsed.session_id,
@@ -59,6 +62,7 @@ def _summary(parsed: ParsedSession, stat: list[int]) -> Entry | None:
         str(parsed.meta.get("title") or first.topic or ""),
         said[:200],
         [t.id for t in parsed.turns],
+        title.source if title is not None else "",
     )
 
 
@@ -157,11 +161,20 @@ class Catalogue:
             relpath = key.split(_ARCHIVED)[-1]
             info = merged.setdefault(
                 entry.session_id,
-                {"file": relpath, "started": entry.started, "last": entry.last, "turns": 0, "first": entry},
+                {
+                    "file": relpath,
+                    "started": entry.started,
+                    "last": entry.last,
+                    "turns": 0,
+                    "first": entry,
+                    "latest": entry,
+                },
             )
             info["turns"] += entry.turns
             if entry.started <= info["started"]:
                 info["started"], info["first"] = entry.started, entry
+            if entry.started >= info["latest"].started:
+                info["latest"] = entry  # a title set after archiving is recorded in the live part
             info["last"] = max(info["last"], entry.last)
             if _ARCHIVED not in key:
                 info["file"] = relpath
@@ -173,7 +186,8 @@ class Catalogue:
                 datetime.fromisoformat(info["last"]),
                 info["turns"],
                 info["first"].first_text,
-                info["first"].title,
+                info["latest"].title or info["first"].title,
+                info["latest"].title_source,
             )
             for session_id, info in merged.items()
         ]

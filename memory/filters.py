@@ -104,7 +104,19 @@ class In:
     values: tuple[str, ...]
 
 
-Filter = Compare | All | Any_ | Not | In
+@dataclass(frozen=True)
+class About:
+    """The turn talks about a time overlapping ``start <= t < end`` (one of its event ranges).
+
+    Built by the kernel, never parsed from the LLM's text; the store decides how its event
+    ranges are tested (``memory.index_schema``).
+    """
+
+    start: datetime
+    end: datetime
+
+
+Filter = Compare | All | Any_ | Not | In | About
 
 
 def status_filter(include_failed: bool) -> Filter | None:
@@ -136,6 +148,13 @@ def time_range_filter(start: datetime | None, end: datetime | None) -> Filter | 
     if not parts:
         return None
     return parts[0] if len(parts) == 1 else All(tuple(parts))
+
+
+def said_or_about(start: datetime, end: datetime) -> Filter:
+    """The turn was said in ``start <= t < end``, or talks about a time in it."""
+    start, end = clamp_utc(start), clamp_utc(end)
+    said = All((Compare("timestamp", ">=", start), Compare("timestamp", "<", end)))
+    return Any_((said, About(start, end)))
 
 
 def combine(*filters: Filter | None) -> Filter | None:

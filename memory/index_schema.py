@@ -12,21 +12,24 @@ import json
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
+from functools import partial
 from typing import Any
 
 import numpy as np
 import numpy.typing as npt
 import pyarrow as pa
 
-from memory.filters import All, Any_, Compare, Filter, In, Not, clamp_utc, normalise
+from memory.filters import About, All, Any_, Compare, Filter, In, Not, clamp_utc, normalise
+from memory.timeparse.ranges import TimeRange
 from memory.turns import Message, Turn, index_digest, is_turn_id
 from memory.words import index_words
 
-SCHEMA_VERSION = 6
+SCHEMA_VERSION = 7
 """This code's layout. 3: one turn encoding (``Turn.to_record``) for every JSON column.
 4: ``embedded`` — a turn can be indexed (and found by its words) before its vector exists.
 5: ``words`` — the terms the full-text index sees (``memory.words``: CJK characters and pairs).
-6: the lifecycle — ``tier``, ``importance`` and its parts, consolidation ``cluster_id``/``cluster_role``."""
+6: the lifecycle — ``tier``, ``importance`` and its parts, consolidation ``cluster_id``/``cluster_role``.
+7: ``events`` and the event slots — the times a turn talks about (``memory.timeparse``)."""
 REBUILD_BELOW = 2
 """Indexes with an older layout hold derived data this code cannot use: they are rebuilt."""
 
@@ -41,6 +44,34 @@ VERSION_FIELD = "id"
 UTC_TS = pa.timestamp("us", tz="UTC")
 
 
+EventReader = Callable[[str, datetime], tuple[TimeRange, ...]]
+"""The times a text talks about, resolved against when it was said (``TimeResolver.event_ranges``)."""
+
+EVENT_SLOTS = 3
+"""Event ranges a search filter can test, as ``event<i>_start``/``event<i>_end`` column pairs.
+
+The first ``EVENT_SLOTS - 1`` ranges of a turn each have their own pair; the last pair
+covers all the rest (from the earliest start to the latest end), so a filter never misses
+a range and may over-match only for a turn with more ranges than slots — the exact ranges
+(the ``events`` column, read with every turn) decide after the filter. Measured in
+BENCHMARKS.md: 99.96 % of LoCoMo's turns have at most two ranges.
+"""
+
+
+@dataclass(frozen=True)
+class Source:
+    """What a derived column is computed from: a row's text, when it was said, the times it talks about."""
+
+    text: str
+    timestamp: datetime
+    events: tuple[TimeRange, ...]
+
+    @classmethod
+    def of(cls, text: str, timestamp: datetime, read_events: EventReader) -> Source:
+        """The source of a row, its event times read from ``text`` against ``timestamp``."""
+        return cls(text, timestamp, read_events(text, timestamp))
+
+
 @dataclass(frozen=True)
 class Column:
     """One column of the index."""
@@ -50,10 +81,20 @@ class Column:
     nullable: bool = True
     fill: str | None = None
     """SQL that fills this column in an index written before it existed (None: see ``derive``)."""
-    derive: Callable[[str], Any] | None = None
-    """Computes this column from a row's ``text`` when SQL cannot (filled in batches at open)."""
+    derive: Callable[[Source], Any] | None = None
+    """Computes this column from a row's text and time; used for every write, and to fill the
+    column in an index written before it existed (in batches at open)."""
     light: bool = True
     """Read with every turn (False for the heavy ones: vector, searchable text, digests)."""
+
+
+def _slot(source: Source, *, slot: int, side: str) -> datetime | None:
+    """One end of one event slot (see ``EVENT_SLOTS``), in UTC; None when the turn has fewer ranges."""
+    ranges = source.events[slot:] if slot == EVENT_SLOTS - 1 else source.events[slot : slot + 1]
+    if not ranges:
+        return None
+    moment = min(r.start for r in ranges) if side == "start" else max(r.end for r in ranges)
+    return clamp_utc(moment)
 
 
 COLUMNS: tuple[Column, ...] = (
@@ -65,7 +106,7 @@ COLUMNS: tuple[Column, ...] = (
     Column("timestamp", UTC_TS, nullable=False),
     Column("topic", pa.string()),
     Column("text", pa.string(), light=False),
-    Column("words", pa.string(), light=False, derive=index_words),
+    Column("words", pa.string(), light=False, derive=lambda source: index_words(source.text)),
     Column("messages", pa.string()),
     Column("recalled_ids", pa.string()),
     Column("status", pa.string()),
@@ -80,8 +121,19 @@ COLUMNS: tuple[Column, ...] = (
     Column("importance_parts", pa.string(), fill="CAST(NULL AS STRING)"),
     Column("cluster_id", pa.string(), fill="''"),
     Column("cluster_role", pa.string(), fill="''"),
+    Column(
+        "events",
+        pa.string(),
+        derive=lambda source: json.dumps([r.to_record() for r in source.events], ensure_ascii=False),
+    ),
+    *(
+        Column(f"event{slot}_{side}", UTC_TS, light=False, derive=partial(_slot, slot=slot, side=side))
+        for slot in range(EVENT_SLOTS)
+        for side in ("start", "end")
+    ),
 )
 JSON_COLUMNS = frozenset({"messages", "recalled_ids", "extra", "importance_parts"})
+DERIVED = tuple(c for c in COLUMNS if c.derive is not None)
 LIGHT_COLUMNS = [c.name for c in COLUMNS if c.light]
 KEPT_COLUMNS = (
     "access_count",
@@ -130,6 +182,7 @@ def rows(
     texts: Sequence[str],
     vectors: npt.NDArray[np.float32],
     table_schema: pa.Schema,
+    read_events: EventReader,
     *,
     embedded: bool = True,
 ) -> pa.Table:
@@ -140,17 +193,18 @@ def rows(
     columns: dict[str, list[Any]] = {c.name: [] for c in COLUMNS}
     for turn, text in zip(turns, texts, strict=True):
         record = turn.to_record()
+        for name in JSON_COLUMNS:
+            record[name] = json.dumps(record[name], ensure_ascii=False)
+        source = Source.of(turn.text, turn.timestamp, read_events)
+        record.update({c.name: c.derive(source) for c in DERIVED if c.derive is not None})
         record.update(
             timestamp=turn.timestamp,
             last_accessed_at=turn.last_accessed_at,
             position=position_key(turn.session_id, turn.turn_index),
             text=turn.text,
-            words=index_words(turn.text),
             text_hash=index_digest(text, turn),
             embedded=embedded,
         )
-        for name in JSON_COLUMNS:
-            record[name] = json.dumps(record[name], ensure_ascii=False)
         for name, values in columns.items():
             values.append(record[name])
     arrays = [pa.array(columns[f.name], type=f.type) for f in table_schema if f.name != "vector"]
@@ -173,6 +227,7 @@ def turns_from(table: pa.Table) -> list[Turn]:
         row["messages"] = _messages(row.get("messages"))
         row["recalled_ids"] = json.loads(row.get("recalled_ids") or "[]")
         row["extra"] = json.loads(row["extra"]) if row.get("extra") else {}
+        row["events"] = json.loads(row.get("events") or "[]")
         row["importance_parts"] = json.loads(row.get("importance_parts") or "null")
         turns.append(Turn.from_record(row))
     return turns
@@ -275,4 +330,12 @@ def _compile(node: Filter) -> str:
         return "(" + " OR ".join(_compile(p) for p in node.parts) + ")"
     if isinstance(node, Not):
         return f"(NOT {_compile(node.part)})"
+    if isinstance(node, About):
+        # NULL-safe (a turn without events is simply not about the range), so NOT works too
+        start, end = sql_time(node.start), sql_time(node.end)
+        slots = [
+            f"(event{i}_start IS NOT NULL AND event{i}_start < {end} AND event{i}_end > {start})"
+            for i in range(EVENT_SLOTS)
+        ]
+        return "(" + " OR ".join(slots) + ")"
     raise TypeError(f"not a filter: {node!r}")

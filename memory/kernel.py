@@ -14,7 +14,7 @@ import contextlib
 import fcntl
 import re
 import threading
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime, tzinfo
 from pathlib import Path
@@ -44,8 +44,17 @@ from memory.results import OnRound, RecallResult, SearchRequest, SearchResults, 
 from memory.retrieval import Fusion, Retriever
 from memory.store import TurnStore
 from memory.timeparse import TimeResolver
-from memory.transcript import TranscriptWriter
-from memory.turns import Turn, TurnDraft, is_turn_id, new_session_id, new_turn_id, search_text, session_relpath
+from memory.transcript import TranscriptWriter, TurnChunker
+from memory.turns import (
+    SessionTitle,
+    Turn,
+    TurnDraft,
+    is_turn_id,
+    new_session_id,
+    new_turn_id,
+    search_text,
+    session_relpath,
+)
 
 __all__ = ["MemoryKernel", "Progress", "ReconcileReport", "SessionHandle"]
 
@@ -227,6 +236,23 @@ class MemoryKernel:
         last = turns[-1]
         return SessionHandle(session_id, last.session_file, last.turn_index + 1, last)
 
+    def session_meta(self, session_file: str) -> dict[str, Any]:
+        """A session's own facts from its transcript header and updates (its title…); {} if unreadable."""
+        try:
+            return TurnChunker(self.sessions_dir).read_file(self.transcripts.path_of(session_file)).meta
+        except KernelError:
+            return {}
+
+    def set_title(self, session_file: str, title: SessionTitle) -> ReconcileReport:
+        """Record a session's new title in its transcript, then make it every turn's topic in the index.
+
+        The transcript comes first (the source of truth); a crash before the index is updated
+        is repaired by the next reconcile, which moves the topic in place without re-embedding.
+        """
+        with self._lock:
+            self.transcripts.update_session(session_file, title.to_meta())
+            return self.reconcile(only={session_file})
+
     def append_turn(self, session: SessionHandle, draft: TurnDraft) -> Turn:
         """Write one turn: transcript (fsynced) first, then the index."""
         return self.append_turns(session, [draft])[0]
@@ -288,6 +314,9 @@ class MemoryKernel:
                                 extra=draft.extra,
                             )
                         )
+                    # the times each turn talks about go into its transcript for readers; the index
+                    # derives the same ranges from the text (so reconcile and reindex rebuild them)
+                    turns = [replace(t, events=self.resolver.event_ranges(t.text, t.timestamp)) for t in turns]
                     written.append(turns)
                     if not turns:
                         continue
@@ -545,8 +574,15 @@ class MemoryKernel:
         entries = self.manifest.entries  # read first: it notices an index made again
         return self.manifest.stale or (bool(entries) and self.store.count() == 0)
 
-    def reconcile(self, progress: Progress | None = None, *, full: bool = False, embed: bool = True) -> ReconcileReport:
-        """Bring the index in line with the transcripts (see ``memory.reconcile``).
+    def reconcile(
+        self,
+        progress: Progress | None = None,
+        *,
+        full: bool = False,
+        embed: bool = True,
+        only: Collection[str] | None = None,
+    ) -> ReconcileReport:
+        """Bring the index in line with the transcripts (see ``memory.reconcile``); ``only``: these session files.
 
         Unchanged files (same size and mtime as last indexed) are skipped, unless
         ``full`` or the index was lost. Unfinished writes at the ends of transcripts are
@@ -573,10 +609,11 @@ class MemoryKernel:
             )
         try:
             # the lock is taken batch by batch: a reply can be stored while the index is rebuilt
-            report = reconciler.run(full=full or lost)
+            report = reconciler.run(full=full or lost, only=None if lost else only)
             with self._lock:
                 report.rebuilt = lost
-                report.duplicates = self.store.remove_duplicates()
+                # at open (or any full pass) duplicates go; a pass over a few named files leaves that to it
+                report.duplicates = self.store.remove_duplicates() if only is None else 0
         except KernelError:
             self._index_behind = self._index_behind or behind
             raise

@@ -12,6 +12,7 @@ from memory.kernel import MemoryKernel
 from memory.location import MemoryLocation
 from memory.retrieval import Fusion
 from memory.store import TurnStore
+from memory.timeparse import TimeResolver
 
 
 def open_kernel(
@@ -41,6 +42,7 @@ def open_kernel(
         location.db_uri,
         embedder.dim,
         embedder.name,
+        TimeResolver(zone, retriever.week_start).event_ranges,
         consistency_seconds=5.0 if location.remote else 0.0,
         for_rebuild=for_rebuild,
     )
@@ -88,7 +90,7 @@ def open_transcripts_only(
     from memory.embedding import HashEmbedder
 
     stand_in = HashEmbedder(8)
-    store = TurnStore("memory://", stand_in.dim, stand_in.name)
+    store = TurnStore("memory://", stand_in.dim, stand_in.name, TimeResolver(zone, retriever.week_start).event_ranges)
     kernel = MemoryKernel(store, stand_in, location.sessions_dir, retriever, zone)
     kernel.index_problem = reason
     return kernel

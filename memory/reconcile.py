@@ -13,7 +13,7 @@ from __future__ import annotations
 import contextlib
 import json
 import os
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Collection, Iterable, Sequence
 from contextlib import AbstractContextManager
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -93,6 +93,8 @@ class ReconcileReport:
     added: int = 0
     updated: int = 0
     removed: int = 0
+    retopicked: int = 0
+    """Turns whose topic alone changed (a session's new title): updated in place, not re-embedded."""
     unreadable: list[str] = field(default_factory=list)
     """Transcripts or archives that could not be read at all."""
     repaired: list[str] = field(default_factory=list)
@@ -260,15 +262,22 @@ class Reconciler:
         self.progress = progress
         self.embed = embed
         self.score = score
+        self.only = False
+        """Only named session files are reconciled: the index is read for those files alone."""
         self.report = ReconcileReport()
         self.added_ids: set[str] = set()
         self._done = 0
         self._total = 0
 
-    def run(self, *, full: bool) -> ReconcileReport:
-        """Reconcile every transcript that changed since it was last indexed (all of them when ``full``)."""
+    def run(self, *, full: bool, only: Collection[str] | None = None) -> ReconcileReport:
+        """Reconcile every transcript that changed since it was last indexed (all of them when
+        ``full``; only these session files, and no new archive, with ``only``)."""
         known = {} if full else dict(self.manifest.entries)
-        paths = sorted(self.root.glob("*/*/chat_*.md")) if self.root.exists() else []
+        self.only = only is not None
+        if only is not None:
+            paths = [self.root / rel for rel in sorted(only) if (self.root / rel).is_file()]
+        else:
+            paths = sorted(self.root.glob("*/*/chat_*.md")) if self.root.exists() else []
         self.report.files_checked = len(paths)
         changed: list[str] = []
         for path in paths:
@@ -278,7 +287,7 @@ class Reconciler:
                     changed.append(rel)
             except OSError:
                 self.report.unreadable.append(rel)
-        archived = self._archived(changed, known)
+        archived = self._archived(changed, known, new_archives=only is None)
         rels = dict.fromkeys([*changed, *archived])
         files = [f for f in (self._read(rel, archived.get(rel, [])) for rel in rels) if f]
         self.report.files_parsed = len(files)
@@ -295,8 +304,10 @@ class Reconciler:
                 self._batch(batch)
         return self.report
 
-    def _archived(self, changed: list[str], known: dict[str, list[int]]) -> dict[str, list[str]]:
-        """Archived transcripts new to the index, and archived halves of changed live files."""
+    def _archived(
+        self, changed: list[str], known: dict[str, list[int]], *, new_archives: bool = True
+    ) -> dict[str, list[str]]:
+        """Archived transcripts new to the index (with ``new_archives``), and archived halves of changed live files."""
         parts: dict[str, list[str]] = {}
         archive_dir = self.root / ARCHIVE_DIR
         if not archive_dir.is_dir():
@@ -304,7 +315,7 @@ class Reconciler:
         for archive in sorted(archive_dir.glob("*.tar.zst")):
             key = f"{ARCHIVE_DIR}/{archive.name}"
             state = _state(archive)
-            fresh = known.get(key) != state
+            fresh = new_archives and known.get(key) != state
             month = archive.name.removesuffix(".tar.zst")
             if not fresh and not any(rel.split("/")[1].startswith(month) for rel in changed):
                 continue
@@ -354,7 +365,10 @@ class Reconciler:
                 ready.append(file)
             if not ready:
                 return
-            indexed = self.store.hashes()
+            if self.only:  # a few sessions (a new title): their own rows, not a scan of the whole index
+                indexed = {k: v for file in ready for k, v in self.store.hashes(file.rel).items()}
+            else:
+                indexed = self.store.hashes()
             ready = [self._repaired(file, indexed) if file.session.tail is not None else file for file in ready]
             self._apply(ready, indexed)
             self.manifest.record({f.rel: f.state for f in ready if f.state is not None})
@@ -375,8 +389,7 @@ class Reconciler:
     def _apply(self, files: list[_File], indexed: Indexed) -> None:
         to_add: list[Turn] = []
         add_texts: list[str] = []
-        to_update: list[Turn] = []
-        update_texts: list[str] = []
+        stale: list[tuple[Turn, str]] = []
         to_remove: list[str] = []
         unchanged = 0
         for file in files:
@@ -388,32 +401,52 @@ class Reconciler:
                     to_add.append(turn)
                     add_texts.append(text)
                 elif known[1] != index_digest(text, turn) or known[0] != file.rel:
-                    to_update.append(replace(turn, **known[2]))  # what only the index knows is kept
-                    update_texts.append(text)
+                    stale.append((replace(turn, **known[2]), text))  # what only the index knows is kept
                 else:
                     unchanged += 1
             if any(p.hides_turn for p in session.problems):
                 continue  # a turn that cannot be read may be any of those indexed: remove none
             present = {t.id for t in session.turns} | {p.turn_id for p in session.problems if p.turn_id}
             to_remove.extend(i for i, meta in indexed.items() if meta[0] == file.rel and i not in present)
-        self._advance(unchanged)
+        retopic = self._topic_only(stale, indexed)
+        to_update = [(turn, text) for turn, text in stale if turn.id not in retopic]
+        self._advance(unchanged + len(retopic))
         index_turns(self.store, self.embedder, to_add, add_texts, self._step(), embed=self.embed, score=self.score)
+        update_turns, update_texts = [t for t, _ in to_update], [x for _, x in to_update]
         index_turns(
             self.store,
             self.embedder,
-            to_update,
+            update_turns,
             update_texts,
             self._step(),
             upsert=True,
             embed=self.embed,
             score=self.score,
         )
+        moved = [(turn, text) for turn, text in stale if turn.id in retopic]
+        self.store.set_topics([t for t, _ in moved], [x for _, x in moved])
         self.store.delete(to_remove)
         self.report.added += len(to_add)
         self.report.updated += len(to_update)
+        self.report.retopicked += len(moved)
         self.report.removed += len(to_remove)
         self.added_ids.update(t.id for t in to_add)
-        self.report.changed_ids |= {t.id for t in (*to_add, *to_update)} | set(to_remove)
+        self.report.changed_ids |= {t.id for t in (*to_add, *update_turns)} | set(retopic) | set(to_remove)
+
+    def _topic_only(self, stale: Sequence[tuple[Turn, str]], indexed: Indexed) -> set[str]:
+        """The changed turns that differ from the index by their topic alone (a session's new title)."""
+        if not stale:
+            return set()
+        stored = self.store.get(turn.id for turn, _ in stale)
+        same: set[str] = set()
+        for turn, text in stale:
+            old = stored.get(turn.id)
+            known = indexed[turn.id]
+            if old is None or known[0] != turn.session_file:
+                continue
+            if known[1] == index_digest(text, replace(turn, topic=old.topic)):
+                same.add(turn.id)
+        return same
 
     def _advance(self, count: int) -> None:
         self._done += count

@@ -8,10 +8,10 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
-from datetime import datetime, tzinfo
+from datetime import datetime, time, timedelta, tzinfo
 from typing import Any, Literal
 
-from memory.timeparse import TimeRange
+from memory.timeparse import Role, TimeRange
 from memory.transcript import format_local_time
 from memory.turns import ImportanceParts, Turn, anchor_line
 
@@ -24,8 +24,10 @@ class SearchRequest:
     """One search, as every caller asks for it (tool, CLI, search screen, API, benchmarks).
 
     Time words in ``query`` are resolved against ``now`` unless ``time_range`` is given or
-    ``resolve_time`` is false: a precise time filters, a vague one triggers the progressive
-    scan (when ``progressive``). ``filter_expr`` uses the kernel's grammar.
+    ``resolve_time`` is false. A phrase that constrains the query (``TimeResolver.read_query``)
+    keeps the turns said in it or talking about a time in it, a vague one triggers the
+    progressive scan (when ``progressive``); a phrase that is part of the content stays in the
+    keywords. ``filter_expr`` uses the kernel's grammar.
     """
 
     query: str
@@ -58,6 +60,12 @@ class SearchHit:
     hit_id: str | None = None
     """For a neighbour, the hit it surrounds."""
     rank: int = 0
+    said_in_range: bool = False
+    """In a search with a time range: the turn was said inside it."""
+    about: tuple[TimeRange, ...] = ()
+    """In a search with a time range: the times the turn talks about that fall inside it."""
+    outside: bool = False
+    """Offered because the range held fewer hits than asked: neither said nor about a time inside it."""
     similar: tuple[Turn, ...] = ()
     """For a consolidation representative: the near-duplicates it stands for (each still stored)."""
 
@@ -72,6 +80,10 @@ class SearchHit:
         data.update(similarity=round(self.similarity, 4), _context_role=self.role, rank=self.rank)
         if self.hit_id:
             data["neighbor_of"] = self.hit_id
+        if self.said_in_range or self.about or self.outside:
+            data.update(
+                said_in_range=self.said_in_range, about=[r.to_record() for r in self.about], outside=self.outside
+            )
         return data
 
 
@@ -95,6 +107,9 @@ class SearchResults:
     time_range: TimeRange | None = None
     rounds: tuple[ScanRound, ...] = ()
     filter_text: str = ""
+    time_role: Role = "none"
+    """How ``time_range`` was used: ``filter`` (only turns said or about a time inside it, then the
+    nearest outside when too few) or ``hint`` (turns inside it first, then the rest)."""
 
     def __iter__(self) -> Iterator[SearchHit]:
         return iter(self.results)
@@ -107,8 +122,18 @@ class SearchResults:
 
     @property
     def hits(self) -> list[SearchHit]:
-        """Only the hits (no neighbours)."""
+        """Only the hits (no neighbours), those inside the time range first."""
         return [r for r in self.results if r.role == "hit"]
+
+    @property
+    def inside(self) -> int:
+        """How many hits lie inside the time range (all of them when there is none)."""
+        return sum(1 for r in self.hits if not r.outside)
+
+    @property
+    def outside(self) -> int:
+        """How many hits were offered from outside the time range."""
+        return sum(1 for r in self.hits if r.outside)
 
     def to_record(self, zone: tzinfo | None = None) -> dict[str, Any]:
         """The results as plain data: how the query was understood, then every hit (CLI and API)."""
@@ -124,6 +149,9 @@ class SearchResults:
                 "granularity": span.granularity,
                 "fuzzy": span.fuzzy,
                 "phrase": span.phrase,
+                "role": self.time_role,
+                "inside": self.inside,
+                "outside": self.outside,
             },
             "scan_rounds": [{"week": r.label, "found": [h.turn.id for h in r.found]} for r in self.rounds],
             "results": [hit.to_record(zone) for hit in self.results],
@@ -183,6 +211,51 @@ class SessionInfo:
     first_text: str
     title: str = ""
     """The session's title (its topic) where it has one."""
+    title_source: str = ""
+    """Who wrote the title: ``model``, ``local``, or '' for a session never titled (an older one)."""
+
+
+def _short(r: TimeRange, zone: tzinfo | None, year: int) -> str:
+    """``11-25 12:00–18:00``, ``11-25``, ``11-23 – 11-29`` (with the year when it is not ``year``)."""
+    start, last = r.start.astimezone(zone), (r.end - timedelta(microseconds=1)).astimezone(zone)
+    day = "%Y-%m-%d" if start.year != year else "%m-%d"
+    if start.date() != last.date():
+        return f"{start:{day}} – {last:{day}}"
+    if start.time() == time() and r.end - r.start >= timedelta(days=1):
+        return f"{start:{day}}"
+    return f"{start:{day} %H:%M}–{r.end.astimezone(zone):%H:%M}"
+
+
+def placement(hit: SearchHit, zone: tzinfo | None = None) -> str:
+    """Why a hit of a time-constrained search matched: ``said 11-30 · about 11-25 12:00–18:00 (上周三下午)``.
+
+    A hit offered from outside the range says so: ``outside the range · said 10-02``. Empty for
+    a neighbour, and for a search without a time range.
+    """
+    if hit.role != "hit":
+        return ""
+    said = hit.turn.timestamp.astimezone(zone)
+    if hit.outside:
+        return f"outside the range · said {said:%Y-%m-%d}"
+    parts = [f"said {said:%m-%d}"] if hit.said_in_range else []
+    for r in hit.about:
+        parts.append(f"about {_short(r, zone, said.year)}" + (f" ({r.phrase})" if r.phrase else ""))
+    return " · ".join(parts)
+
+
+def time_summary(results: SearchResults, label: str = "") -> str:
+    """How the search's time was used and what it found: ``0 in 上周三下午 · 3 nearest outside``.
+
+    ``label`` names the range (default: its phrase). Empty without a time range. A hint (a
+    calendar date beside other words) restricts nothing: its turns come first.
+    """
+    if results.time_range is None:
+        return ""
+    label = label or results.time_range.phrase or results.time_range.describe()
+    if results.time_role == "hint":
+        return f"{results.inside} in {label} first (a date hint, not a filter)"
+    summary = f"{results.inside} in {label}"
+    return summary + (f" · {results.outside} nearest outside" if results.outside else "")
 
 
 def turn_record(turn: Turn, zone: tzinfo | None = None) -> dict[str, Any]:
@@ -191,7 +264,7 @@ def turn_record(turn: Turn, zone: tzinfo | None = None) -> dict[str, Any]:
     return {**turn.to_record(), "local_time": moment.isoformat()}
 
 
-def format_turn(turn: Turn, zone: tzinfo | None = None, similarity: float | None = None) -> str:
+def format_turn(turn: Turn, zone: tzinfo | None = None, similarity: float | None = None, note: str = "") -> str:
     """A turn in the seed's result format; without a similarity the anchor line carries none::
 
     [id:a3f2c7 | prev: k7f2a1 | next: d2n7p3 | 相似度: 0.778]
@@ -199,19 +272,23 @@ def format_turn(turn: Turn, zone: tzinfo | None = None, similarity: float | None
     📁 2026-W11/2026-03-05/chat_xxx.md | 话题: 本地模型部署 | 2026-03-05 Mon 10:00:07
 
     <the turn's text>
+
+    A ``note`` (which of its times matched a search, ``placement``) goes under the 📁 line.
     """
     head = anchor_line(turn.id, turn.prev_id, turn.next_id, similarity)
     where = f"📁 {turn.session_file} | 话题: {turn.topic or '—'} | {format_local_time(turn.timestamp, zone)}"
+    if note:
+        where += f"\n🕒 {note}"
     return f"{head}\n\n{where}\n\n{turn.text}"
 
 
 def format_search_result(result: SearchHit, zone: tzinfo | None = None) -> str:
-    """One search result in the seed's format, with its similarity.
+    """One search result in the seed's format, with its similarity and which of its times matched.
 
     A consolidation representative ends with a ``+N similar`` line naming every member it
     stands for (each recallable by id), after the seed's block, which stays as it is.
     """
-    block = format_turn(result.turn, zone, result.similarity)
+    block = format_turn(result.turn, zone, result.similarity, placement(result, zone))
     return f"{block}\n\n{similar_line(result.similar, zone)}" if result.similar else block
 
 

@@ -15,7 +15,17 @@ from datetime import datetime, timedelta, tzinfo
 from memory.config import RetrieverConfig, TierPrior
 from memory.deadline import in_background
 from memory.embedding import Embedder
-from memory.filters import Filter, In, combine, excluding, parse_filter, status_filter, time_range_filter
+from memory.filters import (
+    Filter,
+    In,
+    Not,
+    combine,
+    excluding,
+    parse_filter,
+    said_or_about,
+    status_filter,
+    time_range_filter,
+)
 from memory.results import (
     Mode,
     OnRound,
@@ -27,7 +37,7 @@ from memory.results import (
     format_search_result,
 )
 from memory.store import TurnStore
-from memory.timeparse import TimeRange, TimeResolver
+from memory.timeparse import QueryTime, TimeRange, TimeResolver
 from memory.turns import CONTEXT_GAP, ROLE_MEMBER, ROLE_REPRESENTATIVE, Turn
 from memory.words import has_cjk
 
@@ -155,6 +165,10 @@ def spread_context(scores: dict[str, float], turns: dict[str, Turn], floor: floa
                     shares.append(share * max(0.0, scores.get(other, floor) - floor))
         final[turn_id] = scores.get(turn_id, floor) + sum(sorted(shares, reverse=True)[: fusion.context_count])
     return final
+
+
+_NEAREST_REACH = timedelta(days=3 * 365)
+"""How far from an empty range the nearest turns are looked for when the query has no keywords."""
 
 
 class Retriever:
@@ -306,25 +320,71 @@ class Retriever:
         """Search memory as ``request`` says.
 
         Time words in the query are resolved against ``request.now`` (unless a range is
-        given or resolving is off): a precise time filters the search, a vague one triggers
-        the progressive scan. ``filter_expr`` raises ``FilterError`` when it cannot be parsed.
+        given or resolving is off). A time that constrains the query keeps the turns said
+        in it or talking about a time in it (their event ranges); a vague one triggers the
+        progressive scan; a calendar date beside other words (a hint) ranks the turns in it
+        first and excludes nothing. When the range holds fewer hits than asked, the best
+        matches outside it follow, marked ``outside``. ``filter_expr`` raises
+        ``FilterError`` when it cannot be parsed.
         """
         top_k = request.top_k or self.config.default_top_k
         parsed = parse_filter(request.filter_expr, self.zone) if request.filter_expr else None
         base = combine(parsed, status_filter(request.include_failed), excluding(request.exclude_ids))
-        keywords, time_range = request.query.strip(), request.time_range
-        if time_range is None and request.resolve_time:
-            keywords, time_range = self.resolver.split_query(request.query, request.now)
+        asked = self._query_time(request)
+        keywords = asked.keywords
+        span = asked.range if asked.role in ("filter", "hint") else None
         rounds: list[ScanRound] = []
-        if time_range is not None and time_range.fuzzy and request.progressive and self.config.enable_progressive_scan:
-            ranked = self._progressive(keywords, time_range, base, top_k, request.now, request.mode, rounds, on_round)
+        if span is None:
+            ranked = self._ranked(keywords, base, top_k, request.mode)
+        elif span.fuzzy and request.progressive and self.config.enable_progressive_scan:
+            ranked = self._progressive(keywords, span, base, top_k, request.now, request.mode, rounds, on_round)
         else:
-            where = combine(base, time_range_filter(time_range.start, time_range.end) if time_range else None)
-            ranked = self._ranked(keywords, where, top_k, request.mode)
+            ranked = self._ranked(keywords, combine(base, said_or_about(span.start, span.end)), top_k, request.mode)
+        if span is not None:
+            ranked = _placed(ranked, span)
+            if len(ranked) < top_k:
+                ranked += self._outside(keywords, base, span, top_k - len(ranked), request.mode)
         results = self._with_neighbours(ranked, request.context_window)
         return SearchResults(
-            tuple(results), request.query, keywords, time_range, tuple(rounds), request.filter_expr or ""
+            tuple(results),
+            request.query,
+            keywords,
+            span,
+            tuple(rounds),
+            request.filter_expr or "",
+            asked.role if span is not None else "none",
         )
+
+    def _query_time(self, request: SearchRequest) -> QueryTime:
+        """The request's time: the range it gives, or the query's own time phrase and its role."""
+        if request.time_range is not None:
+            return QueryTime(request.query.strip(), request.time_range, "filter", "given")
+        if not request.resolve_time:
+            return QueryTime(request.query.strip(), None, "none")
+        return self.resolver.read_query(request.query, request.now)
+
+    def _outside(self, keywords: str, base: Filter | None, span: TimeRange, count: int, mode: Mode) -> list[SearchHit]:
+        """The best matches outside ``span`` (without keywords: the turns said nearest to it), marked outside."""
+        where = combine(base, Not(said_or_about(span.start, span.end)))
+        if keywords.strip():
+            hits = self._ranked(keywords, where, count, mode)
+        else:
+            hits = [SearchHit(turn, 1.0) for turn in self._nearest(where, span, count)]
+        return [replace(hit, outside=True) for hit in hits]
+
+    def _nearest(self, where: Filter | None, span: TimeRange, count: int) -> list[Turn]:
+        """Up to ``count`` turns said nearest to ``span``, looking a week either side, then ever further."""
+        reach = timedelta(weeks=1)
+        while True:
+            around = self.store.where(combine(where, time_range_filter(span.start - reach, span.end + reach)))
+            if len(around) >= count or reach > _NEAREST_REACH:
+                break
+            reach *= 4
+
+        def distance(turn: Turn) -> timedelta:
+            return max(span.start - turn.timestamp, turn.timestamp - span.end, timedelta(0))
+
+        return sorted(around, key=distance)[:count]
 
     def search_with_progress(
         self,
@@ -370,7 +430,7 @@ class Retriever:
         weeks = max_weeks or self.config.max_scan_weeks
         end = min(span.end, now.astimezone(self.zone) + timedelta(minutes=1))
         floor = max(span.start, end - timedelta(weeks=weeks))
-        whole = combine(extra, time_range_filter(floor, end))
+        whole = combine(extra, said_or_about(floor, end))
         # one search of the whole span fixes the scale for every week and gives the best match
         scale: Scale | None = None
         best_overall: list[SearchHit] = []
@@ -386,7 +446,7 @@ class Retriever:
         found: dict[str, SearchHit] = {}
         focus_start = span.focus[0] if span.focus is not None else end
         for week_start, week_end in _scan_rounds(span, end, floor)[:weeks]:
-            where = combine(extra, time_range_filter(week_start, week_end))
+            where = combine(extra, said_or_about(week_start, week_end))
             week_hits = self._ranked(keywords, where, per_week, mode, scale)
             label = f"{week_start.astimezone(self.zone):%Y-%m-%d} – {(week_end - timedelta(seconds=1)).astimezone(self.zone):%Y-%m-%d}"
             rounds.append(ScanRound(label, week_start, week_end, tuple(week_hits)))
@@ -408,14 +468,12 @@ class Retriever:
     # ------------------------------------------------------------ neighbours
 
     def _with_neighbours(self, hits: list[SearchHit], window: int) -> list[SearchHit]:
-        hits = [SearchHit(h.turn, h.similarity, "hit", None, i + 1, h.similar) for i, h in enumerate(hits)]
+        hits = [replace(h, role="hit", hit_id=None, rank=i + 1) for i, h in enumerate(hits)]
         if not hits:
             return []
         if window <= 0:
             turns = self.store.with_next([h.turn for h in hits])
-            return [
-                SearchHit(t, h.similarity, "hit", None, h.rank, h.similar) for t, h in zip(turns, hits, strict=True)
-            ]
+            return [replace(h, turn=t) for t, h in zip(turns, hits, strict=True)]
         around = self.store.neighbours([h.turn for h in hits], window)
         by_position = {(t.session_id, t.turn_index): t for t in around}
         hit_ids = {h.turn.id for h in hits}
@@ -434,9 +492,22 @@ class Retriever:
                 else:
                     ordered.append(SearchHit(turn, hit.similarity, "neighbor", hit.turn.id, hit.rank))
         turns = self.store.with_next([h.turn for h in ordered])
-        return [
-            SearchHit(t, h.similarity, h.role, h.hit_id, h.rank, h.similar) for t, h in zip(turns, ordered, strict=True)
-        ]
+        return [replace(h, turn=t) for t, h in zip(turns, ordered, strict=True)]
+
+
+def _placed(hits: list[SearchHit], span: TimeRange) -> list[SearchHit]:
+    """The hits that were said in ``span`` or talk about a time in it, each saying which.
+
+    The index's filter may over-match a turn with more event ranges than it has slots
+    (``memory.index_schema.EVENT_SLOTS``); its exact ranges decide here.
+    """
+    placed = []
+    for hit in hits:
+        said = span.start <= hit.turn.timestamp < span.end
+        about = tuple(e for e in hit.turn.events if e.overlaps(span.start, span.end))
+        if said or about:
+            placed.append(replace(hit, said_in_range=said, about=about))
+    return placed
 
 
 def _scan_rounds(span: TimeRange, end: datetime, floor: datetime) -> list[tuple[datetime, datetime]]:

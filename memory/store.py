@@ -47,6 +47,9 @@ from memory.index_schema import (
     REBUILD_BELOW,
     SCHEMA_VERSION,
     VERSION_FIELD,
+    Column,
+    EventReader,
+    Source,
     compile_filter,
     id_list,
     kept_fields,
@@ -60,7 +63,7 @@ from memory.index_schema import (
     turns_from,
 )
 from memory.results import Scored, TurnState
-from memory.turns import ImportanceParts, Turn, is_turn_id
+from memory.turns import ImportanceParts, Turn, index_digest, is_turn_id
 from memory.words import index_words
 
 
@@ -153,6 +156,7 @@ class TurnStore:
         uri: str,
         dim: int,
         embedder_name: str,
+        read_events: EventReader,
         *,
         consistency_seconds: float = 0.0,
         for_rebuild: bool = False,
@@ -161,6 +165,8 @@ class TurnStore:
         self.uri = uri
         self.dim = dim
         self.embedder_name = embedder_name
+        self.read_events = read_events
+        """Reads the times a turn talks about (written with each row, derived for older indexes)."""
         self.keep_versions = keep_versions
         self.conflicts_retried = 0
         """Commits that raced another process and were tried again (for reports and benchmarks)."""
@@ -322,26 +328,42 @@ class TurnStore:
         if version < REBUILD_BELOW or any(c.fill is None and c.derive is None for c in missing):
             raise KernelError(f"the memory index has an older layout ({version}, now {SCHEMA_VERSION}); {_REINDEX}")
         if missing:
-            try:
-                self._table.add_columns({c.name: c.fill or "cast(NULL as string)" for c in missing})
-            except (OSError, ValueError, RuntimeError):
-                # another process migrated it first
-                self._table = self._db.open_table(TABLE)
-                if {c.name for c in missing} - set(self._table.schema.names):
-                    raise
-            for column in missing:
-                if column.derive is not None:
-                    self._derive(column.name, column.derive)
+            self._add_columns(missing)
+            derived = [c for c in missing if c.derive is not None]
+            if derived:
+                self._derive(derived)
         if version < SCHEMA_VERSION:
             self._table.update_field_metadata({"path": VERSION_FIELD, "metadata": {META_SCHEMA: str(SCHEMA_VERSION)}})
 
-    def _derive(self, name: str, derive: Callable[[str], Any]) -> None:
-        """Fill a new column computed from each row's text, in batches (no re-embedding)."""
-        table = self._table.search().select(["id", "text"]).limit(None).to_arrow()
-        ids, texts = table.column("id").to_pylist(), table.column("text").to_pylist()
+    def _add_columns(self, missing: list[Column]) -> None:
+        """Add columns an older index lacks: filled by SQL, or empty until derived."""
+        try:
+            filled = {c.name: c.fill for c in missing if c.fill is not None}
+            if filled:
+                self._table.add_columns(filled)
+            empty = [pa.field(c.name, c.type) for c in missing if c.fill is None]
+            if empty:
+                self._table.add_columns(empty)
+        except (OSError, ValueError, RuntimeError):
+            # another process migrated it first
+            self._table = self._db.open_table(TABLE)
+            if {c.name for c in missing} - set(self._table.schema.names):
+                raise
+
+    def _derive(self, columns: list[Column]) -> None:
+        """Fill new columns computed from each row's text and time, in batches (no re-embedding)."""
+        table = self._table.search().select(["id", "text", "timestamp"]).limit(None).to_arrow()
+        ids = table.column("id").to_pylist()
+        texts, times = table.column("text").to_pylist(), table.column("timestamp").to_pylist()
         for start in range(0, len(ids), _DERIVE_BATCH):
             chunk = slice(start, start + _DERIVE_BATCH)
-            update = pa.table({"id": ids[chunk], name: [derive(t or "") for t in texts[chunk]]})
+            sources = [
+                Source.of(t or "", when, self.read_events) for t, when in zip(texts[chunk], times[chunk], strict=True)
+            ]
+            update = pa.table(
+                {"id": ids[chunk]}
+                | {c.name: pa.array([c.derive(s) for s in sources], type=c.type) for c in columns if c.derive}
+            )
             self._table.merge_insert("id").when_matched_update_all().execute(update)
 
     @property
@@ -359,7 +381,7 @@ class TurnStore:
         embedded = vectors is not None
         if vectors is None:
             vectors = np.zeros((len(turns), self.dim), dtype=np.float32)
-        return rows(turns, texts, vectors, schema(self.dim, self.embedder_name), embedded=embedded)
+        return rows(turns, texts, vectors, schema(self.dim, self.embedder_name), self.read_events, embedded=embedded)
 
     def add(self, turns: Sequence[Turn], texts: Sequence[str], vectors: npt.NDArray[np.float32] | None) -> None:
         """Append turns in one commit (one LanceDB version).
@@ -391,6 +413,25 @@ class TurnStore:
         )
         if vectors is None:
             self._pending = waiting + len(turns)
+
+    def set_topics(self, turns: Sequence[Turn], texts: Sequence[str]) -> None:
+        """Give stored turns their new topic (a session's new title) in place, without re-embedding.
+
+        ``texts`` are what was embedded for each turn, for its digest; the topic travels as
+        Arrow data, never inside a query string.
+        """
+        if not turns:
+            return
+        update = pa.table(
+            {
+                "id": pa.array([t.id for t in turns], type=pa.string()),
+                "topic": pa.array([t.topic for t in turns], type=pa.string()),
+                "text_hash": pa.array(
+                    [index_digest(x, t) for t, x in zip(turns, texts, strict=True)], type=pa.string()
+                ),
+            }
+        )
+        self._write("update", lambda: self._table.merge_insert("id").when_matched_update_all().execute(update))
 
     @_reading
     def pending(self, limit: int) -> list[Turn]:

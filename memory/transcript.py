@@ -65,6 +65,8 @@ def render_turn(turn: Turn, zone: tzinfo | None, next_id: str | None = None) -> 
     meta = {name: record[name] for name in _TRANSCRIPT_FIELDS}
     if turn.extra:
         meta["extra"] = record["extra"]
+    if turn.events:
+        meta["events"] = record["events"]
     parts = [
         f"\n## {format_local_time(turn.timestamp, zone)}{topic}{failed}\n\n",
         anchor_line(turn.id, turn.prev_id, next_id or _NEXT_PAD),

@@ -222,6 +222,9 @@ def parse_transcript(text: str, session_file: str, fallback_session: str = "") -
         reader.problem(tail, f"{what} at the end is unfinished (cut off, or still being written)", tail_turn)
     blocks = reader.blocks[:-1] if unfinished is not None and torn else reader.blocks
     session_id = reader.session_id or fallback_session
+    # a session's title is every turn's topic (the 话题 a result shows); sessions written
+    # before titles existed keep the topic each turn recorded
+    title = str(reader.meta.get("title") or "").strip()
     chain: list[tuple[str, Turn | None]] = []
     seen: set[str] = set()
     for block in blocks:
@@ -243,7 +246,7 @@ def parse_transcript(text: str, session_file: str, fallback_session: str = "") -
             continue
         if block.open_message is not None:
             reader.problem(block.open_message, "a message marker without its end: ignored", turn_id)
-        turn = _turn(block, session_id, session_file, len(chain))
+        turn = _turn(block, session_id, session_file, len(chain), title)
         if turn is None:
             broken = block.broken_at is not None
             reason = "a message marker that cannot be read" if broken else "no readable message"
@@ -267,12 +270,14 @@ def parse_transcript(text: str, session_file: str, fallback_session: str = "") -
     return ParsedSession(session_id, turns, problems, tail, tail_turn, closable, reader.meta)
 
 
-def _turn(block: _Block, session_id: str, session_file: str, position: int) -> Turn | None:
+def _turn(block: _Block, session_id: str, session_file: str, position: int, title: str) -> Turn | None:
     if not block.messages or block.meta is None or block.broken_at is not None or block.turn_id is None:
         return None
     record = {_OLD_NAMES.get(k, k): v for k, v in block.meta.items()}
     record.setdefault("turn_index", position)
     record.update(session_id=session_id, session_file=session_file, prev_id=None, next_id=None)
+    if title:
+        record["topic"] = title
     try:
         return replace(Turn.from_record(record), messages=tuple(block.messages))
     except (KeyError, ValueError, TypeError, AttributeError, OverflowError):

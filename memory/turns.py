@@ -5,11 +5,14 @@ from __future__ import annotations
 import hashlib
 import re
 import secrets
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime, timedelta
 from pathlib import PurePosixPath
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from memory.timeparse.ranges import TimeRange
 
 TURN_ID_RE = re.compile(r"^[a-z0-9]{6}$")
 _ALPHABET = "abcdefghijklmnopqrstuvwxyz0123456789"
@@ -143,6 +146,11 @@ class Turn:
     """The consolidation cluster of near-duplicates this turn belongs to ('' for none)."""
     cluster_role: str = ""
     """``representative``, ``member``, ``separate`` or '' (see the ROLE_ constants)."""
+    events: tuple[TimeRange, ...] = field(default=(), compare=False)
+    """The times the turn talks about, resolved against when it was said (``TimeResolver.event_ranges``).
+
+    Written to the transcript for readers; the index derives them again from the text (see
+    ``memory.index_schema``), so an edited transcript or a better resolver rebuilds them."""
 
     @property
     def text(self) -> str:
@@ -179,6 +187,7 @@ class Turn:
             "importance_parts": self.importance_parts.to_record() if self.importance_parts else None,
             "cluster_id": self.cluster_id,
             "cluster_role": self.cluster_role,
+            "events": [r.to_record() for r in self.events],
         }
 
     @classmethod
@@ -208,7 +217,25 @@ class Turn:
             importance_parts=ImportanceParts.from_record(parts) if (parts := data.get("importance_parts")) else None,
             cluster_id=str(data.get("cluster_id") or ""),
             cluster_role=str(data.get("cluster_role") or ""),
+            events=_events(data.get("events") or ()),
         )
+
+
+def _events(records: Sequence[Mapping[str, Any]]) -> tuple[TimeRange, ...]:
+    """Event ranges as stored; one that is not a range (a transcript edited by hand) is left out:
+    the index derives them again from the text."""
+    if not records:
+        return ()
+    # imported here: the resolver's rules take longer to load than the whole UI takes to paint
+    from memory.timeparse.ranges import TimeRange
+
+    events = []
+    for record in records:
+        try:
+            events.append(TimeRange.from_record(record))
+        except (KeyError, TypeError, ValueError, AttributeError):
+            continue
+    return tuple(events)
 
 
 def _utc(value: datetime | str) -> datetime:
@@ -237,6 +264,36 @@ def derive_topic(text: str, limit: int = 24) -> str:
     """A short topic label from the first user message of a session (its first sentence, cut)."""
     first = _TOPIC_CUT.split(text.strip(), maxsplit=1)[0].strip(" ，,.：:")
     return first if len(first) <= limit else first[: limit - 1].rstrip() + "…"
+
+
+TITLE_MODEL = "model"
+TITLE_LOCAL = "local"
+TITLE_IMPORTED = "imported"
+"""A title recorded without saying who wrote it: an imported conversation's own."""
+
+
+@dataclass(frozen=True)
+class SessionTitle:
+    """A session's title: every turn's topic (话题), recorded in the session's transcript."""
+
+    text: str
+    source: str = TITLE_LOCAL
+    """``model`` (written by the LLM), ``local`` (cut from the first message, no request) or ``imported``."""
+    turns: int = 0
+    """How many turns the session had when it was titled (when to look again)."""
+
+    def to_meta(self) -> dict[str, Any]:
+        """The session-level fields a transcript records."""
+        return {"title": self.text, "title_source": self.source, "title_turns": self.turns}
+
+    @classmethod
+    def from_meta(cls, meta: Mapping[str, Any]) -> SessionTitle | None:
+        """The title a transcript's session fields hold, or None (a session never titled)."""
+        text = str(meta.get("title") or "").strip()
+        if not text:
+            return None
+        turns = meta.get("title_turns")
+        return cls(text, str(meta.get("title_source") or TITLE_IMPORTED), turns if isinstance(turns, int) else 0)
 
 
 def anchor_line(turn_id: str, prev_id: str | None, next_id: str | None, similarity: float | None = None) -> str:

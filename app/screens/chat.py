@@ -77,6 +77,8 @@ class ChatScreen(Screen[None]):
         self.session: ChatSession | None = None
         self.session_id: str | None = None
         """The stored session the next message continues (None: a new one)."""
+        self.session_title = ""
+        """That session's title (its topic), shown in the status line."""
         self.failed_text: str | None = None
         self.replying = False
 
@@ -239,8 +241,21 @@ class ChatScreen(Screen[None]):
             self.busy = False
 
     def refresh_session_label(self) -> None:
-        """Show which session the next message goes to."""
-        self.session_status = f"session {self.session_id}" if self.session_id else "new session"
+        """Show which session the next message goes to, by its title when it has one."""
+        if self.session_id is None:
+            self.session_status = "new session"
+            return
+        title = f"{self.session_title} · " if self.session_title else ""
+        self.session_status = f"{title}session {self.session_id}"
+
+    @work(group="title", exit_on_error=False)
+    async def refresh_title(self, session: ChatSession) -> None:
+        """Let the session title itself when due, beside the conversation (a reply never waits for it)."""
+        titled = session.handle.session_id if session.handle else None
+        title = await session.refresh_title()
+        if title is not None and titled == self.session_id:
+            self.session_title = title.text
+            self.refresh_session_label()
 
     # ------------------------------------------------------------------ reply
 
@@ -334,9 +349,12 @@ class ChatScreen(Screen[None]):
             await answer.finish("done")
             self.failed_text = None
             self.session_id = event.turn.session_id
+            self.session_title = event.turn.topic
             self.refresh_session_label()
             await self.update_memory_status()
             self.maintain_memory()
+            if self.session is not None:
+                self.refresh_title(self.session)
         elif isinstance(event, ReplyFailed):
             await answer.finish("failed")
             hint = "press ctrl+r to retry" if event.turn is not None else "your message is back in the prompt"
@@ -347,6 +365,7 @@ class ChatScreen(Screen[None]):
             else:
                 self.failed_text = event.user_text
                 self.session_id = event.turn.session_id
+                self.session_title = event.turn.topic
                 self.refresh_session_label()
 
     def show_recall(self, results: SearchResults | None, turn: Turn | None, error: str) -> None:
@@ -429,6 +448,7 @@ class ChatScreen(Screen[None]):
         if self.session is not None:
             self.session.start_new()
         self.session_id = None
+        self.session_title = ""
         self.failed_text = None
         await self.transcript.remove_children()
         self.panel.clear()
@@ -472,6 +492,7 @@ class ChatScreen(Screen[None]):
         if self.session is not None:
             await self.session.resume(session_id)
         self.session_id = session_id
+        self.session_title = self.session.topic if self.session is not None else turns[-1].topic
         self.failed_text = None
         self.panel.clear()
         await self.transcript.remove_children()

@@ -26,7 +26,9 @@ Search = Callable[[str, bool], Awaitable["SearchResults"]]
 
 
 def describe_results(results: SearchResults) -> str:
-    """The scope line: what was searched, the time understood, scan rounds, counts."""
+    """The scope line: what was searched, the time understood and what it held, scan rounds, counts."""
+    from memory.results import time_summary  # memory is open by now; the screen paints without it
+
     parts = [f"“{results.keywords or '(any)'}”"]
     if results.time_range is not None:
         parts.append(f"{results.time_range.phrase} → {results.time_range.describe()}")
@@ -38,7 +40,8 @@ def describe_results(results: SearchResults) -> str:
         parts.append("no matching memory")
     else:
         context = len(results) - hits
-        parts.append(f"{hits} hit{'s' if hits != 1 else ''}" + (f", {context} around them" if context else ""))
+        count = time_summary(results, "range") or f"{hits} hit{'s' if hits != 1 else ''}"
+        parts.append(count + (f", {context} around them" if context else ""))
     return " · ".join(parts)
 
 

@@ -17,12 +17,12 @@ if TYPE_CHECKING:
 
 
 def session_row(info: SessionInfo, zone: tzinfo, current: bool) -> str:
-    """One line: when, how many turns, what it was about; the open session is marked."""
+    """One line: when, how many turns, what it is about (its title); the open session is marked."""
     mark = "▶ " if current else "  "
     turns = f"{info.turns} turn{'' if info.turns == 1 else 's'}"
-    first = (info.first_text.splitlines() or [""])[0][:60]
+    about = (info.title or (info.first_text.splitlines() or [""])[0])[:60]
     suffix = "  (current)" if current else ""
-    return f"{mark}{info.last.astimezone(zone):%Y-%m-%d %H:%M}  {turns:>9}  {first}{suffix}"
+    return f"{mark}{info.last.astimezone(zone):%Y-%m-%d %H:%M}  {turns:>9}  {about}{suffix}"
 
 
 class SessionsScreen(ModalScreen[str | None]):

@@ -40,12 +40,14 @@ def hits_first(results: list[SearchHit]) -> list[SearchHit]:
 
 
 def hit_prompt(hit: SearchHit, zone: tzinfo, snippet_chars: int, *, similar_to: str = "") -> RenderableType:
-    """Two lines for one recalled turn: similarity, time, anchor, topic; then a snippet.
+    """Two lines for one recalled turn: similarity, time, anchor, topic, which time matched; then a snippet.
 
     A neighbour is indented under its hit, dimmed, and has no similarity of its own; so is a
     near-duplicate shown under its representative (``similar_to``). A representative says
     how many near-duplicates it stands for (``+N similar``; ``+`` shows them).
     """
+    from memory.results import placement  # memory is open once there are hits; the panel paints without it
+
     turn = hit.turn
     local = turn.timestamp.astimezone(zone)
     is_hit = hit.role == "hit" and not similar_to
@@ -58,6 +60,9 @@ def hit_prompt(hit: SearchHit, zone: tzinfo, snippet_chars: int, *, similar_to: 
     text.append(f"[{turn.id}]", style="italic")
     if turn.topic and is_hit:
         text.append(f" {turn.topic}", style="dim")
+    matched = placement(hit, zone) if is_hit else ""
+    if matched:
+        text.append(f" · {matched}", style="yellow" if hit.outside else "cyan")
     if hit.similar:
         text.append(f" +{len(hit.similar)} similar", style="bold")
     snippet = " ".join(turn.text.split())

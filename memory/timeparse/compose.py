@@ -232,7 +232,10 @@ def _modifiers(text: str, cal: Calendar, items: list[Found]) -> list[Found]:
             meaning, start = _MEANING[" ".join(prefix["en"].lower().split())], prefix.start()
         elif prefix and prefix["zh"] in ("自从", "大约", "大概", "约"):
             meaning, start = _MEANING[prefix["zh"]], prefix.start()
-        modified = _modified(cal, found.piece, meaning) if meaning else None
+        try:
+            modified = _modified(cal, found.piece, meaning) if meaning else None
+        except OverflowError:  # "after" a time at the end of year 9999: nothing follows it
+            continue
         if modified is None:
             out.append(found)
             continue

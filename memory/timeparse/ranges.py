@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime, time, timedelta
+from typing import Any
 
 __all__ = ["EARLIEST_YEAR", "OPEN_START_YEAR", "TimeRange", "checked"]
 
@@ -42,6 +44,30 @@ class TimeRange:
     def named(self, phrase: str) -> TimeRange:
         """This range, carrying the words it was read from."""
         return replace(self, phrase=phrase)
+
+    def overlaps(self, start: datetime, end: datetime) -> bool:
+        """True when some moment of this range lies in ``start <= t < end``."""
+        return self.start < end and start < self.end
+
+    def to_record(self) -> dict[str, Any]:
+        """The range as plain JSON-able data (``focus`` is not kept: stored ranges are event times)."""
+        return {
+            "start": self.start.isoformat(),
+            "end": self.end.isoformat(),
+            "granularity": self.granularity,
+            "fuzzy": self.fuzzy,
+            "phrase": self.phrase,
+        }
+
+    @classmethod
+    def from_record(cls, data: Mapping[str, Any]) -> TimeRange:
+        """The inverse of ``to_record``; raises ``KeyError`` or ``ValueError`` on a record that is not a range."""
+        start, end = datetime.fromisoformat(str(data["start"])), datetime.fromisoformat(str(data["end"]))
+        if start.tzinfo is None or end.tzinfo is None or not start < end:
+            raise ValueError(f"not a time range: {data!r}")
+        return cls(
+            start, end, str(data.get("granularity") or "span"), bool(data.get("fuzzy")), str(data.get("phrase") or "")
+        )
 
 
 def _label(start: datetime, end: datetime) -> str:

@@ -76,12 +76,16 @@ class TimeResolver:
 
         Future times are kept (下个月去成都 → next month). Vague phrases give their likely
         stretch (前段时间 → 1–8 weeks before); those that would cover nearly everything
-        (很久以前, 之前, before 2025) and spans over ~13 months are skipped. At most ``limit``,
-        in text order, without repeats.
+        (很久以前, 之前, before 2025) and spans over ~13 months are skipped. So are times
+        around the moment of saying (今天, 这周, "this month"): the turn is placed by when it
+        was said, and a whole day would make a morning's "今天天气不错" match that afternoon.
+        At most ``limit``, in text order, without repeats.
         """
         ranges: list[TimeRange] = []
         for found in self._found(text, said_at, MAX_TEXT):
             event = _event(found.piece.range)
+            if event is not None and event.start <= said_at < event.end:
+                continue
             if event is not None and event not in ranges:
                 ranges.append(event)
             if len(ranges) >= limit:

@@ -70,6 +70,19 @@ def test_recall_in_chinese_prints_the_seed_format(store: tuple[Path, list[str]])
     assert "user: 本地模型部署用什么工具" in done.stdout
 
 
+def test_recall_with_nothing_in_the_range_offers_the_nearest_outside_marked(store: tuple[Path, list[str]]) -> None:
+    config, ids = store
+    done = _huichat(config, "recall", "昨天 VPN", "--now", NOW.isoformat(), "--top-k", "1")
+    assert done.returncode == 0, done.stderr
+    assert "# time: 昨天 → 2026-11-24 Tue · 0 in 昨天 · 1 nearest outside" in done.stdout
+    assert f"[id:{ids[1]} | " in done.stdout
+    assert "🕒 outside the range · said 2026-11-18" in done.stdout
+    done = _huichat(config, "recall", "昨天 VPN", "--now", NOW.isoformat(), "--top-k", "1", "--json")
+    payload = json.loads(done.stdout)
+    assert (payload["time_range"]["inside"], payload["time_range"]["outside"]) == (0, 1)
+    assert payload["results"][0]["outside"] is True
+
+
 def test_recall_in_english_as_json_with_neighbours(store: tuple[Path, list[str]]) -> None:
     config, ids = store
     done = _huichat(config, "recall", "WireGuard VPN", "--json", "--context", "1", "--top-k", "1")

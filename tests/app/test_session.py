@@ -21,7 +21,6 @@ from app.session import (
     ReplyFailed,
     SessionEvent,
     ToolCalled,
-    derive_topic,
 )
 from memory.kernel import MemoryKernel
 from memory.results import SearchRequest
@@ -461,8 +460,3 @@ async def test_auto_recall_injects_memory_for_models_without_tools(
     assert isinstance(events[0], RecallStarted) and events[0].source == "auto"
     injected = [m for m in fake_llm.requests[0]["messages"] if m["role"] == "system"][1]["content"]
     assert f"[id:{remembered}" in injected
-
-
-def test_topics_are_short() -> None:
-    assert derive_topic("本地模型部署用什么？我有 8G 显存") == "本地模型部署用什么"
-    assert len(derive_topic("x" * 100)) == 24

@@ -119,7 +119,10 @@ async def test_search_screen_understands_a_time_phrase(tmp_path: Path) -> None:
         scope = str(panel.query_one(".scope").render())
         assert "上周三下午 → 2026-11-18 Wed 12:00–18:00" in scope
         assert panel.hits[0].turn.id == ids[1] and panel.hits[0].role == "hit"
-        assert {h.turn.id for h in panel.hits} <= set(ids)  # nothing from outside the time range
+        # fewer than asked in the range: the nearest outside follow, marked and counted
+        assert {h.turn.id for h in panel.hits if not h.outside} <= set(ids)
+        assert all(h.turn.id not in ids for h in panel.hits if h.outside)
+        assert "3 in range · 1 nearest outside" in scope
         search = app.screen
         assert search.query_box.has_focus  # the query box stays usable after results
         await pilot.press("down")  # into the results

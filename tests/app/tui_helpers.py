@@ -84,6 +84,8 @@ def loaded_config(providers: dict[str, dict[str, Any]] | None = None, **sections
         "lifecycle": {"enabled": False, "importance": {"enabled": False}},
         "consolidation": {"enabled": False},
         "sync": {"watch": False},
+        # scripted servers answer requests in order: a test that wants the model's titles says so
+        "chat": {"titles": "local"},
     }
     if providers is not None:
         data["providers"] = {"named": providers}

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import lancedb
@@ -13,13 +14,17 @@ import pytest
 from memory import index_schema
 from memory.embedding import HashEmbedder
 from memory.errors import KernelError
-from memory.index_schema import COLUMNS, SCHEMA_VERSION, Column
+from memory.index_schema import COLUMNS, EVENT_SLOTS, SCHEMA_VERSION, Column
 from memory.store import TurnStore
+from memory.timeparse import TimeResolver
 from memory.turns import Message, TurnDraft
-from tests.conftest import NOW, open_kernel
+from tests.conftest import NOW, ZONE, open_kernel
 
+EVENT_COLUMNS = ("events", *(f"event{i}_{side}" for i in range(EVENT_SLOTS) for side in ("start", "end")))
+LAYOUT_6 = tuple(c for c in COLUMNS if c.name not in EVENT_COLUMNS)
+"""The columns before the times a turn talks about were indexed."""
 LIFECYCLE = {"tier", "importance", "importance_parts", "cluster_id", "cluster_role"}
-LAYOUT_5 = tuple(c for c in COLUMNS if c.name not in LIFECYCLE)
+LAYOUT_5 = tuple(c for c in LAYOUT_6 if c.name not in LIFECYCLE)
 """The columns before the lifecycle (tiers, importance, consolidation)."""
 LAYOUT_4 = tuple(c for c in LAYOUT_5 if c.name != "words")
 """The columns before the ``words`` terms."""
@@ -27,7 +32,16 @@ LAYOUT_3 = tuple(c for c in LAYOUT_5 if c.name not in ("embedded", "words"))
 """The columns before turns could be indexed ahead of their vectors, and before the ``words`` terms."""
 
 
-def _old_index(root: Path, version: int, columns: tuple[Column, ...], messages: str) -> None:
+def _store(root: Path, *, for_rebuild: bool = False) -> TurnStore:
+    resolver = TimeResolver(ZONE)
+    return TurnStore(
+        str(root / "index.lancedb"), 64, HashEmbedder(64).name, resolver.event_ranges, for_rebuild=for_rebuild
+    )
+
+
+def _old_index(
+    root: Path, version: int, columns: tuple[Column, ...], messages: str, text: str = "user: VPN 断了"
+) -> None:
     """A one-row index as an older huichat wrote it: its own columns, its version in the table metadata."""
     embedder = HashEmbedder(64)
     fields = [pa.field(c.name, c.type, nullable=c.nullable) for c in columns]
@@ -48,7 +62,7 @@ def _old_index(root: Path, version: int, columns: tuple[Column, ...], messages: 
         "position": "s1#0",
         "timestamp": NOW,
         "topic": "VPN",
-        "text": "user: VPN 断了",
+        "text": text,
         "words": "user vpn 断 了 断了",
         "messages": messages,
         "recalled_ids": "[]",
@@ -61,13 +75,13 @@ def _old_index(root: Path, version: int, columns: tuple[Column, ...], messages: 
         "embedded": True,
         "vector": embedder.embed_query("VPN").tolist(),
     }
-    table = pa.Table.from_pylist([{c.name: row[c.name] for c in columns} | {"vector": row["vector"]}], schema=old)
+    table = pa.Table.from_pylist([{c.name: row.get(c.name) for c in columns} | {"vector": row["vector"]}], schema=old)
     lancedb.connect(str(root / "index.lancedb")).create_table("turns", table)
 
 
 def test_an_index_of_the_previous_layout_is_read_and_stamped_with_the_current_one(tmp_path: Path) -> None:
     _old_index(tmp_path, 2, LAYOUT_3, json.dumps([["user", "", "VPN 断了"]], ensure_ascii=False))
-    store = TurnStore(str(tmp_path / "index.lancedb"), 64, HashEmbedder(64).name)
+    store = _store(tmp_path)
     assert store.version == SCHEMA_VERSION
     assert store.pending_count == 0  # rows written before the flag existed have their vectors
     assert store._table.to_arrow().column("words").to_pylist() == ["user vpn 断 断了"]  # derived from the text
@@ -81,14 +95,14 @@ def test_a_missing_column_that_can_be_filled_is_added_in_place(tmp_path: Path, m
     grown = (*COLUMNS, Column("mood", pa.float32(), fill="cast(NULL as float)"))
     monkeypatch.setattr(index_schema, "COLUMNS", grown)
     monkeypatch.setattr("memory.store.COLUMNS", grown)
-    store = TurnStore(str(tmp_path / "index.lancedb"), 64, HashEmbedder(64).name)
+    store = _store(tmp_path)
     assert "mood" in store._table.schema.names
     assert store._table.to_arrow().column("mood").to_pylist() == [None]
 
 
 def test_an_index_from_before_the_lifecycle_gets_its_columns_in_place(tmp_path: Path) -> None:
     _old_index(tmp_path, 4, LAYOUT_4, "[]")
-    store = TurnStore(str(tmp_path / "index.lancedb"), 64, HashEmbedder(64).name)
+    store = _store(tmp_path)
     assert store.version == SCHEMA_VERSION
     turn = store.get(["abc123"])["abc123"]
     assert (turn.tier, turn.importance, turn.importance_parts, turn.cluster_role) == ("working", None, None, "")
@@ -102,9 +116,9 @@ def test_a_layout_that_needs_rebuilding_says_to_run_reindex(tmp_path: Path, monk
     grown = (*COLUMNS, Column("text_segmented", pa.string()))  # derived from the text: no fill
     monkeypatch.setattr("memory.store.COLUMNS", grown)
     with pytest.raises(KernelError, match="huichat reindex"):
-        TurnStore(str(tmp_path / "index.lancedb"), 64, HashEmbedder(64).name)
+        _store(tmp_path)
     # reindex opens it for rebuilding and starts over in the current layout
-    store = TurnStore(str(tmp_path / "index.lancedb"), 64, HashEmbedder(64).name, for_rebuild=True)
+    store = _store(tmp_path, for_rebuild=True)
     store.reset()
     assert store.version == SCHEMA_VERSION and store.count() == 0
 
@@ -112,7 +126,7 @@ def test_a_layout_that_needs_rebuilding_says_to_run_reindex(tmp_path: Path, monk
 def test_an_index_from_a_newer_huichat_is_refused_with_a_reason(tmp_path: Path) -> None:
     _old_index(tmp_path, SCHEMA_VERSION + 1, LAYOUT_4, "[]")  # (its extra columns unknown here)
     with pytest.raises(KernelError, match="newer huichat"):
-        TurnStore(str(tmp_path / "index.lancedb"), 64, HashEmbedder(64).name)
+        _store(tmp_path)
 
 
 def test_a_new_index_round_trips_every_turn_field(tmp_path: Path) -> None:
@@ -133,3 +147,18 @@ def test_a_new_index_round_trips_every_turn_field(tmp_path: Path) -> None:
     assert stored.importance_parts.density > 0  # a code block and a number
     np.testing.assert_equal(kernel.store.version, SCHEMA_VERSION)
     kernel.close()
+
+
+def test_a_layout_6_index_gets_its_event_times_derived_in_place(tmp_path: Path) -> None:
+    text = "user: 我上周三下午在杭州部署了 Qwen 模型"  # said NOW (Wed 11-25 15:00): the 18th's afternoon
+    _old_index(tmp_path, 6, LAYOUT_6, json.dumps([["user", "", text[6:]]], ensure_ascii=False), text)
+    before = lancedb.connect(str(tmp_path / "index.lancedb")).open_table("turns").to_arrow().column("vector")
+    store = _store(tmp_path)
+    assert store.version == SCHEMA_VERSION
+    table = store._table.to_arrow()
+    assert table.column("vector").equals(before)  # nothing re-embedded
+    start = datetime(2026, 11, 18, 12, tzinfo=ZONE)
+    assert table.column("event0_start").to_pylist() == [start.astimezone(UTC)]
+    assert table.column("event1_start").to_pylist() == [None]
+    turn = store.get(["abc123"])["abc123"]
+    assert [(r.start, r.end, r.phrase) for r in turn.events] == [(start, start + timedelta(hours=6), "上周三下午")]

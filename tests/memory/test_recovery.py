@@ -19,9 +19,12 @@ from memory.errors import KernelError
 from memory.kernel import MemoryKernel, SessionHandle
 from memory.results import SearchRequest
 from memory.store import TurnStore
+from memory.timeparse import TimeResolver
 from memory.transcript import TranscriptWriter
 from memory.turns import Message, Turn, TurnDraft
 from tests.conftest import NOW, ZONE, open_kernel
+
+EVENTS = TimeResolver(ZONE).event_ranges
 
 
 def _say(kernel: MemoryKernel, session: SessionHandle, i: int, text: str = "") -> Turn:
@@ -166,7 +169,7 @@ def test_reindex_opens_a_table_too_damaged_to_open(tmp_path: Path) -> None:
     with pytest.raises(KernelError, match="huichat reindex"):
         open_kernel(tmp_path, reconcile=False)
     embedder = HashEmbedder(64)
-    store = TurnStore(str(tmp_path / "index.lancedb"), embedder.dim, embedder.name, for_rebuild=True)
+    store = TurnStore(str(tmp_path / "index.lancedb"), embedder.dim, embedder.name, EVENTS, for_rebuild=True)
     assert store.open_error
     rebuilt = MemoryKernel(store, embedder, tmp_path / "sessions", RetrieverConfig(), ZONE)
     assert rebuilt.reindex().added == 2
@@ -283,7 +286,7 @@ def test_a_lone_surrogate_is_stored_as_a_replacement_character(kernel: MemoryKer
 def test_old_versions_are_cleaned_up_after_the_retention_window(tmp_path: Path) -> None:
     embedder = HashEmbedder(64)
     store = TurnStore(
-        str(tmp_path / "index.lancedb"), embedder.dim, embedder.name, keep_versions=timedelta(milliseconds=1)
+        str(tmp_path / "index.lancedb"), embedder.dim, embedder.name, EVENTS, keep_versions=timedelta(milliseconds=1)
     )
     kernel = MemoryKernel(store, embedder, tmp_path / "sessions", RetrieverConfig(), ZONE)
     _session(kernel, 40)

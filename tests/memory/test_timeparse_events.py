@@ -64,3 +64,10 @@ def test_no_time_no_events() -> None:
 def test_the_phrase_is_kept_on_each_range() -> None:
     phrases = [r.phrase for r in TimeResolver(ZONE).event_ranges("上周三下午部署，周五上线", SAID)]
     assert phrases == ["上周三下午", "周五"]
+
+
+def test_times_around_the_moment_of_saying_are_no_events() -> None:
+    assert _spans("今天天气不错，这周也不忙") == []
+    assert _spans("this month has been busy") == []
+    # the same day, but not the moment it was said: kept
+    assert _spans("今天下午三点开会") == [(_local("2026-11-30 14:45"), _local("2026-11-30 16:00"))]

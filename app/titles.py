@@ -1,0 +1,124 @@
+"""Session titles: what the model is asked, what is kept of its answer, and the local fallback.
+
+A title is the session's topic (话题): the sessions list, the memory panel and every tool
+result show it. The model writes it in the user's language after the first exchange and
+looks again every ``chat.retitle_every`` turns (it keeps the title when the conversation
+has not moved on). Without a provider, or when the request fails, the first message's
+leading clause stands in — no request, no wait.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
+
+from app.prompts import uses_chinese
+from memory.turns import STATUS_FAILED, Turn
+from providers.events import TextDelta
+
+if TYPE_CHECKING:
+    from providers.llm import LLMClient
+
+LOCAL_CHARS = 24
+"""The longest local title (the first clause, cut)."""
+TITLE_CHARS = 40
+"""The longest title kept from the model."""
+_EXCERPT_CHARS = 300
+"""Characters of each message the model sees (the first turn and the most recent ones)."""
+_RECENT_TURNS = 4
+_CLAUSE = re.compile(r"[\n。！？!?；;，,]")
+_GREETING = re.compile(r"^(hi|hello|hey|你好|您好|嗨|哈喽|在吗)\W*$", re.IGNORECASE)
+_THINKING = re.compile(r"<think>.*?(</think>|$)", re.DOTALL)
+_LABEL = re.compile(r"^(title|标题|题目|话题)\s*[:：]\s*", re.IGNORECASE)
+_QUOTES = "\"'“”‘’「」『』《》`*_#"
+
+_ASK = {
+    "zh": "你为对话起标题。只回复一个不超过 12 个字的中文标题，说清这段对话在谈什么；"
+    "不要引号，不要句号，不要任何别的内容。",
+    "en": "You name conversations. Reply with one title of at most 6 words that says what this "
+    "conversation is about, in English. No quotes, no final full stop, nothing else.",
+}
+_KEEP = {
+    "zh": "现在的标题是「{title}」。如果它仍然概括这段对话，就原样回复它；否则回复新标题。",
+    "en": 'The current title is "{title}". If it still fits the conversation, reply with it unchanged; '
+    "otherwise reply with a new title.",
+}
+
+
+def _first_user_text(turns: Sequence[Turn]) -> str:
+    return next((m.text for t in turns for m in t.messages if m.role == "user" and m.is_chat), "")
+
+
+def _shorten(text: str, limit: int) -> str:
+    """``text`` in at most ``limit`` characters, ending in … when cut; a Latin word is not cut in two."""
+    if len(text) <= limit:
+        return text
+    cut = text[: limit - 1]
+    if text[limit - 1].isascii() and text[limit - 1].isalnum() and " " in cut:
+        cut = cut.rsplit(" ", 1)[0]
+    return cut.rstrip() + "…"
+
+
+def local_title(text: str, limit: int = LOCAL_CHARS) -> str:
+    """A title cut from a first message: its first clause that is more than a greeting, shortened."""
+    clauses = [c.strip(" \t:：.、") for c in _CLAUSE.split(text.strip())]
+    meaningful = [c for c in clauses if c and not _GREETING.match(c)]
+    return _shorten((meaningful or [c for c in clauses if c] or [""])[0], limit)
+
+
+def clean_title(answer: str) -> str:
+    """The title in a model's answer: no thinking, label, quotes or markup; one line, not too long ('' if none)."""
+    text = _THINKING.sub("", answer)
+    line = next((ln.strip() for ln in text.splitlines() if ln.strip()), "")
+    line = _LABEL.sub("", line).strip(_QUOTES + " ").rstrip("。.!！")
+    return _shorten(" ".join(line.split()).strip(_QUOTES + " "), TITLE_CHARS)
+
+
+def language_of(turns: Sequence[Turn]) -> str:
+    """``zh`` when the session's first user message is Chinese, else ``en``."""
+    return "zh" if uses_chinese(_first_user_text(turns)) else "en"
+
+
+def title_request(turns: Sequence[Turn], current: str = "") -> list[dict[str, Any]]:
+    """The messages that ask for a title: the first turn and the most recent ones, cut short."""
+    language = language_of(turns)
+    said = [t for t in turns if t.status != STATUS_FAILED] or list(turns)
+    shown = said[:1] + [t for t in said[-_RECENT_TURNS:] if t is not said[0]]
+    lines = []
+    for turn in shown:
+        for message in turn.messages:
+            if message.is_chat and message.text.strip():
+                excerpt = " ".join(message.text.split())[:_EXCERPT_CHARS]
+                lines.append(f"{'assistant' if message.role == 'assistant' else 'user'}: {excerpt}")
+    content = "\n".join(lines)
+    if current:
+        content += "\n\n" + _KEEP[language].format(title=current)
+    return [{"role": "system", "content": _ASK[language]}, {"role": "user", "content": content}]
+
+
+async def model_title(llm: LLMClient, turns: Sequence[Turn], current: str = "") -> str:
+    """The model's title for ``turns`` ('' when its answer holds none); raises ``ProviderError``.
+
+    The request goes straight to the provider: it is never a turn, never stored, never searched.
+    """
+    pieces = [event.text async for event in llm.stream(title_request(turns, current)) if isinstance(event, TextDelta)]
+    return clean_title("".join(pieces))
+
+
+def fallback_title(turns: Sequence[Turn]) -> str:
+    """The local title of a session: from its first user message."""
+    return local_title(_first_user_text(turns))
+
+
+def title_due(turn_count: int, titled_at: int | None, every: int) -> bool:
+    """Whether a session of ``turn_count`` turns wants a (new) title.
+
+    Never titled: after its first exchange. Titled at ``titled_at`` turns: again once
+    ``every`` more turns were said (0: never again).
+    """
+    if turn_count < 1:
+        return False
+    if titled_at is None:
+        return True
+    return every > 0 and turn_count - titled_at >= every

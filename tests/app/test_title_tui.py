@@ -1,0 +1,53 @@
+"""The session's title in the real app (Pilot): status line, sessions list, memory panel."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from rich.text import Text
+
+from app.screens.sessions import SessionsScreen
+from tests.app.test_titles import is_title_request
+from tests.app.tui_helpers import build_app, fake_providers, loaded_config, ready, said, wait_until
+from tests.fakellm import FakeLLM, Reply, ToolCall
+
+
+def _model(body: dict[str, Any]) -> Reply:
+    """Titles every session "VPN 夜间断线"; recalls when asked to remember, else answers plainly."""
+    last = body["messages"][-1]
+    if is_title_request(body):
+        return Reply(text="VPN 夜间断线")
+    if last["role"] == "tool":
+        return Reply(text="记得：把 keepalive 设成 25 秒。")
+    if "还记得" in str(last["content"]):
+        return Reply(tool_calls=[ToolCall("recall_memory", {"query": "VPN 断 keepalive", "top_k": 1})])
+    return Reply(text="把 WireGuard keepalive 设成 25 秒。")
+
+
+async def test_the_title_shows_in_the_status_line_the_sessions_list_and_the_memory_panel(
+    tmp_path: Path, fake_llm: FakeLLM
+) -> None:
+    fake_llm.responder = _model
+    app = build_app(tmp_path, loaded_config(fake_providers(fake_llm), chat={"titles": "model"}))
+    async with app.run_test(size=(120, 36)) as pilot:
+        await ready(pilot)
+        chat = app.chat_screen
+        await pilot.press(*"我的 VPN 晚上总断")
+        await pilot.press("enter")
+        await wait_until(pilot, lambda: chat.session_status.startswith("VPN 夜间断线 · session "))
+
+        await pilot.press("ctrl+o")
+        await wait_until(pilot, lambda: isinstance(app.screen, SessionsScreen))
+        rows = [str(o.prompt) for o in app.screen.query_one("OptionList")._options]
+        assert len(rows) == 1 and "VPN 夜间断线" in rows[0] and "我的 VPN" not in rows[0]
+        await pilot.press("escape")
+
+        await pilot.press("ctrl+n")
+        await pilot.press(*"还记得 VPN 的事吗")
+        await pilot.press("enter")
+        await wait_until(pilot, lambda: bool(chat.panel.hits) and not chat.replying and len(said(app)) == 2)
+        row = chat.panel.options.get_option_at_index(0).prompt
+        assert isinstance(row, Text) and "VPN 夜间断线" in row.plain
+    titles = [r for r in fake_llm.requests if is_title_request(r)]
+    assert len(titles) >= 1 and all("tools" not in r for r in titles)

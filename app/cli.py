@@ -68,7 +68,10 @@ def recall(args: argparse.Namespace, runtime: Runtime) -> int:
             now = now.replace(tzinfo=runtime.zone.tz)
     kernel = runtime.open_kernel()
     try:
-        results = kernel.search(SearchRequest(args.query, now, args.top_k, args.filter_expr, max(0, args.context)))
+        request = SearchRequest(
+            args.query, now, args.top_k, args.filter_expr, max(0, args.context), include_failed=args.include_failed
+        )
+        results = kernel.search(request)
     except FilterError as exc:
         return _error(f"--filter: {exc}")
     finally:
@@ -82,9 +85,11 @@ def recall(args: argparse.Namespace, runtime: Runtime) -> int:
         summary = time_summary(results)
         print(f"# time: {results.time_range.phrase} → {results.time_range.describe()}{scan} · {summary}\n")
     if not results.results:
-        print("no matching memory")
+        near = results.below
+        below = f" (nearest: {near.turn.id} at {near.similarity or 0.0:.3f}, below the threshold)" if near else ""
+        print(f"no relevant memory{below}")
         return 0
-    print("\n---\n".join(kernel.retriever.format_search_result(r) for r in results))
+    print(kernel.retriever.format_results(results))
     return 0
 
 

@@ -26,7 +26,13 @@ TOOLS: list[dict[str, Any]] = [
         "function": {
             "name": RECALL_MEMORY,
             "description": "检索历史对话记忆。支持关键词搜索、时间过滤、分段扫描。"
-            "每条结果先是一行 [id | prev | next | 相似度]，再是一行 📁 会话文件 | 话题 | 时间，然后是那一轮的原文。",
+            "结果按相关度排列，条目之间用 --- 分隔。命中条目：一行 [id | prev | next | 相似度]"
+            "（相似度 0–1，各次检索可比），一行 📁 会话文件 | 话题 | 时间，然后是那一轮的原文。"
+            "每个命中后面紧跟它的上下文条目（按对话顺序），上下文条目第一行是"
+            " ↳ 上下文，属于命中 <id> (context for hit <id>)，其 [id | prev | next] 行没有相似度："
+            "它不是命中，只用来理解命中，引用时请用命中的 id。"
+            "没有相关记忆时只返回一行：没有找到相关记忆 (no relevant memory)，"
+            "可能附上最接近但低于阈值的一条（不算命中）。",
             "parameters": {
                 "type": "object",
                 "properties": {
@@ -186,9 +192,15 @@ def _search(kernel: MemoryKernel, arguments: dict[str, Any], context: ToolContex
     results = kernel.search(request)
     if not results.results:
         scope = f" in {results.time_range.describe()}" if results.time_range else ""
-        return ToolOutcome(
-            f"没有找到相关记忆{scope}。(no matching memory{scope})", results, trace=f"no matching memory{scope}"
-        )
+        content = f"没有找到相关记忆{scope}。(no relevant memory{scope})"
+        if results.below is not None:
+            near = results.below
+            snippet = " ".join(near.turn.text.split())[:80]
+            content += (
+                f"\n最接近的一条低于阈值，不是命中 (nearest, below the threshold — not a match): "
+                f"[id:{near.turn.id} | 相似度: {near.similarity or 0.0:.3f}] {snippet}"
+            )
+        return ToolOutcome(content, results, trace=f"no relevant memory{scope}")
     header = ""
     if results.time_range is not None:
         header = f"时间范围 (time range): {results.time_range.describe()} · {time_summary(results)}"
@@ -197,9 +209,9 @@ def _search(kernel: MemoryKernel, arguments: dict[str, Any], context: ToolContex
         if results.rounds:
             header += f" · 分段扫描 {len(results.rounds)} 周 (progressive scan, {len(results.rounds)} weeks)"
         header += "\n\n"
-    body = "\n---\n".join(kernel.retriever.format_search_result(r) for r in results)
+    body = kernel.retriever.format_results(results)
     hits = results.hits
-    found = ", ".join(f"{h.turn.id} ({h.similarity:.3f})" for h in hits)
+    found = ", ".join(f"{h.turn.id} ({h.similarity or 0.0:.3f})" for h in hits)
     trace = f"{len(hits)} hit{'s' if len(hits) != 1 else ''}: {found}"
     return ToolOutcome(header + body, results, tuple(h.turn.id for h in hits), trace=trace)
 

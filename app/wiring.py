@@ -145,6 +145,9 @@ def _parser() -> argparse.ArgumentParser:
     recall.add_argument("--context", type=int, default=0, metavar="N", help="add ±N neighbouring turns")
     recall.add_argument("--json", action="store_true", help="print JSON instead of the seed's text format")
     recall.add_argument("--now", metavar="ISO", help="resolve time words against this moment")
+    recall.add_argument(
+        "--include-failed", action="store_true", help="also find failed turns (replies that never came)"
+    )
 
     show = commands.add_parser("show", help="print one turn by its id")
     show.add_argument("turn_id")

@@ -1,4 +1,4 @@
-"""``huichat bench``: recall, time, scale, start-up, the command line, the tool loop, chaos, the service, import and the lifecycle."""
+"""``huichat bench``: recall, abstention, time, scale, start-up, the command line, the tool loop, chaos, the service, import and the lifecycle."""
 
 from __future__ import annotations
 
@@ -65,6 +65,31 @@ def add_bench_arguments(parser: argparse.ArgumentParser) -> None:
         "--lifecycle",
         action="store_true",
         help="run the lifecycle job at each question's time and add 'hybrid+tiers' (the tier prior on)",
+    )
+
+    abstain = kinds.add_parser("abstain", help="no hits for questions whose answer is not in memory, and garbage")
+    abstain.add_argument("--data", type=Path, required=True, help="folder with conversations.jsonl and questions.jsonl")
+    abstain.add_argument("--limit", type=int, default=None, metavar="N", help="only the first N conversations")
+    abstain.add_argument(
+        "--threshold", type=float, default=None, help="min_similarity to score with (default: the config's)"
+    )
+    abstain.add_argument(
+        "--foreign",
+        type=int,
+        default=None,
+        metavar="N",
+        help="ask N questions of each other conversation (default all)",
+    )
+    abstain.add_argument(
+        "--embedder", default=None, help="'hash' for the fast test embedder, else the configured model"
+    )
+    abstain.add_argument("--json", type=Path, default=None, metavar="OUT", help="also write the results as JSON")
+    abstain.add_argument(
+        "--dump",
+        type=Path,
+        default=None,
+        metavar="FILE",
+        help="write every search's candidates for benchmarks.calibrate",
     )
 
     timegen = kinds.add_parser("timegen", help="generate and run the bilingual time benchmark")
@@ -167,6 +192,10 @@ def run_bench(args: argparse.Namespace, runtime: Runtime) -> int:
         from benchmarks.recall import run_recall_bench
 
         return run_recall_bench(args, loaded, zone)
+    if args.bench == "abstain":
+        from benchmarks.abstain import run_abstain_bench
+
+        return run_abstain_bench(args, loaded, zone)
     if args.bench == "timegen":
         from benchmarks.timegen import run_time_bench
 

@@ -14,7 +14,7 @@ from typing import Any
 
 from app.config import LoadedConfig
 from memory.config import EmbeddingConfig, LifecycleConfig
-from memory.embedding import Embedder, load_embedder
+from memory.embedding import Embedder, HashEmbedder, load_embedder
 from memory.kernel import MemoryKernel
 from memory.location import MemoryLocation
 from memory.opening import open_kernel
@@ -56,9 +56,10 @@ def scratch_kernel(
     """A fresh kernel (index + transcripts) in a temporary folder."""
     with tempfile.TemporaryDirectory(prefix="huichat-bench-") as scratch:
         location = MemoryLocation.under(root or Path(scratch))
-        kernel = open_kernel(
-            location, embedder, loaded.config.retriever, zone, now=utc_now(), reconcile=False, lifecycle=lifecycle
-        )
+        retriever = loaded.config.retriever
+        if isinstance(embedder, HashEmbedder):  # the threshold is calibrated for real models, not the hash fake
+            retriever = retriever.model_copy(update={"min_similarity": 0.0})
+        kernel = open_kernel(location, embedder, retriever, zone, now=utc_now(), reconcile=False, lifecycle=lifecycle)
         try:
             yield kernel
         finally:

@@ -69,14 +69,16 @@ class Score:
         return out
 
 
-def _read_jsonl(path: Path) -> list[dict[str, Any]]:
+def read_jsonl(path: Path) -> list[dict[str, Any]]:
+    """The rows of a JSON Lines file."""
     with path.open(encoding="utf-8") as handle:
         return [json.loads(line) for line in handle if line.strip()]
 
 
-def _moment(text: str, zone: tzinfo) -> datetime:
-    moment = datetime.fromisoformat(text)
-    return moment if moment.tzinfo else moment.replace(tzinfo=zone)
+def moment(text: str, zone: tzinfo) -> datetime:
+    """An ISO date-time; a naive one is in ``zone``."""
+    value = datetime.fromisoformat(text)
+    return value if value.tzinfo else value.replace(tzinfo=zone)
 
 
 def ingest(kernel: MemoryKernel, utterances: list[dict[str, Any]], zone: tzinfo) -> dict[str, str]:
@@ -84,16 +86,16 @@ def ingest(kernel: MemoryKernel, utterances: list[dict[str, Any]], zone: tzinfo)
     by_session: dict[str, list[dict[str, Any]]] = defaultdict(list)
     for row in utterances:
         by_session[row["session_id"]].append(row)
-    sessions = sorted(by_session.values(), key=lambda rows: _moment(rows[0]["session_datetime"], zone))
+    sessions = sorted(by_session.values(), key=lambda rows: moment(rows[0]["session_datetime"], zone))
     mapping: dict[str, str] = {}
     for rows in sessions:
         rows.sort(key=lambda r: r["turn_index"])
-        started = _moment(rows[0]["session_datetime"], zone)
+        started = moment(rows[0]["session_datetime"], zone)
         handle = kernel.new_session(started, session_id=f"{rows[0]['conversation_id']}-{rows[0]['session_id']}")
         drafts = [
             TurnDraft(
                 (Message("user", row["text"], row["speaker"]),),
-                _moment(row["turn_datetime"], zone)
+                moment(row["turn_datetime"], zone)
                 if row.get("turn_datetime")
                 else started + timedelta(seconds=row["turn_index"]),
             )
@@ -109,8 +111,8 @@ def run_recall_bench(args: argparse.Namespace, loaded: LoadedConfig, zone: Zone)
     """Ingest, ask, score; print tables and optionally write JSON."""
     console = Console()
     data: Path = args.data
-    conversations = _read_jsonl(data / "conversations.jsonl")
-    questions = [q for q in _read_jsonl(data / "questions.jsonl") if q.get("evidence_turn_ids")]
+    conversations = read_jsonl(data / "conversations.jsonl")
+    questions = [q for q in read_jsonl(data / "questions.jsonl") if q.get("evidence_turn_ids")]
     by_conversation: dict[str, list[dict[str, Any]]] = defaultdict(list)
     for row in conversations:
         by_conversation[row["conversation_id"]].append(row)
@@ -134,14 +136,14 @@ def run_recall_bench(args: argparse.Namespace, loaded: LoadedConfig, zone: Zone)
                 ingest_seconds += time.perf_counter() - started
                 ingested += len(rows)
                 progress.update(task, advance=len(rows))
-                latest = max(_moment(r["session_datetime"], zone.tz) for r in rows)
+                latest = max(moment(r["session_datetime"], zone.tz) for r in rows)
                 asked = [q for q in questions if q["conversation_id"] == conversation_id]
                 ask = progress.add_task(f"asking {conversation_id}", total=len(asked) * len(runs))
                 log = JobLog(kernel.data_dir)
                 tiered_at = None
                 for question in sorted(asked, key=lambda q: q.get("question_datetime") or ""):
                     now = (
-                        _moment(question["question_datetime"], zone.tz) if question.get("question_datetime") else latest
+                        moment(question["question_datetime"], zone.tz) if question.get("question_datetime") else latest
                     )
                     gold = set(question["evidence_turn_ids"])
                     if TIERED in runs and tiered_at != now:

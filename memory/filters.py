@@ -124,6 +124,11 @@ def status_filter(include_failed: bool) -> Filter | None:
     return None if include_failed else Compare("status", "!=", "failed")
 
 
+def said_only() -> Filter:
+    """Turns in which something was said: a turn of tool calls and results only is a trace, not a memory."""
+    return Compare("text", "!=", "")
+
+
 def excluding(ids: frozenset[str]) -> Filter | None:
     """Leave out these turn ids (e.g. those already in the model's context)."""
     return Not(In("id", tuple(sorted(ids)))) if ids else None

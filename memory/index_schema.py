@@ -296,6 +296,7 @@ _FILTER_COLUMNS = {
     "turn_index": "turn_index",
     "status": "status",
     "id": "id",
+    "text": "text",
     "tier": "tier",
     "cluster_id": "cluster_id",
     "cluster_role": "cluster_role",

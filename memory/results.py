@@ -6,14 +6,17 @@ memory is open.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, time, timedelta, tzinfo
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from memory.timeparse import Role, TimeRange
 from memory.transcript import format_local_time
 from memory.turns import ImportanceParts, Turn, anchor_line
+
+if TYPE_CHECKING:
+    from memory.calibration import Evidence
 
 ContextRole = Literal["hit", "neighbor"]
 Mode = Literal["hybrid", "vector", "text"]
@@ -55,11 +58,13 @@ class SearchHit:
     """One search result: a turn, its similarity and whether it was hit or is a neighbour."""
 
     turn: Turn
-    similarity: float
+    similarity: float | None
+    """The calibrated similarity (comparable across queries); None for a neighbour, which is context."""
     role: ContextRole = "hit"
     hit_id: str | None = None
     """For a neighbour, the hit it surrounds."""
     rank: int = 0
+    """The hit's place (from 1); a neighbour carries its hit's."""
     said_in_range: bool = False
     """In a search with a time range: the turn was said inside it."""
     about: tuple[TimeRange, ...] = ()
@@ -68,6 +73,10 @@ class SearchHit:
     """Offered because the range held fewer hits than asked: neither said nor about a time inside it."""
     similar: tuple[Turn, ...] = ()
     """For a consolidation representative: the near-duplicates it stands for (each still stored)."""
+    score: float = field(default=0.0, compare=False)
+    """The fused score that ordered it; comparable inside one search only."""
+    evidence: Evidence | None = field(default=None, compare=False)
+    """What its similarity was calibrated from (hybrid hits only)."""
 
     @property
     def _context_role(self) -> ContextRole:
@@ -77,7 +86,8 @@ class SearchHit:
     def to_record(self, zone: tzinfo | None = None) -> dict[str, Any]:
         """The hit as plain data: the turn's record, its local time, similarity and role (CLI and API)."""
         data = turn_record(self.turn, zone)
-        data.update(similarity=round(self.similarity, 4), _context_role=self.role, rank=self.rank)
+        similarity = None if self.similarity is None else round(self.similarity, 4)
+        data.update(similarity=similarity, _context_role=self.role, rank=self.rank)
         if self.hit_id:
             data["neighbor_of"] = self.hit_id
         if self.said_in_range or self.about or self.outside:
@@ -110,6 +120,8 @@ class SearchResults:
     time_role: Role = "none"
     """How ``time_range`` was used: ``filter`` (only turns said or about a time inside it, then the
     nearest outside when too few) or ``hint`` (turns inside it first, then the rest)."""
+    below: SearchHit | None = None
+    """When nothing reached ``retriever.min_similarity``: the nearest candidate, which is not a hit."""
 
     def __iter__(self) -> Iterator[SearchHit]:
         return iter(self.results)
@@ -154,7 +166,8 @@ class SearchResults:
                 "outside": self.outside,
             },
             "scan_rounds": [{"week": r.label, "found": [h.turn.id for h in r.found]} for r in self.rounds],
-            "results": [hit.to_record(zone) for hit in self.results],
+            "results": [hit.to_record(zone) for hit in hits_first(self.results)],
+            "nearest_below_threshold": None if self.below is None else self.below.to_record(zone),
         }
 
 
@@ -285,9 +298,16 @@ def format_turn(turn: Turn, zone: tzinfo | None = None, similarity: float | None
 def format_search_result(result: SearchHit, zone: tzinfo | None = None) -> str:
     """One search result in the seed's format, with its similarity and which of its times matched.
 
+    A neighbour (printed right after its hit) says whose context it is and has no similarity::
+
+        ↳ 上下文，属于命中 a3f2c7 (context for hit a3f2c7)
+        [id:d2n7p3 | prev: a3f2c7 | next: m4q8z1]
+
     A consolidation representative ends with a ``+N similar`` line naming every member it
     stands for (each recallable by id), after the seed's block, which stays as it is.
     """
+    if result.role != "hit":
+        return f"{context_label(result.hit_id or '')}\n{format_turn(result.turn, zone)}"
     block = format_turn(result.turn, zone, result.similarity, placement(result, zone))
     return f"{block}\n\n{similar_line(result.similar, zone)}" if result.similar else block
 
@@ -296,3 +316,30 @@ def similar_line(members: tuple[Turn, ...], zone: tzinfo | None = None) -> str:
     """``+2 similar: [id:k7f2a1 · 2026-03-04 Wed 09:12:00] …`` — the near-duplicates of a representative."""
     listed = " ".join(f"[id:{m.id} · {format_local_time(m.timestamp, zone)}]" for m in members)
     return f"+{len(members)} similar: {listed}"
+
+
+def context_label(hit_id: str) -> str:
+    """The line that marks a neighbour as context for its hit."""
+    return f"↳ 上下文，属于命中 {hit_id} (context for hit {hit_id})"
+
+
+def format_results(results: SearchResults, zone: tzinfo | None = None) -> str:
+    """Every result of a search, hits in rank order, each followed by its context, ``---`` between them."""
+    return "\n---\n".join(format_search_result(r, zone) for r in hits_first(results.results))
+
+
+def hits_first(results: Sequence[SearchHit]) -> list[SearchHit]:
+    """Hits in rank order, each followed by its own neighbours in conversation order.
+
+    A neighbour is context for its hit: it is never shown above it, where it would read as
+    belonging to the hit before.
+    """
+    around: dict[str, list[SearchHit]] = {}
+    for result in results:
+        if result.role != "hit" and result.hit_id:
+            around.setdefault(result.hit_id, []).append(result)
+    ordered: list[SearchHit] = []
+    for hit in sorted((r for r in results if r.role == "hit"), key=lambda h: h.rank):
+        ordered.append(hit)
+        ordered.extend(sorted(around.get(hit.turn.id, []), key=lambda n: n.turn.turn_index))
+    return ordered

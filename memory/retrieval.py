@@ -12,6 +12,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from datetime import datetime, timedelta, tzinfo
 
+from memory.calibration import Evidence, Reference, calibrated
 from memory.config import RetrieverConfig, TierPrior
 from memory.deadline import in_background
 from memory.embedding import Embedder
@@ -22,6 +23,7 @@ from memory.filters import (
     combine,
     excluding,
     parse_filter,
+    said_only,
     said_or_about,
     status_filter,
     time_range_filter,
@@ -34,7 +36,7 @@ from memory.results import (
     SearchHit,
     SearchRequest,
     SearchResults,
-    format_search_result,
+    format_results,
 )
 from memory.store import TurnStore
 from memory.timeparse import QueryTime, TimeRange, TimeResolver
@@ -118,9 +120,13 @@ class Scale:
         return cls(Standard.of([s.score for s in vector]), Standard.of([s.score for s in text], 0.0))
 
 
-def squash(score: float) -> float:
-    """A fused score as a similarity in (0, 1), order kept."""
-    return 1.0 / (1.0 + math.exp(-max(-30.0, min(30.0, score))))
+@dataclass(frozen=True)
+class Candidate:
+    """A turn as one search ranks it: its score (fused, or one index's) and, for hybrid search, its evidence."""
+
+    turn: Turn
+    score: float
+    evidence: Evidence | None = None
 
 
 def _normalise_bm25(scores: Sequence[float]) -> list[float]:
@@ -190,11 +196,12 @@ class Retriever:
         self.resolver = resolver
         self.zone = zone
         self.fusion = fusion or Fusion()
+        self._reference: Reference | None = None
         self.prior = prior or TierPrior(long_term=0.0, working=0.0, archive=0.0)
 
-    def format_search_result(self, result: SearchHit) -> str:
-        """The seed's format for one result, times shown in this retriever's zone."""
-        return format_search_result(result, self.zone)
+    def format_results(self, results: SearchResults) -> str:
+        """The seed's format for a search's results (hits first, context under each), in this retriever's zone."""
+        return format_results(results, self.zone)
 
     # ------------------------------------------------------------- candidates
 
@@ -213,6 +220,13 @@ class Retriever:
             text = pending.result()
         return vector, text
 
+    @property
+    def reference(self) -> Reference:
+        """What "no match" looks like to this embedder (measured at the first search)."""
+        if self._reference is None:
+            self._reference = Reference.measure(self.embedder)
+        return self._reference
+
     def _candidates(
         self,
         keywords: str,
@@ -221,13 +235,14 @@ class Retriever:
         mode: Mode,
         scale: Scale | None = None,
         lists: tuple[list[Scored], list[Scored]] | None = None,
-    ) -> list[tuple[Turn, float]]:
+    ) -> list[Candidate]:
+        """Candidates best first; hybrid ones carry their evidence for calibration."""
         vector, text = lists or self._lists(keywords, where, limit, mode)
         fusion = self.fusion.for_query(keywords)
         if mode == "vector":
-            return [(s.turn, max(0.0, min(1.0, s.score))) for s in vector]
+            return [Candidate(s.turn, max(0.0, min(1.0, s.score))) for s in vector]
         if mode == "text":
-            return list(zip([s.turn for s in text], _normalise_bm25([s.score for s in text]), strict=True))
+            return [Candidate(s.turn, n) for s, n in zip(text, _normalise_bm25([s.score for s in text]), strict=True)]
         scale = scale or Scale.of(vector, text)
         scores, turns, floor = fuse(vector, text, fusion, scale)
         if fusion.context and scores:
@@ -237,12 +252,24 @@ class Retriever:
                 turns.setdefault(turn.id, turn)
             scores = spread_context(scores, turns, floor, fusion)
         ranked = sorted(turns.values(), key=lambda t: (-scores.get(t.id, floor), -t.timestamp.timestamp()))
-        return [(t, squash(scores.get(t.id, floor))) for t in ranked]
+        cosines = {s.turn.id: s.score for s in vector}
+        lowest = min(cosines.values(), default=0.0)
+        bm25 = {s.turn.id: s.score for s in text}
+        # embed_query is cached: this is the vector the search just used
+        evidence = self.reference.evidence(self.embedder.embed_query(keywords or " "))
+        return [
+            Candidate(
+                t,
+                scores.get(t.id, floor),
+                evidence(cosines.get(t.id, lowest), bm25.get(t.id, 0.0), has_cjk(t.text)),
+            )
+            for t in ranked
+        ]
 
-    def _recent(self, where: Filter | None, limit: int) -> list[tuple[Turn, float]]:
+    def _recent(self, where: Filter | None, limit: int) -> list[Candidate]:
         """With no keywords (``query=""`` + a time filter): the most recent turns in range."""
         turns = self.store.where(where, limit=None)
-        return [(t, 1.0) for t in sorted(turns, key=lambda t: t.timestamp, reverse=True)[:limit]]
+        return [Candidate(t, 1.0) for t in sorted(turns, key=lambda t: t.timestamp, reverse=True)[:limit]]
 
     def _ranked(
         self,
@@ -252,18 +279,35 @@ class Retriever:
         mode: Mode,
         scale: Scale | None = None,
         lists: tuple[list[Scored], list[Scored]] | None = None,
-    ) -> list[SearchHit]:
-        pairs = (
+    ) -> tuple[list[SearchHit], SearchHit | None]:
+        """The best ``limit`` candidates with their similarity, and the best one below ``min_similarity``.
+
+        Hybrid candidates get the calibrated similarity (``memory.calibration``); the
+        single-index modes (benchmark baselines) keep their raw score and no threshold.
+        """
+        found = (
             self._candidates(keywords, where, limit, mode, scale, lists)
             if keywords.strip()
             else self._recent(where, limit)
         )
-        floor = self.config.min_similarity
-        hits = [SearchHit(turn, round(score, 6), "hit") for turn, score in pairs if score > 0 and score >= floor]
         if keywords.strip():
-            # the tier prior only reorders near-equals: the similarity shown stays the one measured
-            hits.sort(key=lambda h: -(h.similarity + self._prior(h.turn)))
-        return self._folded(hits, where)[:limit]
+            # the tier prior only reorders near-equals (a nudge to the fused score); similarities are not touched
+            found.sort(key=lambda c: -(c.score + self._prior(c.turn)))
+        found = found[:limit]
+        evidence = [c.evidence for c in found if c.evidence is not None]
+        if len(evidence) != len(found) or not found:
+            hits = [SearchHit(c.turn, round(c.score, 6), "hit", score=c.score) for c in found if c.score > 0]
+            return self._folded(hits, where), None
+        similarities = calibrated(evidence)
+        scored = [
+            SearchHit(c.turn, round(similarity, 6), "hit", score=c.score, evidence=c.evidence)
+            for c, similarity in zip(found, similarities, strict=True)
+        ]
+        kept = [
+            h for h, similarity in zip(scored, similarities, strict=True) if similarity >= self.config.min_similarity
+        ]
+        below = scored[len(kept)] if len(kept) < len(scored) else None
+        return self._folded(kept, where), below
 
     def _prior(self, turn: Turn) -> float:
         return float(getattr(self.prior, turn.tier, 0.0))
@@ -298,7 +342,7 @@ class Retriever:
                 hit.turn,
             )
             others = tuple(t for t in members if t.id != shown.id)
-            folded.append(SearchHit(shown, hit.similarity, "hit", similar=others))
+            folded.append(replace(hit, turn=shown, similar=others))
         return folded
 
     # ----------------------------------------------------------------- public
@@ -329,22 +373,26 @@ class Retriever:
         """
         top_k = request.top_k or self.config.default_top_k
         parsed = parse_filter(request.filter_expr, self.zone) if request.filter_expr else None
-        base = combine(parsed, status_filter(request.include_failed), excluding(request.exclude_ids))
+        # what may ever come back, as a hit or as a neighbour: no tool traces, no failed turns, nothing in context
+        allowed = combine(said_only(), status_filter(request.include_failed), excluding(request.exclude_ids))
+        base = combine(parsed, allowed)
         asked = self._query_time(request)
         keywords = asked.keywords
         span = asked.range if asked.role in ("filter", "hint") else None
         rounds: list[ScanRound] = []
+        below: SearchHit | None = None
         if span is None:
-            ranked = self._ranked(keywords, base, top_k, request.mode)
+            ranked, below = self._ranked(keywords, base, top_k, request.mode)
         elif span.fuzzy and request.progressive and self.config.enable_progressive_scan:
             ranked = self._progressive(keywords, span, base, top_k, request.now, request.mode, rounds, on_round)
         else:
-            ranked = self._ranked(keywords, combine(base, said_or_about(span.start, span.end)), top_k, request.mode)
+            where = combine(base, said_or_about(span.start, span.end))
+            ranked, below = self._ranked(keywords, where, top_k, request.mode)
         if span is not None:
             ranked = _placed(ranked, span)
             if len(ranked) < top_k:
                 ranked += self._outside(keywords, base, span, top_k - len(ranked), request.mode)
-        results = self._with_neighbours(ranked, request.context_window)
+        results = self._with_neighbours(ranked, request.context_window, allowed)
         return SearchResults(
             tuple(results),
             request.query,
@@ -353,6 +401,7 @@ class Retriever:
             tuple(rounds),
             request.filter_expr or "",
             asked.role if span is not None else "none",
+            None if results else below,
         )
 
     def _query_time(self, request: SearchRequest) -> QueryTime:
@@ -367,7 +416,7 @@ class Retriever:
         """The best matches outside ``span`` (without keywords: the turns said nearest to it), marked outside."""
         where = combine(base, Not(said_or_about(span.start, span.end)))
         if keywords.strip():
-            hits = self._ranked(keywords, where, count, mode)
+            hits, _ = self._ranked(keywords, where, count, mode)
         else:
             hits = [SearchHit(turn, 1.0) for turn in self._nearest(where, span, count)]
         return [replace(hit, outside=True) for hit in hits]
@@ -409,7 +458,7 @@ class Retriever:
             start = now - timedelta(weeks=weeks)
             span = TimeRange(start.astimezone(self.zone), now.astimezone(self.zone), "span", True, "")
         rounds: list[ScanRound] = []
-        base = status_filter(include_failed=False)
+        base = combine(said_only(), status_filter(include_failed=False))
         ranked = self._progressive(keywords, span, base, top_k, now, "hybrid", rounds, on_round, weeks)
         return SearchResults(tuple(ranked), query, keywords, span, tuple(rounds))
 
@@ -437,17 +486,17 @@ class Retriever:
         if keywords.strip():
             lists = self._lists(keywords, whole, 1, mode)
             scale = Scale.of(*lists) if mode == "hybrid" else None
-            best_overall = self._ranked(keywords, whole, 1, mode, scale, lists)
+            best_overall, _ = self._ranked(keywords, whole, 1, mode, scale, lists)
         # the scan ends one week after the week holding the best match of the whole span
         # (one more week: context spills strength onto the turn after a match)
-        target = best_overall[0].similarity - 0.01 if best_overall else math.inf
+        target = best_overall[0].score - 0.01 if best_overall else math.inf
         reached = False
         per_week = self.config.per_week_candidates
         found: dict[str, SearchHit] = {}
         focus_start = span.focus[0] if span.focus is not None else end
         for week_start, week_end in _scan_rounds(span, end, floor)[:weeks]:
             where = combine(extra, said_or_about(week_start, week_end))
-            week_hits = self._ranked(keywords, where, per_week, mode, scale)
+            week_hits, _ = self._ranked(keywords, where, per_week, mode, scale)
             label = f"{week_start.astimezone(self.zone):%Y-%m-%d} – {(week_end - timedelta(seconds=1)).astimezone(self.zone):%Y-%m-%d}"
             rounds.append(ScanRound(label, week_start, week_end, tuple(week_hits)))
             if on_round is not None:
@@ -457,24 +506,30 @@ class Retriever:
             if reached:
                 break
             # never stop before the part of the span the phrase points at has been read
-            reached = week_start <= focus_start and any(h.similarity >= target for h in found.values())
+            reached = week_start <= focus_start and any(h.score >= target for h in found.values())
             if not keywords.strip() and len(found) >= top_k:
                 break
         ordered = sorted(
-            found.values(), key=lambda h: (-(h.similarity + self._prior(h.turn)), -h.turn.timestamp.timestamp())
-        )
-        return ordered[:top_k]
+            found.values(), key=lambda h: (-(h.score + self._prior(h.turn)), -h.turn.timestamp.timestamp())
+        )[:top_k]
+        # the weeks' similarities are each non-increasing; the merged ranking must read so too
+        lowest = 0.0
+        for i in range(len(ordered) - 1, -1, -1):
+            lowest = max(lowest, ordered[i].similarity or 0.0)
+            ordered[i] = replace(ordered[i], similarity=lowest)
+        return ordered
 
     # ------------------------------------------------------------ neighbours
 
-    def _with_neighbours(self, hits: list[SearchHit], window: int) -> list[SearchHit]:
+    def _with_neighbours(self, hits: list[SearchHit], window: int, allowed: Filter | None) -> list[SearchHit]:
+        """Hits numbered by rank, each with its allowed neighbours (±``window``, no similarity of their own)."""
         hits = [replace(h, role="hit", hit_id=None, rank=i + 1) for i, h in enumerate(hits)]
         if not hits:
             return []
         if window <= 0:
             turns = self.store.with_next([h.turn for h in hits])
             return [replace(h, turn=t) for t, h in zip(turns, hits, strict=True)]
-        around = self.store.neighbours([h.turn for h in hits], window)
+        around = self.store.neighbours([h.turn for h in hits], window, allowed)
         by_position = {(t.session_id, t.turn_index): t for t in around}
         hit_ids = {h.turn.id for h in hits}
         ordered: list[SearchHit] = []
@@ -490,7 +545,7 @@ class Retriever:
                 if offset == 0:
                     ordered.append(hit)
                 else:
-                    ordered.append(SearchHit(turn, hit.similarity, "neighbor", hit.turn.id, hit.rank))
+                    ordered.append(SearchHit(turn, None, "neighbor", hit.turn.id, hit.rank))
         turns = self.store.with_next([h.turn for h in ordered])
         return [replace(h, turn=t) for t, h in zip(turns, ordered, strict=True)]
 

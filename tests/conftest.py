@@ -17,7 +17,7 @@ from zoneinfo import ZoneInfo
 import pytest
 
 from memory.config import RetrieverConfig
-from memory.embedding import HashEmbedder
+from memory.embedding import Embedder, HashEmbedder
 from memory.kernel import MemoryKernel
 from memory.location import MemoryLocation
 from memory.opening import open_kernel as open_memory
@@ -28,13 +28,19 @@ NOW = datetime(2026, 11, 25, 15, 0, tzinfo=ZONE)  # a Wednesday afternoon
 
 
 def open_kernel(
-    root: Path, embedder: HashEmbedder | None = None, config: RetrieverConfig | None = None, *, reconcile: bool = True
+    root: Path, embedder: Embedder | None = None, config: RetrieverConfig | None = None, *, reconcile: bool = True
 ) -> MemoryKernel:
     """A kernel over a LanceDB index and transcripts under ``root`` (the app's own way to open one)."""
     return open_memory(
         MemoryLocation.under(root),
         embedder or HashEmbedder(64),
-        config or RetrieverConfig(),
+        # the threshold is calibrated for real models: the hash embedder's cosines mean nothing to it
+        config
+        or (
+            RetrieverConfig(min_similarity=0.0)
+            if embedder is None or isinstance(embedder, HashEmbedder)
+            else RetrieverConfig()
+        ),
         ZONE,
         now=NOW,
         reconcile=reconcile,

@@ -378,7 +378,7 @@ class ChatScreen(Screen[None]):
         if results is not None:
             self.panel.show(list(results), describe_results(results), append=True)
         elif turn is not None:
-            self.panel.show([SearchHit(turn, 1.0)], f"recall_by_id → {turn.id}", append=True)
+            self.panel.show([SearchHit(turn, None)], f"recall_by_id → {turn.id}", append=True)
         if self.panel.hits and self.huichat.runtime.loaded.config.ui.memory_panel == "auto":
             self.panel_open = True
 

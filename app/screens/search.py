@@ -37,7 +37,11 @@ def describe_results(results: SearchResults) -> str:
         parts.append(f"scanned {len(results.rounds)} weeks: {weeks}")
     hits = len(results.hits)
     if hits == 0:
-        parts.append("no matching memory")
+        parts.append("no relevant memory")
+        if results.below is not None:
+            parts.append(
+                f"nearest [{results.below.turn.id}] {results.below.similarity or 0.0:.3f} is below the threshold"
+            )
     else:
         context = len(results) - hits
         count = time_summary(results, "range") or f"{hits} hit{'s' if hits != 1 else ''}"

@@ -22,7 +22,7 @@ from app.serve.transcripts import read_transcript
 from memory.errors import IndexUnavailable, KernelError
 from memory.filters import FilterError
 from memory.kernel import MemoryKernel
-from memory.results import SearchRequest, format_search_result, turn_record
+from memory.results import SearchRequest, format_search_result, hits_first, turn_record
 
 router = APIRouter(prefix="/v1/memory", tags=["memory"])
 UserParam = Annotated[str | None, Query(description="whose memory (admin keys only; default: the key's user)")]
@@ -62,7 +62,7 @@ async def search(body: SearchBody, request: Request, caller: Caller, user: UserP
     except IndexUnavailable as exc:
         raise _unavailable(exc) from None
     record = results.to_record(zone)
-    for hit, row in zip(results, record["results"], strict=True):
+    for hit, row in zip(hits_first(results.results), record["results"], strict=True):
         row["formatted"] = format_search_result(hit, zone)
     return {"user": name, **record}
 

@@ -16,27 +16,11 @@ from textual.message import Message
 from textual.widgets import Label, OptionList, Static
 from textual.widgets.option_list import Option
 
+from memory.results import hits_first
+
 if TYPE_CHECKING:
     from memory.results import SearchHit
     from memory.turns import Turn
-
-
-def hits_first(results: list[SearchHit]) -> list[SearchHit]:
-    """Hits in rank order, each followed by its own neighbours in conversation order.
-
-    A neighbour is context for its hit: it is never shown above it, where it would read as
-    belonging to the hit before.
-    """
-    hits = [r for r in results if r.role == "hit"]
-    around: dict[str, list[SearchHit]] = {}
-    for result in results:
-        if result.role != "hit" and result.hit_id:
-            around.setdefault(result.hit_id, []).append(result)
-    ordered: list[SearchHit] = []
-    for hit in hits:
-        ordered.append(hit)
-        ordered.extend(sorted(around.get(hit.turn.id, []), key=lambda n: n.turn.turn_index))
-    return ordered
 
 
 def hit_prompt(hit: SearchHit, zone: tzinfo, snippet_chars: int, *, similar_to: str = "") -> RenderableType:
@@ -53,9 +37,9 @@ def hit_prompt(hit: SearchHit, zone: tzinfo, snippet_chars: int, *, similar_to: 
     is_hit = hit.role == "hit" and not similar_to
     text = Text(style="" if is_hit else "dim")
     if is_hit:
-        text.append(f"● {hit.similarity:.3f} ", style="bold")
+        text.append("● by id " if hit.similarity is None else f"● {hit.similarity:.3f} ", style="bold")
     else:
-        text.append("≈ similar " if similar_to else "↳ context ")
+        text.append("≈ similar " if similar_to else f"↳ context for {hit.hit_id} ")
     text.append(f"{local:%Y-%m-%d %a %H:%M} ")
     text.append(f"[{turn.id}]", style="italic")
     if turn.topic and is_hit:

@@ -19,10 +19,15 @@ from tests.fakellm import FakeLLM, Reply, ToolCall
 ROOT = Path(__file__).resolve().parents[2]
 
 
+HASH_THRESHOLD = "  min_similarity: 0.0\n"
+"""The threshold is calibrated for real models: the hash embedder's cosines mean nothing to it."""
+
+
 def _config(tmp_path: Path, extra: str = "") -> Path:
     path = tmp_path / "config.yaml"
     path.write_text(
-        f"embedding:\n  model_path: hash\nstorage:\n  data_dir: {tmp_path / 'data'}\nretriever:\n  timezone: Asia/Shanghai\n{extra}",
+        f"embedding:\n  model_path: hash\nstorage:\n  data_dir: {tmp_path / 'data'}\nretriever:\n  timezone: Asia/Shanghai\n"
+        f"{'' if 'min_similarity' in extra else HASH_THRESHOLD}{extra}",
         encoding="utf-8",
     )
     return path
@@ -88,8 +93,40 @@ def test_recall_in_english_as_json_with_neighbours(store: tuple[Path, list[str]]
     done = _huichat(config, "recall", "WireGuard VPN", "--json", "--context", "1", "--top-k", "1")
     assert done.returncode == 0, done.stderr
     payload = json.loads(done.stdout)
-    assert [(r["id"], r["_context_role"]) for r in payload["results"]] == [(ids[0], "neighbor"), (ids[1], "hit")]
-    assert payload["results"][1]["messages"][0]["text"] == "VPN keeps dropping at night"
+    # the hit first, its context under it with no similarity of its own
+    assert [(r["id"], r["_context_role"]) for r in payload["results"]] == [(ids[1], "hit"), (ids[0], "neighbor")]
+    assert payload["results"][0]["messages"][0]["text"] == "VPN keeps dropping at night"
+    assert payload["results"][0]["similarity"] > 0 and payload["results"][1]["similarity"] is None
+    assert payload["results"][1]["neighbor_of"] == ids[1]
+
+
+def test_recall_with_nothing_above_the_threshold_is_one_line(tmp_path: Path) -> None:
+    config = _config(tmp_path, "  min_similarity: 1.0\n")
+    kernel = runtime(load_config(config)).open_kernel()
+    session = kernel.new_session(NOW - timedelta(days=1))
+    turn = TurnDraft((Message("user", "VPN keeps dropping at night"),), NOW - timedelta(days=1))
+    kernel.append_turn(session, turn)
+    kernel.close()
+    done = _huichat(config, "recall", "zxqv!!@@##$$ 🤖🤖 ///")
+    assert done.returncode == 0, done.stderr
+    lines = done.stdout.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("no relevant memory (nearest: ")
+    assert lines[0].endswith("below the threshold)")
+    payload = json.loads(_huichat(config, "recall", "VPN", "--json").stdout)
+    assert payload["results"] == [] and payload["nearest_below_threshold"]["similarity"] < 1.0
+
+
+def test_recall_finds_failed_turns_only_when_asked(tmp_path: Path) -> None:
+    config = _config(tmp_path)
+    kernel = runtime(load_config(config)).open_kernel()
+    session = kernel.new_session(NOW - timedelta(days=1))
+    failed = kernel.append_turn(
+        session, TurnDraft((Message("user", "why is the VPN down"),), NOW - timedelta(days=1), status="failed")
+    )
+    kernel.close()
+    assert "no relevant memory" in _huichat(config, "recall", "VPN down").stdout
+    found = _huichat(config, "recall", "VPN down", "--include-failed")
+    assert f"[id:{failed.id} |" in found.stdout
 
 
 def test_recall_with_a_broken_filter_is_one_line(store: tuple[Path, list[str]]) -> None:

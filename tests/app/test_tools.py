@@ -1,13 +1,16 @@
-"""The recall tool's text: the time understood, how many hits it held, and which time each hit matched."""
+"""The memory tools' answers as the model reads them: the time understood, hits first with their
+context under each, which time each hit matched, and one line when nothing is relevant."""
 
 from __future__ import annotations
 
 from datetime import datetime, timedelta
 from pathlib import Path
 
-from app.tools import ToolContext, run_tool
+from app.tools import RECALL_MEMORY, TOOLS, ToolContext, run_tool
+from memory.config import RetrieverConfig
+from memory.kernel import MemoryKernel
 from memory.turns import Message, TurnDraft
-from tests.conftest import ZONE, open_kernel
+from tests.conftest import NOW, ZONE, open_kernel
 
 SAID = datetime(2026, 11, 30, 10, 0, tzinfo=ZONE)  # a Monday: 上周三下午 is 2026-11-25 12:00–18:00
 
@@ -34,3 +37,43 @@ def test_the_tool_says_which_time_matched_and_marks_the_nearest_outside(tmp_path
     assert f"[id:{vpn.id} | " in outside.content
     assert "\n🕒 outside the range · said 2026-11-30\n" in outside.content
     kernel.close()
+
+
+def _office(root: Path, config: RetrieverConfig) -> tuple[MemoryKernel, list[str]]:
+    kernel = open_kernel(root, config=config)
+    session = kernel.new_session(NOW - timedelta(days=2))
+    ids = []
+    for i, text in enumerate(["VPN 晚上总是断", "三楼的打印机坏了", "午饭吃饺子"]):
+        when = NOW - timedelta(days=2, minutes=-i)
+        ids.append(kernel.append_turn(session, TurnDraft((Message("user", text),), when)).id)
+    return kernel, ids
+
+
+def test_the_tool_lists_the_hit_then_its_context(tmp_path: Path) -> None:
+    kernel, ids = _office(tmp_path, RetrieverConfig(min_similarity=0.0))
+    outcome = run_tool(kernel, RECALL_MEMORY, {"query": "打印机", "top_k": 1}, ToolContext(NOW, context_window=1))
+    kernel.close()
+    blocks = outcome.content.split("\n---\n")
+    assert blocks[0].startswith(f"[id:{ids[1]} | prev: {ids[0]} | next: {ids[2]} | 相似度: ")
+    assert blocks[1].splitlines()[:2] == [
+        f"↳ 上下文，属于命中 {ids[1]} (context for hit {ids[1]})",
+        f"[id:{ids[0]} | prev: none | next: {ids[1]}]",
+    ]
+    assert blocks[2].splitlines()[0] == f"↳ 上下文，属于命中 {ids[1]} (context for hit {ids[1]})"
+    assert outcome.recalled_ids == (ids[1],)  # the neighbours are context, not recalled memories
+
+
+def test_nothing_above_the_threshold_is_one_line_and_names_the_nearest(tmp_path: Path) -> None:
+    kernel, _ = _office(tmp_path, RetrieverConfig(min_similarity=1.0))
+    outcome = run_tool(kernel, RECALL_MEMORY, {"query": "zxqv 🤖🤖 ///"}, ToolContext(NOW, context_window=1))
+    kernel.close()
+    first, *rest = outcome.content.splitlines()
+    assert first == "没有找到相关记忆。(no relevant memory)"
+    assert len(rest) == 1 and "below the threshold — not a match" in rest[0]
+    assert outcome.recalled_ids == () and outcome.trace == "no relevant memory"
+
+
+def test_the_tool_description_documents_the_result_shape() -> None:
+    description = TOOLS[0]["function"]["description"]
+    for part in ("[id | prev | next | 相似度]", "↳ 上下文，属于命中 <id>", "没有找到相关记忆", "---"):
+        assert part in description

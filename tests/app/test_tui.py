@@ -41,8 +41,8 @@ async def test_a_reply_streams_its_recall_fills_the_panel_and_turns_can_be_walke
         await wait_until(pilot, lambda: _idle(app) and len(said(app)) == 2)
         answer = said(app)[-1]
         assert (
-            answer.text == f"上周三我们聊过：用 **llama.cpp** 部署（见 {ids[0]}）。"
-        )  # the first block shown: a neighbour
+            answer.text == f"上周三我们聊过：用 **llama.cpp** 部署（见 {ids[1]}）。"
+        )  # the first block shown is the hit now, no longer the neighbour before it
         assert len(answer.chunks) > 5  # it arrived in pieces
         tools = answer.query_one(".tools")
         assert "recall_memory" in str(tools.render())
@@ -132,6 +132,23 @@ async def test_search_screen_understands_a_time_phrase(tmp_path: Path) -> None:
         assert app.screen.turn.id == ids[1]
         await pilot.press("n")
         await wait_until(pilot, lambda: app.screen.turn is not None and app.screen.turn.id == ids[2])
+
+
+async def test_search_with_nothing_relevant_says_so_in_one_line(tmp_path: Path) -> None:
+    kernel = deterministic_kernel(tmp_path, min_similarity=1.0)  # nothing can reach it
+    seed_memory(kernel)
+    app = build_app(tmp_path, loaded_config(), kernel=kernel)
+    async with app.run_test(size=(140, 40)) as pilot:
+        await ready(pilot)
+        await pilot.press("ctrl+f")
+        await wait_until(pilot, lambda: isinstance(app.screen, SearchScreen))
+        await pilot.press(*"zxqv!!@@ 显存")
+        await pilot.press("enter")
+        panel = app.screen.query_one(MemoryPanel)
+        await wait_until(pilot, lambda: "no relevant memory" in str(panel.query_one(".scope").render()))
+        scope = str(panel.query_one(".scope").render())
+        assert panel.hits == [] and panel.options.option_count == 0
+        assert "\n" not in scope and "is below the threshold" in scope
 
 
 async def test_without_a_provider_the_chat_explains_what_to_set(tmp_path: Path) -> None:

@@ -32,10 +32,11 @@ def counter_ids() -> Callable[[], str]:
     return lambda: f"t{next(numbers):05d}"
 
 
-def deterministic_kernel(root: Path) -> MemoryKernel:
+def deterministic_kernel(root: Path, min_similarity: float = 0.0) -> MemoryKernel:
+    # the threshold is calibrated for real models: the hash embedder's cosines mean nothing to it
+    config = RetrieverConfig(timezone="Asia/Shanghai", min_similarity=min_similarity)
     return open_kernel(
-        MemoryLocation.under(root), HashEmbedder(64), RetrieverConfig(timezone="Asia/Shanghai"), ZONE,
-        now=NOW, id_source=counter_ids(),
+        MemoryLocation.under(root), HashEmbedder(64), config, ZONE, now=NOW, id_source=counter_ids(),
     )  # fmt: skip
 
 

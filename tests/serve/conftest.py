@@ -108,7 +108,7 @@ def write_config(folder: Path, llm: FakeLLM, port: int, **serve: Any) -> Path:
     config = folder / "config.yaml"
     config.write_text(
         f"embedding:\n  model_path: hash\nstorage:\n  data_dir: {folder / 'data'}\n"
-        f"retriever:\n  timezone: Asia/Shanghai\n"
+        f"retriever:\n  timezone: Asia/Shanghai\n  min_similarity: 0.0\n"
         f"providers:\n  max_retries: 0\n  named:\n    fake: {{model: openai/fake-model, api_base: '{llm.base_url}'}}\n"
         f"serve:\n{lines}",
         encoding="utf-8",

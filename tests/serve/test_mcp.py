@@ -36,7 +36,7 @@ def config(tmp_path: Path) -> Path:
     kernel.close()
     path = tmp_path / "config.yaml"
     path.write_text(
-        f"embedding:\n  model_path: hash\nstorage:\n  data_dir: {tmp_path / 'data'}\nretriever:\n  timezone: Asia/Shanghai\n",
+        f"embedding:\n  model_path: hash\nstorage:\n  data_dir: {tmp_path / 'data'}\nretriever:\n  timezone: Asia/Shanghai\n  min_similarity: 0.0\n",
         encoding="utf-8",
     )
     return path

@@ -1,0 +1,146 @@
+"""Calibrated similarity: a fused candidate's chance of being relevant, comparable across queries.
+
+The fused score ranks well inside one query, but it is made of z-scores over that query's
+own candidates: the best candidate of any query — garbage included — looks strong. The
+similarity people and models read (相似度) is instead a logistic calibration over what a
+candidate brings in absolute terms: its cosine with the query, measured in spreads above
+the query's own cosine with unrelated reference texts (``Reference``), and the strength of
+its full-text match. A threshold on it
+(``retriever.min_similarity``) can then say "no relevant memory". The ranking inside a
+query stays the fused one: along it the similarity is made non-increasing (each result gets
+the best value at or below its rank, so a result ranked above a confident match is never
+shown as weaker than it, and the threshold cuts the ranking's tail). The fused score and
+the rank were tried as inputs too and added nothing (BENCHMARKS.md).
+
+Constants are fitted on LoCoMo-dev by leave-one-conversation-out cross-validation and are
+refitted with ``python -m benchmarks.calibrate DUMP`` after ``huichat bench abstain --dump
+DUMP`` (BENCHMARKS.md, "Abstention and calibrated similarity").
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+import numpy as np
+import numpy.typing as npt
+
+if TYPE_CHECKING:
+    from memory.embedding import Embedder
+
+
+@dataclass(frozen=True)
+class Evidence:
+    """What one candidate of a hybrid search brings, before calibration."""
+
+    cosine: float
+    """Its cosine with the query (the vector list's lowest when that list did not hold it)."""
+    bm25: float
+    """Its BM25 score (0 when full text did not return it)."""
+    background: float
+    """The query's mean cosine with unrelated reference texts in the candidate's script (see ``Reference``)."""
+    spread: float
+    """The spread of unrelated cosines in the candidate's script."""
+
+
+@dataclass(frozen=True)
+class Calibration:
+    """Logistic weights over ``features``: the probability that a candidate is relevant."""
+
+    weights: tuple[float, float]
+    intercept: float
+
+    def probability(self, evidence: Evidence) -> float:
+        """The calibrated similarity of one candidate, in (0, 1)."""
+        logit = self.intercept + sum(w * x for w, x in zip(self.weights, features(evidence), strict=True))
+        return 1.0 / (1.0 + math.exp(-max(-30.0, min(30.0, logit))))
+
+
+def features(evidence: Evidence) -> tuple[float, float]:
+    """The calibration's inputs: cosine above the query's background (in spreads), and log(1 + BM25)."""
+    return ((evidence.cosine - evidence.background) / evidence.spread, math.log1p(max(0.0, evidence.bm25)))
+
+
+# Fitted by `python -m benchmarks.calibrate` on LoCoMo-dev with multilingual-e5-small
+# (leave-one-conversation-out; figures in BENCHMARKS.md). Refit after changing the fusion,
+# the features or the default model: run `huichat bench abstain --data … --dump DUMP`, then
+# `python -m benchmarks.calibrate DUMP`, and paste what it prints here.
+CALIBRATION = Calibration(weights=(3.6187, 0.9636), intercept=-11.7671)
+
+_UNRELATED = (
+    "The train to the airport leaves every twenty minutes.",
+    "She painted the kitchen a pale shade of green last spring.",
+    "Our team lost the basketball game by three points.",
+    "How much flour goes into a loaf of sourdough bread?",
+    "The invoice is due at the end of the month.",
+    "My grandfather grew tomatoes and beans in his garden.",
+    "The server restarts automatically after a kernel update.",
+    "We watched a documentary about deep sea creatures.",
+    "明天上午十点在三楼会议室开周会。",
+    "这家火锅店的毛肚特别新鲜。",
+    "孩子的钢琴课改到周六下午了。",
+    "我把旧自行车卖给了楼下的邻居。",
+    "今年冬天北京下了好几场大雪。",
+    "请把报销单据在周五前交给财务。",
+    "他最近在学做意大利面。",
+    "手机屏幕摔碎了，得去换一块。",
+)
+"""Eight English and eight Chinese sentences about unrelated everyday things (Latin half first)."""
+
+
+@dataclass(frozen=True)
+class Reference:
+    """Unrelated reference texts as one embedder sees them: what "no match" looks like for a query.
+
+    Cosines depend on the model (e5 gives any two texts ~0.75, other models ~0.2), on the
+    script (e5: unrelated English pairs 0.72, Chinese pairs 0.83) and on the query itself
+    (keyboard noise sits at ~0.8 from everything). So a candidate's cosine is read against
+    the query's own mean cosine with these texts in the candidate's script, in units of
+    the spread of unrelated cosines. Measured once per embedder (32 short texts).
+    """
+
+    latin: npt.NDArray[np.float32]
+    cjk: npt.NDArray[np.float32]
+    latin_spread: float
+    cjk_spread: float
+
+    @classmethod
+    def measure(cls, embedder: Embedder) -> Reference:
+        """Embed the reference texts and measure the spread of their unrelated cosines."""
+        passages = _unit(embedder.embed_passages(list(_UNRELATED)))
+        queries = _unit(np.stack([embedder.embed_query(text) for text in _UNRELATED]))
+        cosines = queries @ passages.T
+        half = len(_UNRELATED) // 2
+        spreads = []
+        for part in (slice(0, half), slice(half, None)):  # within one script (e5: English 0.031, Chinese 0.018)
+            block = cosines[part, part]
+            spreads.append(round(max(float(block[~np.eye(block.shape[0], dtype=bool)].std()), 1e-3), 4))
+        return cls(passages[:half], passages[half:], spreads[0], spreads[1])
+
+    def evidence(self, query: npt.NDArray[np.float32]) -> Callable[[float, float, bool], Evidence]:
+        """For one query: ``(cosine, bm25, candidate is CJK) -> Evidence`` with the query's background."""
+        unit = _unit(query[None, :])[0]
+        latin, cjk = float((self.latin @ unit).mean()), float((self.cjk @ unit).mean())
+
+        def make(cosine: float, bm25: float, is_cjk: bool) -> Evidence:
+            if is_cjk:
+                return Evidence(cosine, bm25, cjk, self.cjk_spread)
+            return Evidence(cosine, bm25, latin, self.latin_spread)
+
+        return make
+
+
+def _unit(vectors: npt.NDArray[np.float32]) -> npt.NDArray[np.float32]:
+    norms = np.linalg.norm(vectors, axis=1, keepdims=True)
+    result: npt.NDArray[np.float32] = (vectors / np.maximum(norms, 1e-12)).astype(np.float32)
+    return result
+
+
+def calibrated(evidence: Sequence[Evidence], calibration: Calibration = CALIBRATION) -> list[float]:
+    """The similarity of each candidate of one ranking (best first), non-increasing along it."""
+    values = [calibration.probability(e) for e in evidence]
+    for i in range(len(values) - 2, -1, -1):
+        values[i] = max(values[i], values[i + 1])
+    return values

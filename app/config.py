@@ -30,7 +30,7 @@ from providers.config import ProvidersConfig
 class ChatConfig(BaseModel):
     """How a reply is produced."""
 
-    model_config = ConfigDict(frozen=True, extra="forbid", use_attribute_docstrings=True)
+    model_config = ConfigDict(frozen=True, extra="forbid", defer_build=True)
 
     max_tool_rounds: int = Field(default=4, ge=0, le=20)
     """Rounds of memory tool calls the model may make before it must answer."""
@@ -51,7 +51,7 @@ class ChatConfig(BaseModel):
 class UIConfig(BaseModel):
     """How the terminal app looks and behaves."""
 
-    model_config = ConfigDict(frozen=True, extra="forbid", use_attribute_docstrings=True)
+    model_config = ConfigDict(frozen=True, extra="forbid", defer_build=True)
 
     theme: str = "textual-dark"
     """Textual theme name (switchable from the command palette)."""
@@ -68,7 +68,7 @@ class UIConfig(BaseModel):
 class ServeConfig(BaseModel):
     """``huichat serve``: the HTTP face (OpenAI-compatible chat, the memory API, the dashboard)."""
 
-    model_config = ConfigDict(frozen=True, extra="forbid", use_attribute_docstrings=True)
+    model_config = ConfigDict(frozen=True, extra="forbid", defer_build=True)
 
     host: str = "127.0.0.1"
     """Address to listen on (--host overrides); anything but loopback exposes memory to the network."""
@@ -94,7 +94,7 @@ class ServeConfig(BaseModel):
 class AppConfig(BaseModel):
     """Every section of huichat's configuration."""
 
-    model_config = ConfigDict(frozen=True, extra="forbid")
+    model_config = ConfigDict(frozen=True, extra="forbid", defer_build=True)
 
     embedding: EmbeddingConfig = EmbeddingConfig()
     storage: StorageConfig = StorageConfig()

@@ -27,10 +27,12 @@ T = TypeVar("T")
 class Gateway:
     """Futures for the kernel and the LLM client, and async calls that use them."""
 
-    def __init__(self) -> None:
+    def __init__(self, start_llm: Callable[[], None] = lambda: None) -> None:
         loop = asyncio.get_running_loop()
         self._kernel: asyncio.Future[MemoryKernel] = loop.create_future()
         self._llm: asyncio.Future[LLMClient] = loop.create_future()
+        self._start_llm = start_llm
+        """Starts building the LLM client if nobody has yet (it loads after memory unless asked for sooner)."""
 
     # ---------------------------------------------------------------- loading
 
@@ -83,7 +85,9 @@ class Gateway:
         return await asyncio.shield(self._kernel)
 
     async def llm(self) -> LLMClient:
-        """The LLM client once built; raises ``ProviderError`` if it could not be."""
+        """The LLM client once built (its loading starts now if it had not); raises ``ProviderError`` if it could not be."""
+        if not self._llm.done():
+            self._start_llm()
         return await asyncio.shield(self._llm)
 
     # ------------------------------------------------------------------ calls

@@ -4,13 +4,13 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import logging
 import os
 import sys
-import threading
 from collections.abc import Callable, Iterator
 from functools import partial
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NoReturn
 
 from textual import work
 from textual.app import App
@@ -102,6 +102,7 @@ class HuichatApp(App[int]):
         self._gateway: Gateway | None = None
         self._watcher: TranscriptWatcher | None = None
         self._jobs_running = False
+        self._llm_started = False
 
     @property
     def gateway_started(self) -> bool:
@@ -112,7 +113,7 @@ class HuichatApp(App[int]):
     def gateway(self) -> Gateway:
         """The one way to memory and the LLM client (created on the app's event loop)."""
         if self._gateway is None:
-            self._gateway = Gateway()
+            self._gateway = Gateway(self.start_llm)
         return self._gateway
 
     @property
@@ -136,9 +137,18 @@ class HuichatApp(App[int]):
         self.call_after_refresh(self.set_timer, _LOAD_DELAY, self._start_loading)
 
     def _start_loading(self) -> None:
+        # one loader at a time: both hold the GIL while they import, so running them side by side
+        # makes memory (what the first recall needs) wait for litellm; the LLM client follows
+        # memory, or starts at once when a reply asks for it
         self.load_memory()
-        self.load_llm()
         self.keep_memory()
+
+    def start_llm(self) -> None:
+        """Start building the LLM client (once): after memory has loaded, or when a reply needs it first."""
+        if self._llm_started:
+            return
+        self._llm_started = True
+        self.load_llm()
 
     @work(thread=True, group="load", exit_on_error=False)
     def load_memory(self) -> None:
@@ -149,11 +159,16 @@ class HuichatApp(App[int]):
         """
         gateway = self.gateway
         opener = partial(self.runtime.open_kernel, embed=False)
-        self._load("memory", opener, KernelError, gateway.kernel_loaded, gateway.kernel_failed)
+        try:
+            self._load("memory", opener, KernelError, gateway.kernel_loaded, gateway.kernel_failed)
+        finally:
+            self._call_soon(self.start_llm)
 
     @work(thread=True, group="load", exit_on_error=False)
     def load_llm(self) -> None:
-        """Import litellm (slow) and build the client."""
+        """Import litellm (slow) and build the client; warm the Markdown renderer the first reply uses."""
+        import textual.widgets._markdown  # noqa: F401 - markdown-it, off the event loop before the first answer
+
         gateway = self.gateway
         self._load("llm", self.runtime.open_llm, ProviderError, gateway.llm_loaded, gateway.llm_failed)
 
@@ -191,10 +206,8 @@ class HuichatApp(App[int]):
     def switch_provider(self, name: str) -> None:
         """Use another provider for the next reply."""
         self.provider_name = name
-        notice = self.chat_screen.provider_notice()
-        self.notify(
-            notice.split("**")[1] if notice else f"Now using {name}.", severity="warning" if notice else "information"
-        )
+        problem = self.chat_screen.provider_problem()
+        self.notify(problem or f"Now using {name}.", severity="warning" if problem else "information")
 
     def on_worker_state_changed(self, event: Worker.StateChanged) -> None:
         """The safety net: a worker that fails says so in one line instead of ending the app."""
@@ -378,11 +391,11 @@ class HuichatApp(App[int]):
             self._watcher.stop()
 
 
-def run_tui(runtime: Runtime, provider: str | None, session_id: str | None) -> int:
-    """Open the chat app; return its exit status once it closes.
+def run_tui(runtime: Runtime, provider: str | None, session_id: str | None) -> NoReturn:
+    """Open the chat app; end the process with its exit status once it closes.
 
     The app runs on a loop of its own, so leaving it does not wait for the loop's executor:
-    quitting returns at once even while torch or litellm is still importing in a worker,
+    quitting returns at once even while lancedb or litellm is still importing in a worker,
     or a long job such as a reindex runs. Memory is closed (statistics flushed) first.
     """
     app = HuichatApp(runtime, start_provider=provider, start_session=session_id)
@@ -392,8 +405,10 @@ def run_tui(runtime: Runtime, provider: str | None, session_id: str | None) -> i
     kernel = app.gateway.loaded_kernel if app.gateway_started else None
     if kernel is not None:
         kernel.close()
-    if any(thread.is_alive() for thread in threading.enumerate() if thread is not threading.main_thread()):
-        sys.stdout.flush()
-        sys.stderr.flush()
-        os._exit(code)
-    return code
+    # everything worth keeping is on disk (transcripts are fsynced per turn, the kernel closed):
+    # skip the interpreter's teardown of torch, lancedb and litellm, which takes longer than
+    # the whole quit may, and never wait for a loader thread that is still importing
+    logging.shutdown()
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os._exit(code)

@@ -14,10 +14,8 @@ import time
 from collections.abc import Callable, Sequence
 from datetime import UTC
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
-from app import __version__
-from app.commands import consolidate, lifecycle, stats
 from app.config import ConfigError, LoadedConfig, load_config
 from app.runtime import Runtime, Zone
 from memory.turns import utc_now
@@ -32,7 +30,7 @@ if TYPE_CHECKING:
 EXIT_CONFIG = 2
 EXIT_BROKEN_PIPE = 141
 """128 + SIGPIPE: what a shell tool reports when its reader closed the pipe."""
-MODULE_COMMANDS = {"lifecycle": lifecycle, "consolidate": consolidate, "stats": stats}
+MODULE_COMMANDS = ("lifecycle", "consolidate", "stats")
 """Commands with a module of their own in ``app.commands`` (``add_parser`` and ``run``)."""
 
 
@@ -119,17 +117,62 @@ def _tracer() -> Callable[[str], None]:
     return trace
 
 
-def _parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
-        prog="huichat",
-        description="A terminal chat client whose memory never forgets a turn.",
-        epilog="Run without a command to open the chat. Config: --config PATH, $HUICHAT_CONFIG, "
-        "or ~/.config/huichat/config.yaml (see configs/default.yaml for every key).",
-    )
-    parser.add_argument("--version", action="version", version=f"huichat {__version__}")
+class _VersionAction(argparse.Action):
+    """``--version``: the installed version, read only when asked for."""
+
+    def __init__(self, option_strings: Sequence[str], dest: str, **kwargs: object) -> None:
+        super().__init__(option_strings, dest, nargs=0, default=argparse.SUPPRESS, help=str(kwargs.get("help", "")))
+
+    def __call__(self, parser: argparse.ArgumentParser, *_args: object, **_kwargs: object) -> None:
+        from app import __version__
+
+        print(f"huichat {__version__}")
+        parser.exit()
+
+
+def _module_command(name: str) -> Any:
+    """The module of a command in ``MODULE_COMMANDS`` (``add_parser`` and ``run``), imported when needed."""
+    import importlib
+
+    return importlib.import_module(f"app.commands.{name}")
+
+
+def _top_level(parser: argparse.ArgumentParser) -> argparse.ArgumentParser:
+    """The options of the chat itself (every command accepts them too)."""
+    parser.add_argument("--version", action=_VersionAction, help="show the version and exit")
     parser.add_argument("--config", type=Path, metavar="PATH", help="config file merged over the defaults")
     parser.add_argument("--provider", metavar="NAME", help="provider to start with (overrides providers.default)")
     parser.add_argument("--session", metavar="ID", help="reopen this session and continue it")
+    return parser
+
+
+def _parse(argv: Sequence[str] | None) -> argparse.Namespace:
+    """The arguments; the commands' parsers (and what they import) are built only when a command is named.
+
+    Opening the chat needs only the top-level options, so ``huichat`` paints without
+    building every command's parser; anything else (a command, ``--help``, a mistake)
+    goes through the full parser and its messages.
+    """
+    light = _top_level(argparse.ArgumentParser(prog="huichat", add_help=False, exit_on_error=False))
+    try:
+        args, extra = light.parse_known_args(argv)
+    except argparse.ArgumentError:
+        extra = ["(let the full parser explain)"]
+    if not extra:
+        args.command = None
+        return args
+    return _parser().parse_args(argv)
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = _top_level(
+        argparse.ArgumentParser(
+            prog="huichat",
+            description="A terminal chat client whose memory never forgets a turn.",
+            epilog="Run without a command to open the chat. Config: --config PATH, $HUICHAT_CONFIG, "
+            "or ~/.config/huichat/config.yaml (see configs/default.yaml for every key).",
+        )
+    )
     commands = parser.add_subparsers(dest="command", metavar="COMMAND")
 
     doctor = commands.add_parser("doctor", help="check config, data dir, embedding model, index and providers")
@@ -176,8 +219,8 @@ def _parser() -> argparse.ArgumentParser:
 
     add_commands(commands)
 
-    for command in MODULE_COMMANDS.values():
-        command.add_parser(commands)
+    for name in MODULE_COMMANDS:
+        _module_command(name).add_parser(commands)
 
     bench = commands.add_parser(
         "bench", help="benchmarks: recall, timegen, scale, startup, cli, loop, chaos, serve, import, lifecycle"
@@ -192,7 +235,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the ``huichat`` command."""
     os.environ.setdefault("LANCEDB_LOG", "error")
     os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
-    args = _parser().parse_args(argv)
+    args = _parse(argv)
     try:
         loaded = load_config(args.config)
         zone = resolve_zone(loaded)
@@ -214,7 +257,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 
             return run_bench(args, faces)
         if args.command in MODULE_COMMANDS:
-            return int(MODULE_COMMANDS[args.command].run(args, faces))
+            return int(_module_command(args.command).run(args, faces))
         from app import commands
 
         if args.command in commands.COMMANDS:

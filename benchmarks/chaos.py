@@ -57,6 +57,8 @@ class Budget:
     growth_turns: int = 0
     """Turns written one at a time to measure the index's files (0: not measured)."""
     seed: int = 16
+    fuzz_kinds: tuple[str, ...] = ("filter", "time", "tools", "config", "cli", "edits")
+    """The fuzzed input kinds (``--kinds``)."""
 
     @classmethod
     def named(cls, name: str, seed: int = 16) -> Budget:
@@ -358,6 +360,12 @@ def add_chaos_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--kills", type=int, default=None, help="override the number of kills")
     parser.add_argument("--fuzz", type=int, default=None, help="override the inputs per fuzzed kind")
     parser.add_argument("--seed", type=int, default=16, help="random seed (default 16)")
+    parser.add_argument(
+        "--kinds",
+        default=None,
+        metavar="LIST",
+        help="fuzzed kinds, comma-separated: filter,time,tools,config,cli,edits (default all)",
+    )
     parser.add_argument("--json", type=Path, default=None, metavar="OUT", help="also write the results as JSON")
 
 
@@ -369,6 +377,16 @@ def run_chaos_bench(args: argparse.Namespace, loaded: LoadedConfig, zone: Zone) 
         overrides["kills"] = args.kills
     if args.fuzz is not None:
         overrides["fuzz"] = args.fuzz
+    if args.kinds is not None:
+        kinds = tuple(k.strip() for k in args.kinds.split(",") if k.strip())
+        unknown_kinds = set(kinds) - set(budget.fuzz_kinds)
+        if unknown_kinds or not kinds:
+            print(
+                f"huichat: error: unknown fuzz kind(s): {', '.join(sorted(unknown_kinds)) or '(none given)'}",
+                file=sys.stderr,
+            )
+            return 1
+        overrides["fuzz_kinds"] = kinds
     budget = Budget(**{**asdict(budget), **overrides})
     parts = [p.strip() for p in args.parts.split(",") if p.strip()]
     unknown = set(parts) - {"kills", "writers", "faults", "fuzz", "growth"}

@@ -288,7 +288,8 @@ def fuzz_cli(budget: Budget, config: Path, strategy: Any) -> Outcome:
 
 
 def run_fuzz(budget: Budget, root: Path) -> list[Outcome]:
-    """Every fuzzed kind against one small scratch memory."""
+    """The budget's fuzzed kinds (all by default) against one small scratch memory."""
+    kinds = budget.fuzz_kinds
     try:
         strategies = _strategies()
     except ImportError:
@@ -298,15 +299,21 @@ def run_fuzz(budget: Budget, root: Path) -> list[Outcome]:
     from benchmarks.chaos_edits import fuzz_transcripts
 
     config = scratch_config(root)
-    with opened(config) as kernel:
-        _corpus(kernel)
-        outcomes = [
-            fuzz_filters(budget, kernel, strategies["filter"]),
-            fuzz_time(budget, kernel, strategies["time phrase"]),
-            fuzz_tools(budget, kernel, strategies["tool arguments"]),
-        ]
-    outcomes.append(fuzz_config(budget, root, strategies["config file"]))
-    outcomes.append(fuzz_cli(budget, config, strategies["command line"]))
-    with tempfile.TemporaryDirectory(prefix="huichat-edits-") as scratch:
-        outcomes.append(fuzz_transcripts(budget, Path(scratch)))
+    outcomes = []
+    if {"filter", "time", "tools"} & set(kinds):
+        with opened(config) as kernel:
+            _corpus(kernel)
+            if "filter" in kinds:
+                outcomes.append(fuzz_filters(budget, kernel, strategies["filter"]))
+            if "time" in kinds:
+                outcomes.append(fuzz_time(budget, kernel, strategies["time phrase"]))
+            if "tools" in kinds:
+                outcomes.append(fuzz_tools(budget, kernel, strategies["tool arguments"]))
+    if "config" in kinds:
+        outcomes.append(fuzz_config(budget, root, strategies["config file"]))
+    if "cli" in kinds:
+        outcomes.append(fuzz_cli(budget, config, strategies["command line"]))
+    if "edits" in kinds:
+        with tempfile.TemporaryDirectory(prefix="huichat-edits-") as scratch:
+            outcomes.append(fuzz_transcripts(budget, Path(scratch)))
     return outcomes

@@ -11,7 +11,7 @@ MAX_TOP_K = 100
 
 
 class _Section(BaseModel):
-    model_config = ConfigDict(frozen=True, extra="forbid", use_attribute_docstrings=True)
+    model_config = ConfigDict(frozen=True, extra="forbid", defer_build=True)
 
 
 class EmbeddingConfig(_Section):

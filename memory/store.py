@@ -14,11 +14,13 @@ damaged index says so and names the command that rebuilds it.
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import os
 import random
 import secrets
 import shutil
+import sys
 import time
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import replace
@@ -85,12 +87,47 @@ def _import_lancedb() -> Any:
     previous = defaults.get("defer_build", False)
     if "defer_build" in defaults:
         defaults["defer_build"] = True
+    _defer_rest_client()
     try:
         import lancedb as module
     finally:
         if "defer_build" in defaults:
             defaults["defer_build"] = previous
     return module
+
+
+_REST_CLIENT = "lance_namespace_urllib3_client"
+
+
+def _defer_rest_client() -> None:
+    """Make the REST namespace client's package load its ``__init__`` only when something of it is used.
+
+    lancedb imports a few model classes from ``lance_namespace_urllib3_client``, whose
+    package ``__init__`` eagerly imports its whole generated REST API (hundreds of
+    ``validate_call`` methods: about a third of a second of CPU, before memory can open),
+    which a local index never calls. The package is registered as a module whose
+    submodules import as usual and whose own names (``ApiClient``, …) run the real
+    ``__init__`` the first time one is asked for; nothing is lost, only postponed.
+    """
+    if _REST_CLIENT in sys.modules:
+        return
+    spec = importlib.util.find_spec(_REST_CLIENT)
+    if spec is None or spec.loader is None or not spec.submodule_search_locations:
+        return
+    package = importlib.util.module_from_spec(spec)
+    loader = spec.loader
+    state = {"loaded": False}
+
+    def load_package(name: str) -> Any:
+        if state["loaded"] or name.startswith("__"):
+            raise AttributeError(f"module {_REST_CLIENT!r} has no attribute {name!r}")
+        state["loaded"] = True
+        del package.__dict__["__getattr__"]
+        loader.exec_module(package)
+        return getattr(package, name)
+
+    package.__dict__["__getattr__"] = load_package
+    sys.modules[_REST_CLIENT] = package
 
 
 lancedb = _import_lancedb()

@@ -11,7 +11,7 @@ from pydantic import BaseModel, ConfigDict, Field, model_validator
 class ProviderConfig(BaseModel):
     """One named way to reach a model through litellm."""
 
-    model_config = ConfigDict(frozen=True, extra="forbid", use_attribute_docstrings=True)
+    model_config = ConfigDict(frozen=True, extra="forbid", defer_build=True)
 
     model: str
     """A litellm model string: deepseek/deepseek-chat, openai/gpt-4o-mini, openai/<name> + api_base."""
@@ -39,7 +39,7 @@ class ProviderConfig(BaseModel):
 class ProvidersConfig(BaseModel):
     """All configured providers and which one is used."""
 
-    model_config = ConfigDict(frozen=True, extra="forbid", use_attribute_docstrings=True)
+    model_config = ConfigDict(frozen=True, extra="forbid", defer_build=True)
 
     default: str = ""
     """Name of the provider used at start-up; empty picks the first one configured."""

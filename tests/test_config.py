@@ -170,6 +170,14 @@ def test_version_and_help() -> None:
         assert command in done.stdout
 
 
+@pytest.mark.parametrize("argv", [["--bogus"], ["--config"], ["--provider", "x", "nonsense"]])
+def test_a_mistake_on_the_command_line_gets_the_full_usage(argv: list[str]) -> None:
+    # the chat alone is parsed without the commands' parsers; a mistake still gets their usage
+    done = subprocess.run([sys.executable, "-m", "app", *argv], capture_output=True, text=True, timeout=60)
+    assert done.returncode == 2 and "Traceback" not in done.stderr
+    assert "COMMAND" in done.stderr and "huichat: error:" in done.stderr
+
+
 @pytest.mark.parametrize("shape", ["block", "flow"])
 def test_yaml_nested_500_deep_is_one_line_not_a_recursion_error(tmp_path: Path, shape: str) -> None:
     depth = 500

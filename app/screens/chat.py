@@ -6,6 +6,7 @@ import os
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, cast
 
+from rich.markup import escape
 from textual import on, work
 from textual.app import ComposeResult
 from textual.binding import Binding
@@ -15,10 +16,6 @@ from textual.reactive import reactive
 from textual.screen import Screen
 from textual.widgets import Footer, Header
 
-from app.screens.help import HelpScreen
-from app.screens.search import SearchScreen, describe_results
-from app.screens.sessions import SessionsScreen
-from app.screens.turn_detail import TurnDetailScreen
 from app.widgets.chat_message import ChatMessage, call_label
 from app.widgets.memory_panel import MemoryPanel
 from app.widgets.prompt_input import PromptInput
@@ -146,35 +143,45 @@ class ChatScreen(Screen[None]):
         """The first screen when a provider is ready: what to do and which keys matter."""
         return (
             "Ask anything — earlier conversations are searched when they help "
-            "(try *what did we decide about … last week?*). "
-            "**ctrl+f** searches memory yourself · **F2** shows what was recalled · "
-            "**ctrl+o** reopens a session · **F1** lists every key."
+            "(try [i]what did we decide about … last week?[/i]). "
+            "[b]ctrl+f[/b] searches memory yourself · [b]F2[/b] shows what was recalled · "
+            "[b]ctrl+o[/b] reopens a session · [b]F1[/b] lists every key."
         )
 
-    def provider_notice(self) -> str:
-        """What to configure when no provider can be used; '' when one can."""
+    def provider_problem(self) -> str:
+        """Why no reply can be asked for, in one line; '' when a provider can be used."""
         app = self.huichat
         providers = app.runtime.loaded.config.providers
-        config_file = app.runtime.loaded.paths.config_file
         if not providers.named:
-            return (
-                "**No LLM provider is configured.** Add one to "
-                f"`{config_file}`:\n\n```yaml\nproviders:\n  named:\n    deepseek:\n      model: deepseek/deepseek-chat\n"
-                "      api_key_env: DEEPSEEK_API_KEY\n```\n\nthen set `DEEPSEEK_API_KEY` in your environment "
-                "(any litellm model works; `api_base` reaches llama.cpp, vLLM, LM Studio or Ollama). "
-                "Search (ctrl+f) and sessions (ctrl+o) work without it."
-            )
+            return "No LLM provider is configured."
         name = app.provider_name
         if name is None:
             return ""
         problem = key_problem(name, providers.named[name], os.environ)
-        if problem:
-            variable = providers.named[name].api_key_env
+        return f"{problem}." if problem else ""
+
+    def provider_notice(self) -> str:
+        """What to configure when no provider can be used (Rich markup); '' when one can."""
+        app = self.huichat
+        providers = app.runtime.loaded.config.providers
+        config_file = escape(str(app.runtime.loaded.paths.config_file))
+        problem = self.provider_problem()
+        if not problem:
+            return ""
+        if not providers.named:
             return (
-                f"**{problem}.** Set it in the environment that starts huichat (`export {variable}=…`), "
-                f"or pick another provider with ctrl+p. Config: `{config_file}`. Search and sessions still work."
+                f"[b]{problem}[/b] Add one to [b]{config_file}[/b]:\n\n"
+                "[dim]  providers:\n    named:\n      deepseek:\n        model: deepseek/deepseek-chat\n"
+                "        api_key_env: DEEPSEEK_API_KEY[/dim]\n\nthen set [b]DEEPSEEK_API_KEY[/b] in your environment "
+                "(any litellm model works; [b]api_base[/b] reaches llama.cpp, vLLM, LM Studio or Ollama). "
+                "Search (ctrl+f) and sessions (ctrl+o) work without it."
             )
-        return ""
+        variable = providers.named[app.provider_name or ""].api_key_env
+        return (
+            f"[b]{escape(problem)}[/b] Set it in the environment that starts huichat "
+            f"([b]export {escape(str(variable))}=…[/b]), or pick another provider with ctrl+p. "
+            f"Config: [b]{config_file}[/b]. Search and sessions still work."
+        )
 
     @work(group="memory-status", exit_on_error=False)
     async def track_memory(self) -> None:
@@ -264,9 +271,9 @@ class ChatScreen(Screen[None]):
         if self.replying:
             self.notify("Wait for the current reply to finish.", timeout=3)
             return
-        notice = self.provider_notice()
-        if notice:
-            self.notify(notice.split("**")[1] if "**" in notice else notice, severity="error", timeout=8)
+        problem = self.provider_problem()
+        if problem:
+            self.notify(problem, severity="error", timeout=8)
             return
         event.prompt.clear()
         self.send(event.text)
@@ -314,6 +321,7 @@ class ChatScreen(Screen[None]):
         self.replying = True
         try:
             if not (self.gateway.kernel_settled and self.gateway.llm_settled):
+                self.huichat.start_llm()  # a reply needs it now, not after memory
                 user_message.state = "waiting"
                 user_message.set_note("waiting for memory and the model to load…")
             try:
@@ -376,6 +384,8 @@ class ChatScreen(Screen[None]):
             self.panel.show([], f"⚠ {error}", append=True)
             return
         if results is not None:
+            from app.screens.search import describe_results
+
             self.panel.show(list(results), describe_results(results), append=True)
         elif turn is not None:
             self.panel.show([SearchHit(turn, None)], f"recall_by_id → {turn.id}", append=True)
@@ -422,6 +432,8 @@ class ChatScreen(Screen[None]):
         return await self.gateway.search(request)
 
     async def on_memory_panel_turn_chosen(self, event: MemoryPanel.TurnChosen) -> None:
+        from app.screens.turn_detail import TurnDetailScreen
+
         turn = await self.fetch_turn(event.turn_id)
         if turn is not None:
             await self.app.push_screen(
@@ -430,6 +442,8 @@ class ChatScreen(Screen[None]):
 
     def action_search(self) -> None:
         """Open the search screen."""
+        from app.screens.search import SearchScreen
+
         runtime = self.huichat.runtime
         ui = runtime.loaded.config.ui
         self.app.push_screen(
@@ -438,6 +452,8 @@ class ChatScreen(Screen[None]):
 
     def action_help(self) -> None:
         """Show every binding."""
+        from app.screens.help import HelpScreen
+
         self.app.push_screen(HelpScreen())
 
     async def action_new_session(self) -> None:
@@ -458,6 +474,8 @@ class ChatScreen(Screen[None]):
     @work(group="sessions", exit_on_error=False)
     async def action_open_session(self) -> None:
         """Choose a past session and continue it."""
+        from app.screens.sessions import SessionsScreen
+
         try:
             infos = await self.gateway.sessions()
         except KernelError as exc:

@@ -9,10 +9,11 @@ from typing import TYPE_CHECKING, Any
 from textual.app import ComposeResult
 from textual.containers import Vertical
 from textual.reactive import reactive
-from textual.widgets import Label, Markdown, Static
-from textual.widgets._markdown import MarkdownStream
+from textual.widgets import Label, Static
 
 if TYPE_CHECKING:
+    from textual.widgets._markdown import MarkdownStream
+
     from memory.turns import Message, Turn
 
 
@@ -76,7 +77,13 @@ class ChatMessage(Vertical):
     def compose(self) -> ComposeResult:
         yield Label(self._label, classes="label")
         yield Static("\n".join(self._tools), classes="tools")
-        yield Markdown(self._text, classes="body")
+        if self.role == "system":
+            # huichat's own notes (Rich markup): painted at start-up without loading markdown-it
+            yield Static(self._text, classes="body")
+        else:
+            from textual.widgets import Markdown  # markdown-it loads with the first message, not with the app
+
+            yield Markdown(self._text, classes="body")
         yield Static(self._note, classes="note")
 
     def on_mount(self) -> None:
@@ -98,6 +105,8 @@ class ChatMessage(Vertical):
             return
         self.chunks.append(fragment)
         if self._stream is None:
+            from textual.widgets import Markdown
+
             self._stream = Markdown.get_stream(self.query_one(".body", Markdown))
         await self._stream.write(fragment)
 

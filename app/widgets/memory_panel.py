@@ -16,8 +16,6 @@ from textual.message import Message
 from textual.widgets import Label, OptionList, Static
 from textual.widgets.option_list import Option
 
-from memory.results import hits_first
-
 if TYPE_CHECKING:
     from memory.results import SearchHit
     from memory.turns import Turn
@@ -109,6 +107,8 @@ class MemoryPanel(Vertical):
 
     def show(self, hits: list[SearchHit], scope: str, *, append: bool = False) -> None:
         """Show ``hits`` (hits first, neighbours under them) under a ``scope`` line."""
+        from memory.results import hits_first  # memory is open once there are hits; the panel paints without it
+
         if not append:
             self._results = []
             self._expanded = set()

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import asyncio
 import threading
+from dataclasses import replace
 from pathlib import Path
 
 from app.screens.search import SearchScreen
@@ -192,6 +194,42 @@ async def test_a_message_sent_before_memory_is_ready_waits_and_is_answered(tmp_p
         await wait_until(pilot, lambda: _idle(app) and len(said(app)) == 2)
         assert said(app)[-1].text == "终于好了"
     assert kernel.count() == 1
+
+
+async def test_the_llm_client_loads_after_memory_unless_a_reply_needs_it_first(tmp_path: Path) -> None:
+    # both loaders hold the GIL while they import: memory (what recall needs) goes first
+    gate = threading.Event()
+    kernel = deterministic_kernel(tmp_path)
+    order: list[str] = []
+
+    def slow_kernel():  # type: ignore[no-untyped-def]
+        gate.wait(10)
+        order.append("memory")
+        return kernel
+
+    app = build_app(tmp_path, loaded_config(), kernel_factory=slow_kernel)
+    open_llm = app.runtime.open_llm
+    app.runtime = replace(app.runtime, open_llm=lambda: (order.append("llm"), open_llm())[1])
+    async with app.run_test(size=(120, 36)) as pilot:
+        await pilot.pause(0.6)
+        assert order == [] and not app.gateway.llm_settled
+        gate.set()
+        await ready(pilot)
+        assert order == ["memory", "llm"]
+
+
+async def test_a_reply_starts_the_llm_client_while_memory_is_still_loading(tmp_path: Path) -> None:
+    gate = threading.Event()
+    kernel = deterministic_kernel(tmp_path)
+    app = build_app(tmp_path, loaded_config(), kernel_factory=lambda: (gate.wait(10), kernel)[1])
+    async with app.run_test(size=(120, 36)) as pilot:
+        await pilot.pause(0.4)
+        waiting = asyncio.ensure_future(app.gateway.llm())
+        await wait_until(pilot, lambda: app.gateway.llm_settled)
+        assert not app.gateway.kernel_settled
+        assert await waiting is app.gateway.loaded_llm
+        gate.set()
+        await ready(pilot)
 
 
 async def test_a_provider_error_is_notified_and_the_turn_can_be_retried(tmp_path: Path, fake_llm: FakeLLM) -> None:

@@ -27,12 +27,22 @@ from app.prompts import (
     uses_chinese,
 )
 from app.rounds import Progress, call_key, round_messages
-from app.titles import fallback_title, local_title, model_title, title_due
+from app.titles import fallback_title, model_title, title_due
 from app.tools import RECALL_MEMORY, TOOL_NAMES, TOOLS, ToolContext, ToolOutcome, run_tool
 from memory.errors import KernelError
 from memory.kernel import MemoryKernel, SessionHandle
 from memory.results import SearchResults
-from memory.turns import STATUS_FAILED, STATUS_OK, TITLE_LOCAL, TITLE_MODEL, Message, SessionTitle, Turn, TurnDraft
+from memory.turns import (
+    STATUS_FAILED,
+    STATUS_OK,
+    TITLE_LOCAL,
+    TITLE_MODEL,
+    Message,
+    SessionTitle,
+    Turn,
+    TurnDraft,
+    derive_topic,
+)
 from providers.errors import ProviderError
 from providers.events import ReplyDone, TextDelta, ToolCallRequest
 from providers.llm import LLMClient
@@ -361,7 +371,7 @@ class ChatSession:
     ) -> Turn:
         if self.handle is None:
             self.handle = self.kernel.new_session(now)
-            self.topic = local_title(user_text)
+            self.topic = derive_topic(user_text)
         messages = [Message("user", user_text), *progress.trace]
         if answer or status == STATUS_OK:
             messages.append(Message("assistant", answer))

@@ -75,5 +75,14 @@ def test_nothing_above_the_threshold_is_one_line_and_names_the_nearest(tmp_path:
 
 def test_the_tool_description_documents_the_result_shape() -> None:
     description = TOOLS[0]["function"]["description"]
-    for part in ("[id | prev | next | 相似度]", "↳ 上下文，属于命中 <id>", "没有找到相关记忆", "---"):
+    for part in ("[id | prev | next | 相似度]", "↳ 上下文，属于命中 <id>", "结果只有一行说明", "---"):
         assert part in description
+
+
+def test_neither_the_tool_nor_the_system_prompt_quotes_the_no_memory_line() -> None:
+    # Qwen2.5-Coder-1.5B answered memory questions with the quoted no-memory line itself (4 of 4)
+    # without ever searching: the line belongs in results only
+    from app.prompts import system_prompt
+
+    for text in (TOOLS[0]["function"]["description"], system_prompt("zh"), system_prompt("en")):
+        assert "没有找到相关记忆" not in text and "no relevant memory" not in text

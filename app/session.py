@@ -238,7 +238,7 @@ class ChatSession:
     async def _answer(self, text: str, now: datetime, progress: Progress) -> AsyncIterator[SessionEvent]:
         language = self._language(text)
         history, in_context = self._history()
-        context = ToolContext(now, self.context_window, in_context)
+        context = ToolContext(now, self.context_window, in_context, question=text)
         provider = self.llm.provider()
         injected = ""
         if self.config.auto_recall or not provider.supports_tools:

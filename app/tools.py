@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import datetime
 from typing import Any
 
@@ -81,6 +81,9 @@ class ToolContext:
     """Neighbouring turns (±N) shown around each hit."""
     exclude_ids: frozenset[str] = field(default_factory=frozenset)
     """Turns already in the model's context (the conversation so far): never returned as memories."""
+    question: str = ""
+    """The user's message being answered: searched for when ``recall_by_id`` is given an id that
+    does not exist (small models call it with the schema's example id instead of searching)."""
 
 
 @dataclass(frozen=True)
@@ -216,6 +219,23 @@ def _search(kernel: MemoryKernel, arguments: dict[str, Any], context: ToolContex
     return ToolOutcome(header + body, results, tuple(h.turn.id for h in hits), trace=trace)
 
 
+def _unknown_id(kernel: MemoryKernel, error: str, context: ToolContext) -> ToolOutcome:
+    """``recall_by_id`` with an id that does not exist: the error, and what searching the user's
+    question finds (a model that reaches for an id it never saw wanted memory; it gets the search
+    it should have made, marked as such, instead of a dead end)."""
+    failure = ToolOutcome.failure(f"{error} (use an id that a recall_memory result showed)")
+    if not context.question.strip():
+        return failure
+    searched = _search(kernel, {"query": context.question}, context)
+    content = (
+        f"{failure.content}\n\n用户问题的 recall_memory 检索结果 (recall_memory on the user's message instead):\n\n"
+        f"{searched.content}"
+    )
+    return replace(
+        searched, content=content, error=failure.error, trace=f"{failure.trace}; searched instead: {searched.trace}"
+    )
+
+
 def run_tool(kernel: MemoryKernel, name: str, arguments: Mapping[str, Any], context: ToolContext) -> ToolOutcome:
     """Check the arguments, then run one memory tool; problems become the tool's answer so the model can correct itself."""
     checked, problem = check_arguments(name, arguments)
@@ -228,7 +248,7 @@ def run_tool(kernel: MemoryKernel, name: str, arguments: Mapping[str, Any], cont
     except KernelError as exc:
         return ToolOutcome.failure(str(exc))
     if found.turn is None:
-        return ToolOutcome.failure(f"{found.error} (use an id that a recall_memory result showed)")
+        return _unknown_id(kernel, found.error, context)
     first_line = found.turn.text.split("\n", 1)[0][:80]
     return ToolOutcome(
         kernel.format_turn(found.turn),

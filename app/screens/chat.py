@@ -380,13 +380,16 @@ class ChatScreen(Screen[None]):
         """Put what a memory tool found into the panel (opening it when configured so)."""
         from memory.results import SearchHit
 
-        if error:
+        if error and results is None:
             self.panel.show([], f"⚠ {error}", append=True)
             return
         if results is not None:
             from app.screens.search import describe_results
 
-            self.panel.show(list(results), describe_results(results), append=True)
+            scope = describe_results(results)
+            if error:  # an id that does not exist: the user's message was searched instead
+                scope = f"⚠ {error} · searched your message instead: {scope}"
+            self.panel.show(list(results), scope, append=True)
         elif turn is not None:
             self.panel.show([SearchHit(turn, None)], f"recall_by_id → {turn.id}", append=True)
         if self.panel.hits and self.huichat.runtime.loaded.config.ui.memory_panel == "auto":

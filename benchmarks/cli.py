@@ -131,6 +131,11 @@ def add_bench_arguments(parser: argparse.ArgumentParser) -> None:
     loop.add_argument("--tool-results", choices=("tool", "observation"), default="tool", help="with --base-url")
     loop.add_argument("--timeout", type=float, default=600.0, help="seconds per request (with --base-url)")
     loop.add_argument("--max-rounds", type=int, default=4, help="tool rounds before the model must answer")
+    loop.add_argument(
+        "--auto-recall",
+        action="store_true",
+        help="chat.auto_recall on: the top memories are put into the prompt before the model is asked",
+    )
     loop.add_argument("--context-window", type=int, default=1, help="turns shown around each hit (default 1)")
     loop.add_argument("--embedder", default="hash", help="'hash' (default) or a model path; empty: the configured one")
     loop.add_argument("--verbose", action="store_true", help="print each question, its calls and its answer")

@@ -226,7 +226,10 @@ def _unknown_id(kernel: MemoryKernel, error: str, context: ToolContext) -> ToolO
     failure = ToolOutcome.failure(f"{error} (use an id that a recall_memory result showed)")
     if not context.question.strip():
         return failure
-    searched = _search(kernel, {"query": context.question}, context)
+    try:
+        searched = _search(kernel, {"query": context.question}, context)
+    except KernelError:  # the search failed too: the error alone
+        return failure
     content = (
         f"{failure.content}\n\n用户问题的 recall_memory 检索结果 (recall_memory on the user's message instead):\n\n"
         f"{searched.content}"

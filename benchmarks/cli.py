@@ -85,6 +85,11 @@ def add_bench_arguments(parser: argparse.ArgumentParser) -> None:
     )
     abstain.add_argument("--json", type=Path, default=None, metavar="OUT", help="also write the results as JSON")
     abstain.add_argument(
+        "--resume",
+        action="store_true",
+        help="keep the conversations the --dump file already holds (a stopped run goes on where it ended)",
+    )
+    abstain.add_argument(
         "--dump",
         type=Path,
         default=None,

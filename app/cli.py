@@ -227,7 +227,7 @@ def doctor(args: argparse.Namespace, runtime: Runtime) -> int:
         checks.append(Check("embedding model", False, str(exc)))
     if embedder is not None:
         try:
-            kernel = runtime.open_kernel(embedder)
+            kernel = runtime.open_kernel(embedder, reconcile=False)  # a check reads; it does not catch up
             try:
                 count = kernel.store.check()  # reads every row's id and runs a tiny search
             finally:

@@ -72,3 +72,70 @@ def round_messages(
             assistant = {"role": "assistant", "content": done.text}
         return [assistant, {"role": "user", "content": tool_response([o.content for _, o in answered])}]
     return [assistant, *({"role": "tool", "tool_call_id": c.id, "content": o.content} for c, o in answered)]
+
+
+_ECHO_LINES = ("[id:", "📁 ", "↳ 上下文，属于命中")
+"""How the lines of a memory tool's result begin (the seed's format); an answer never needs them."""
+_RULE = "---"
+
+
+class EchoCut:
+    """Stops an answer where it starts copying a tool result (small models paste the result's
+    blocks under their answer): from the first line that begins like a result line on, nothing
+    is shown or stored; a ``---`` line right before it goes too.
+
+    Text streams through as it comes; only the start of a line that could still become a
+    result line (``[id``, ``📁``, …) or a lone ``---`` is held back until it is clear.
+    """
+
+    def __init__(self) -> None:
+        self._line = ""
+        """The current line's start, held back while it could still be a result line or a rule."""
+        self._rule = ""
+        """A complete ``---`` line (and the newlines after it), held back until the next line is known."""
+        self._deciding = True
+        """At a line's start: its first characters decide whether it is shown."""
+        self.cut = False
+        """True once the answer has been cut."""
+
+    def feed(self, text: str) -> str:
+        """The part of ``text`` fit to show now."""
+        shown: list[str] = []
+        for char in text:
+            if self.cut:
+                break
+            if not self._deciding:  # the rest of a line already shown
+                shown.append(char)
+                self._deciding = char == "\n"
+                continue
+            self._line += char
+            shown.append(self._settle())
+        return "".join(shown)
+
+    def finish(self) -> str:
+        """What was still held back at the end of the answer."""
+        if self.cut:
+            return ""
+        held = self._rule + self._line
+        self._rule = self._line = ""
+        return held.rstrip("\n") if held.strip() == _RULE else held
+
+    def _settle(self) -> str:
+        line = self._line
+        body = line.rstrip("\n")
+        if any(body.startswith(start) for start in _ECHO_LINES):
+            self.cut = True
+            self._line = self._rule = ""
+            return ""
+        if line.endswith("\n"):
+            if body.strip() == _RULE or (self._rule and not body.strip()):
+                self._rule += line  # a rule (and the blank lines after it) waits for the next line
+                self._line = ""
+                return ""
+            out, self._rule, self._line = self._rule + line, "", ""
+            return out
+        if any(start.startswith(body) for start in _ECHO_LINES) or (body.strip() and _RULE.startswith(body.strip())):
+            return ""  # could still become a result line or a rule: hold
+        out, self._rule, self._line = self._rule + line, "", ""
+        self._deciding = False
+        return out

@@ -26,13 +26,23 @@ from app.prompts import (
     time_note,
     uses_chinese,
 )
-from app.rounds import Progress, call_key, round_messages
-from app.titles import fallback_title, local_title, model_title, title_due
+from app.rounds import EchoCut, Progress, call_key, round_messages
+from app.titles import fallback_title, model_title, title_due
 from app.tools import RECALL_MEMORY, TOOL_NAMES, TOOLS, ToolContext, ToolOutcome, run_tool
 from memory.errors import KernelError
 from memory.kernel import MemoryKernel, SessionHandle
 from memory.results import SearchResults
-from memory.turns import STATUS_FAILED, STATUS_OK, TITLE_LOCAL, TITLE_MODEL, Message, SessionTitle, Turn, TurnDraft
+from memory.turns import (
+    STATUS_FAILED,
+    STATUS_OK,
+    TITLE_LOCAL,
+    TITLE_MODEL,
+    Message,
+    SessionTitle,
+    Turn,
+    TurnDraft,
+    derive_topic,
+)
 from providers.errors import ProviderError
 from providers.events import ReplyDone, TextDelta, ToolCallRequest
 from providers.llm import LLMClient
@@ -100,6 +110,21 @@ class ReplyFailed:
 
 
 SessionEvent = RecallStarted | RecallFinished | ToolCalled | TextDelta | ReplyCompleted | ReplyFailed
+
+
+def _shown(text: str, said: list[str], progress: Progress) -> list[TextDelta]:
+    """``text`` of this round's answer as deltas to show, recorded in ``said`` and the reply's progress
+    (a round that speaks after earlier rounds' words starts a new paragraph)."""
+    if not text:
+        return []
+    deltas = []
+    if not said and progress.shown and not progress.answer.endswith("\n"):
+        progress.shown.append("\n\n")
+        deltas.append(TextDelta("\n\n"))
+    said.append(text)
+    progress.shown.append(text)
+    deltas.append(TextDelta(text))
+    return deltas
 
 
 def estimate_tokens(text: str) -> int:
@@ -228,7 +253,7 @@ class ChatSession:
     async def _answer(self, text: str, now: datetime, progress: Progress) -> AsyncIterator[SessionEvent]:
         language = self._language(text)
         history, in_context = self._history()
-        context = ToolContext(now, self.context_window, in_context)
+        context = ToolContext(now, self.context_window, in_context, question=text)
         provider = self.llm.provider()
         injected = ""
         if self.config.auto_recall or not provider.supports_tools:
@@ -249,16 +274,17 @@ class ChatSession:
                 messages.append({"role": "user", "content": ANSWER_NOW[language]})
             done: ReplyDone | None = None
             said: list[str] = []
+            echo = EchoCut()
             async for event in self.llm.stream(messages, None if final else TOOLS, tool_names=TOOL_NAMES):
                 if isinstance(event, TextDelta):
-                    if not said and progress.shown and not progress.answer.endswith("\n"):
-                        progress.shown.append("\n\n")
-                        yield TextDelta("\n\n")
-                    said.append(event.text)
-                    progress.shown.append(event.text)
-                    yield event
+                    for delta in _shown(echo.feed(event.text), said, progress):
+                        yield delta
                 elif isinstance(event, ReplyDone):
                     done = event
+            for delta in _shown(echo.finish(), said, progress):
+                yield delta
+            if echo.cut:
+                _log.info("a copied tool result was cut from the answer")
             if done is None:
                 raise ProviderError("the provider ended the reply without finishing it", transient=True)
             progress.model = done.model
@@ -361,7 +387,7 @@ class ChatSession:
     ) -> Turn:
         if self.handle is None:
             self.handle = self.kernel.new_session(now)
-            self.topic = local_title(user_text)
+            self.topic = derive_topic(user_text)
         messages = [Message("user", user_text), *progress.trace]
         if answer or status == STATUS_OK:
             messages.append(Message("assistant", answer))

@@ -14,21 +14,17 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from app.prompts import uses_chinese
-from memory.turns import STATUS_FAILED, Turn
+from memory.turns import STATUS_FAILED, Turn, derive_topic, shorten
 from providers.events import TextDelta
 
 if TYPE_CHECKING:
     from providers.llm import LLMClient
 
-LOCAL_CHARS = 24
-"""The longest local title (the first clause, cut)."""
 TITLE_CHARS = 40
 """The longest title kept from the model."""
 _EXCERPT_CHARS = 300
 """Characters of each message the model sees (the first turn and the most recent ones)."""
 _RECENT_TURNS = 4
-_CLAUSE = re.compile(r"[\n。！？!?；;，,]")
-_GREETING = re.compile(r"^(hi|hello|hey|你好|您好|嗨|哈喽|在吗)\W*$", re.IGNORECASE)
 _THINKING = re.compile(r"<think>.*?(</think>|$)", re.DOTALL)
 _LABEL = re.compile(r"^(title|标题|题目|话题)\s*[:：]\s*", re.IGNORECASE)
 _QUOTES = "\"'“”‘’「」『』《》`*_#"
@@ -50,29 +46,12 @@ def _first_user_text(turns: Sequence[Turn]) -> str:
     return next((m.text for t in turns for m in t.messages if m.role == "user" and m.is_chat), "")
 
 
-def _shorten(text: str, limit: int) -> str:
-    """``text`` in at most ``limit`` characters, ending in … when cut; a Latin word is not cut in two."""
-    if len(text) <= limit:
-        return text
-    cut = text[: limit - 1]
-    if text[limit - 1].isascii() and text[limit - 1].isalnum() and " " in cut:
-        cut = cut.rsplit(" ", 1)[0]
-    return cut.rstrip() + "…"
-
-
-def local_title(text: str, limit: int = LOCAL_CHARS) -> str:
-    """A title cut from a first message: its first clause that is more than a greeting, shortened."""
-    clauses = [c.strip(" \t:：.、") for c in _CLAUSE.split(text.strip())]
-    meaningful = [c for c in clauses if c and not _GREETING.match(c)]
-    return _shorten((meaningful or [c for c in clauses if c] or [""])[0], limit)
-
-
 def clean_title(answer: str) -> str:
     """The title in a model's answer: no thinking, label, quotes or markup; one line, not too long ('' if none)."""
     text = _THINKING.sub("", answer)
     line = next((ln.strip() for ln in text.splitlines() if ln.strip()), "")
     line = _LABEL.sub("", line).strip(_QUOTES + " ").rstrip("。.!！")
-    return _shorten(" ".join(line.split()).strip(_QUOTES + " "), TITLE_CHARS)
+    return shorten(" ".join(line.split()).strip(_QUOTES + " "), TITLE_CHARS)
 
 
 def language_of(turns: Sequence[Turn]) -> str:
@@ -108,7 +87,7 @@ async def model_title(llm: LLMClient, turns: Sequence[Turn], current: str = "") 
 
 def fallback_title(turns: Sequence[Turn]) -> str:
     """The local title of a session: from its first user message."""
-    return local_title(_first_user_text(turns))
+    return derive_topic(_first_user_text(turns))
 
 
 def title_due(turn_count: int, titled_at: int | None, every: int) -> bool:

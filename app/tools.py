@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import datetime
 from typing import Any
 
@@ -31,8 +31,8 @@ TOOLS: list[dict[str, Any]] = [
             "每个命中后面紧跟它的上下文条目（按对话顺序），上下文条目第一行是"
             " ↳ 上下文，属于命中 <id> (context for hit <id>)，其 [id | prev | next] 行没有相似度："
             "它不是命中，只用来理解命中，引用时请用命中的 id。"
-            "没有相关记忆时只返回一行：没有找到相关记忆 (no relevant memory)，"
-            "可能附上最接近但低于阈值的一条（不算命中）。",
+            "没有相关记忆时，结果只有一行说明，可能附上最接近但低于阈值的一条（不算命中）。"
+            "先检索再下结论：没有检索之前，不要说没有记忆。",
             "parameters": {
                 "type": "object",
                 "properties": {
@@ -81,6 +81,9 @@ class ToolContext:
     """Neighbouring turns (±N) shown around each hit."""
     exclude_ids: frozenset[str] = field(default_factory=frozenset)
     """Turns already in the model's context (the conversation so far): never returned as memories."""
+    question: str = ""
+    """The user's message being answered: searched for when ``recall_by_id`` is given an id that
+    does not exist (small models call it with the schema's example id instead of searching)."""
 
 
 @dataclass(frozen=True)
@@ -216,6 +219,26 @@ def _search(kernel: MemoryKernel, arguments: dict[str, Any], context: ToolContex
     return ToolOutcome(header + body, results, tuple(h.turn.id for h in hits), trace=trace)
 
 
+def _unknown_id(kernel: MemoryKernel, error: str, context: ToolContext) -> ToolOutcome:
+    """``recall_by_id`` with an id that does not exist: the error, and what searching the user's
+    question finds (a model that reaches for an id it never saw wanted memory; it gets the search
+    it should have made, marked as such, instead of a dead end)."""
+    failure = ToolOutcome.failure(f"{error} (use an id that a recall_memory result showed)")
+    if not context.question.strip():
+        return failure
+    try:
+        searched = _search(kernel, {"query": context.question}, context)
+    except KernelError:  # the search failed too: the error alone
+        return failure
+    content = (
+        f"{failure.content}\n\n用户问题的 recall_memory 检索结果 (recall_memory on the user's message instead):\n\n"
+        f"{searched.content}"
+    )
+    return replace(
+        searched, content=content, error=failure.error, trace=f"{failure.trace}; searched instead: {searched.trace}"
+    )
+
+
 def run_tool(kernel: MemoryKernel, name: str, arguments: Mapping[str, Any], context: ToolContext) -> ToolOutcome:
     """Check the arguments, then run one memory tool; problems become the tool's answer so the model can correct itself."""
     checked, problem = check_arguments(name, arguments)
@@ -228,7 +251,7 @@ def run_tool(kernel: MemoryKernel, name: str, arguments: Mapping[str, Any], cont
     except KernelError as exc:
         return ToolOutcome.failure(str(exc))
     if found.turn is None:
-        return ToolOutcome.failure(f"{found.error} (use an id that a recall_memory result showed)")
+        return _unknown_id(kernel, found.error, context)
     first_line = found.turn.text.split("\n", 1)[0][:80]
     return ToolOutcome(
         kernel.format_turn(found.turn),

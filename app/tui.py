@@ -305,6 +305,8 @@ class HuichatApp(App[int]):
         """Once memory is open: watch the transcripts folder, and run the daily jobs when due."""
         try:
             kernel = await self.gateway.kernel()
+            # the first search of a new memory measures the calibration's reference: do it now
+            await self.gateway.run(lambda opened: opened.prepare_search())
         except KernelError:
             return
         config = self.runtime.loaded.config

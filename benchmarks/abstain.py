@@ -17,6 +17,7 @@ calibration and the threshold by cross-validation over the conversations.
 from __future__ import annotations
 
 import argparse
+import json
 import random
 from collections import defaultdict
 from dataclasses import asdict
@@ -145,9 +146,18 @@ def run_abstain_bench(args: argparse.Namespace, loaded: LoadedConfig, zone: Zone
     garbage = garbage_queries(100)
     embedder = bench_embedder(loaded, args.embedder)
     searches: list[dict[str, Any]] = []
+    if getattr(args, "resume", False) and args.dump is not None and args.dump.exists():
+        kept = json.loads(args.dump.read_text(encoding="utf-8"))
+        if kept.get("embedder") == embedder.name:  # the conversations a stopped run finished
+            searches = [s for s in kept["searches"] if s["conversation"] in conversation_ids]
+    done = {s["conversation"] for s in searches}
     with Progress(console=console, transient=True) as progress:
         task = progress.add_task("abstain", total=len(conversation_ids))
         for conversation_id in conversation_ids:
+            if conversation_id in done:
+                progress.advance(task)
+                console.log(f"{conversation_id}: kept from {args.dump}")
+                continue
             conversation = by_conversation[conversation_id]
             with scratch_kernel(loaded, embedder, zone.tz) as kernel:
                 # every candidate of the top 10 is kept; the threshold is applied when scoring

@@ -13,7 +13,7 @@ unthresholded figure. Leave-one-conversation-out: fit on all but one conversatio
 the one left out; the spread over folds says how well it holds on unseen data. Then the
 final fit on everything is printed as code to paste into ``memory/calibration.py``::
 
-    huichat bench abstain --data ../shared/bench/locomo-dev --dump dump.json
+    huichat bench abstain --data LOCOMO_DEV --dump dump.json   # LOCOMO_DEV: a LoCoMo-dev folder (see README)
     python -m benchmarks.calibrate dump.json
 """
 

@@ -85,6 +85,11 @@ def add_bench_arguments(parser: argparse.ArgumentParser) -> None:
     )
     abstain.add_argument("--json", type=Path, default=None, metavar="OUT", help="also write the results as JSON")
     abstain.add_argument(
+        "--resume",
+        action="store_true",
+        help="keep the conversations the --dump file already holds (a stopped run goes on where it ended)",
+    )
+    abstain.add_argument(
         "--dump",
         type=Path,
         default=None,
@@ -131,6 +136,11 @@ def add_bench_arguments(parser: argparse.ArgumentParser) -> None:
     loop.add_argument("--tool-results", choices=("tool", "observation"), default="tool", help="with --base-url")
     loop.add_argument("--timeout", type=float, default=600.0, help="seconds per request (with --base-url)")
     loop.add_argument("--max-rounds", type=int, default=4, help="tool rounds before the model must answer")
+    loop.add_argument(
+        "--auto-recall",
+        action="store_true",
+        help="chat.auto_recall on: the top memories are put into the prompt before the model is asked",
+    )
     loop.add_argument("--context-window", type=int, default=1, help="turns shown around each hit (default 1)")
     loop.add_argument("--embedder", default="hash", help="'hash' (default) or a model path; empty: the configured one")
     loop.add_argument("--verbose", action="store_true", help="print each question, its calls and its answer")
@@ -185,50 +195,29 @@ def add_bench_arguments(parser: argparse.ArgumentParser) -> None:
     cli.add_argument("--json", type=Path, default=None, metavar="OUT", help="also write the results as JSON")
 
 
+BENCHES = {
+    "recall": ("benchmarks.recall", "run_recall_bench"),
+    "abstain": ("benchmarks.abstain", "run_abstain_bench"),
+    "timegen": ("benchmarks.timegen", "run_time_bench"),
+    "loop": ("benchmarks.loop", "run_loop_bench"),
+    "import": ("benchmarks.imports", "run_import_bench"),
+    "scale": ("benchmarks.scale", "run_scale_bench"),
+    "chaos": ("benchmarks.chaos", "run_chaos_bench"),
+    "cli": ("benchmarks.clitimes", "run_cli_bench"),
+    "serve": ("benchmarks.serve", "run_serve_bench"),
+    "lifecycle": ("benchmarks.lifecycle", "run_lifecycle_bench"),
+    "startup": ("benchmarks.startup", "run_startup_bench"),
+}
+"""Each benchmark's module and entry point ``(args, loaded, zone) -> exit status``, imported when run."""
+
+
 def run_bench(args: argparse.Namespace, runtime: Runtime) -> int:
     """Run the chosen benchmark."""
-    loaded, zone = runtime.loaded, runtime.zone
-    if args.bench == "recall":
-        from benchmarks.recall import run_recall_bench
+    import importlib
 
-        return run_recall_bench(args, loaded, zone)
-    if args.bench == "abstain":
-        from benchmarks.abstain import run_abstain_bench
-
-        return run_abstain_bench(args, loaded, zone)
-    if args.bench == "timegen":
-        from benchmarks.timegen import run_time_bench
-
-        return run_time_bench(args, loaded, zone)
     if args.bench == "loop":
-        from benchmarks.loop import SCRIPTED_MODES, run_loop_bench
+        from benchmarks.loop import SCRIPTED_MODES
 
         args.modes = args.modes or list(SCRIPTED_MODES)
-        return run_loop_bench(args, loaded, zone)
-    if args.bench == "import":
-        from benchmarks.imports import run_import_bench
-
-        return run_import_bench(args, loaded, zone)
-    if args.bench == "scale":
-        from benchmarks.scale import run_scale_bench
-
-        return run_scale_bench(args, loaded, zone)
-    if args.bench == "chaos":
-        from benchmarks.chaos import run_chaos_bench
-
-        return run_chaos_bench(args, loaded, zone)
-    if args.bench == "cli":
-        from benchmarks.clitimes import run_cli_bench
-
-        return run_cli_bench(args, loaded, zone)
-    if args.bench == "serve":
-        from benchmarks.serve import run_serve_bench
-
-        return run_serve_bench(args, loaded, zone)
-    if args.bench == "lifecycle":
-        from benchmarks.lifecycle import run_lifecycle_bench
-
-        return run_lifecycle_bench(args, loaded, zone)
-    from benchmarks.startup import run_startup_bench
-
-    return run_startup_bench(args, loaded, zone)
+    module, entry = BENCHES[args.bench]
+    return int(getattr(importlib.import_module(module), entry)(args, runtime.loaded, runtime.zone))

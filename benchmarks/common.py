@@ -56,7 +56,8 @@ def scratch_kernel(
     """A fresh kernel (index + transcripts) in a temporary folder."""
     with tempfile.TemporaryDirectory(prefix="huichat-bench-") as scratch:
         location = MemoryLocation.under(root or Path(scratch))
-        retriever = loaded.config.retriever
+        # a benchmark measures what is found, not how fast under load: no search is given up
+        retriever = loaded.config.retriever.model_copy(update={"search_timeout_seconds": 600.0})
         if isinstance(embedder, HashEmbedder):  # the threshold is calibrated for real models, not the hash fake
             retriever = retriever.model_copy(update={"min_similarity": 0.0})
         kernel = open_kernel(location, embedder, retriever, zone, now=utc_now(), reconcile=False, lifecycle=lifecycle)

@@ -216,7 +216,7 @@ async def _run_mode(
     kernel: MemoryKernel, llm: LLMClient, args: argparse.Namespace, zone: Zone, mode: str, gold: list[str]
 ) -> list[Asked]:
     now = datetime.now(zone.tz)
-    chat = ChatConfig(max_tool_rounds=args.max_rounds)
+    chat = ChatConfig(max_tool_rounds=args.max_rounds, auto_recall=getattr(args, "auto_recall", False))
     rows = []
     for fact, gold_id in zip(FACTS, gold, strict=False):
         session = ChatSession(kernel, llm, chat, lambda: now, zone.tz, zone.name, context_window=args.context_window)
@@ -285,6 +285,7 @@ def run_loop_bench(args: argparse.Namespace, loaded: LoadedConfig, zone: Zone) -
             "model": args.model,
             "context_window": args.context_window,
             "max_rounds": args.max_rounds,
+            "auto_recall": getattr(args, "auto_recall", False),
             "summary": summaries,
             "replies": [
                 {

@@ -19,9 +19,12 @@ DUMP`` (BENCHMARKS.md, "Abstention and calibrated similarity").
 
 from __future__ import annotations
 
+import hashlib
 import math
+import os
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -118,6 +121,38 @@ class Reference:
             block = cosines[part, part]
             spreads.append(round(max(float(block[~np.eye(block.shape[0], dtype=bool)].std()), 1e-3), 4))
         return cls(passages[:half], passages[half:], spreads[0], spreads[1])
+
+    @classmethod
+    def load_or_measure(cls, embedder: Embedder, folder: Path | None) -> Reference:
+        """The reference for ``embedder``, read from ``folder`` when it was measured before there;
+        else measured (32 embeddings: seconds on a busy CPU) and saved for the next process."""
+        if folder is None:
+            return cls.measure(embedder)
+        key = hashlib.blake2b("\n".join((embedder.name, str(embedder.dim), *_UNRELATED)).encode(), digest_size=8)
+        path = folder / f"reference-{key.hexdigest()}.npz"
+        try:
+            with np.load(path) as saved:
+                spreads = saved["spreads"]
+                loaded = cls(saved["latin"], saved["cjk"], float(spreads[0]), float(spreads[1]))
+            if loaded.latin.shape[1] == loaded.cjk.shape[1] == embedder.dim:
+                return loaded
+        except (OSError, ValueError, KeyError, IndexError):
+            pass  # not measured yet here, or unreadable: measure again
+        measured = cls.measure(embedder)
+        try:
+            folder.mkdir(parents=True, exist_ok=True)
+            partial = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+            with partial.open("wb") as handle:
+                np.savez(
+                    handle,
+                    latin=measured.latin,
+                    cjk=measured.cjk,
+                    spreads=np.array([measured.latin_spread, measured.cjk_spread]),
+                )
+            partial.replace(path)
+        except OSError:
+            pass  # a read-only data folder: measured again by the next process
+        return measured
 
     def evidence(self, query: npt.NDArray[np.float32]) -> Callable[[float, float, bool], Evidence]:
         """For one query: ``(cosine, bm25, candidate is CJK) -> Evidence`` with the query's background."""

@@ -114,7 +114,14 @@ class MemoryKernel:
         self.transcripts = TranscriptWriter(sessions_dir, zone)
         self.resolver = TimeResolver(zone, retriever_config.week_start)
         self.retriever = Retriever(
-            store, embedder, retriever_config, self.resolver, zone, fusion, self.lifecycle.tier_prior
+            store,
+            embedder,
+            retriever_config,
+            self.resolver,
+            zone,
+            fusion,
+            self.lifecycle.tier_prior,
+            reference_dir=self.data_dir / "cache",
         )
         self.manifest = Manifest(manifest_path, sessions_dir, store.instance)
         self.catalogue = Catalogue(sessions_dir, catalogue_path or sessions_dir.parent / "catalogue.json")
@@ -476,6 +483,7 @@ class MemoryKernel:
         if request.top_k is not None and not 1 <= request.top_k <= MAX_TOP_K:
             raise KernelError(f"top_k must be between 1 and {MAX_TOP_K} (got {request.top_k})")
         limit = self.config.search_timeout_seconds
+        self.prepare_search()  # bounded work that must not count against a search's deadline
         try:
             results = call_with_deadline(lambda: self.retriever.run(request, on_round), limit)
         except IndexUnavailable as exc:
@@ -488,6 +496,11 @@ class MemoryKernel:
         if request.record_access:
             self.note_access([h.turn.id for h in results.hits], request.now)
         return results
+
+    def prepare_search(self) -> None:
+        """Have what every search needs ready: the calibration's reference (measured once per
+        embedder and kept in ``<data_dir>/cache``; read from there by later processes)."""
+        _ = self.retriever.reference
 
     def note_access(self, ids: Iterable[str], now: datetime) -> None:
         """Count turns as retrieved; flushed to the index in batches."""

@@ -11,6 +11,7 @@ import math
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from datetime import datetime, timedelta, tzinfo
+from pathlib import Path
 
 from memory.calibration import Evidence, Reference, calibrated
 from memory.config import RetrieverConfig, TierPrior
@@ -189,8 +190,11 @@ class Retriever:
         zone: tzinfo,
         fusion: Fusion | None = None,
         prior: TierPrior | None = None,
+        reference_dir: Path | None = None,
     ) -> None:
         self.store = store
+        self.reference_dir = reference_dir
+        """Where the calibration's reference is kept once measured (None: measured by every process)."""
         self.embedder = embedder
         self.config = config
         self.resolver = resolver
@@ -224,7 +228,7 @@ class Retriever:
     def reference(self) -> Reference:
         """What "no match" looks like to this embedder (measured at the first search)."""
         if self._reference is None:
-            self._reference = Reference.measure(self.embedder)
+            self._reference = Reference.load_or_measure(self.embedder, self.reference_dir)
         return self._reference
 
     def _candidates(

@@ -27,7 +27,7 @@ from dataclasses import replace
 from datetime import datetime, timedelta
 from functools import partial, wraps
 from pathlib import Path
-from typing import Any, ParamSpec, TypeVar, cast
+from typing import Any, Concatenate, ParamSpec, TypeVar, cast
 
 os.environ.setdefault("LANCEDB_LOG", "error")
 
@@ -172,15 +172,16 @@ P = ParamSpec("P")
 R = TypeVar("R")
 
 
-def _reading(method: Callable[P, R]) -> Callable[P, R]:
-    """Translate LanceDB's failures (files gone, storage unreachable) into ``IndexUnavailable``."""
+def _reading(method: Callable[Concatenate[TurnStore, P], R]) -> Callable[Concatenate[TurnStore, P], R]:
+    """The net under a reading method: a LanceDB failure outside its ``_read`` calls (files gone,
+    storage unreachable while a lazily read file is opened) becomes the same one line as theirs."""
 
     @wraps(method)
-    def guarded(*args: P.args, **kwargs: P.kwargs) -> R:
+    def guarded(store: TurnStore, /, *args: P.args, **kwargs: P.kwargs) -> R:
         try:
-            return method(*args, **kwargs)
+            return method(store, *args, **kwargs)
         except (OSError, RuntimeError) as exc:
-            raise IndexUnavailable(f"cannot read the memory index: {str(exc).splitlines()[0][:300]}") from exc
+            raise store._unreadable(exc) from exc
 
     return guarded
 

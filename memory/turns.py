@@ -257,13 +257,28 @@ class TurnDraft:
     extra: tuple[tuple[str, str], ...] = ()
 
 
-_TOPIC_CUT = re.compile(r"[\n。！？!?；;]")
+TOPIC_CHARS = 24
+"""The longest topic cut from a message (a session's local title)."""
+_CLAUSE = re.compile(r"[\n。！？!?；;，,]")
+_GREETING = re.compile(r"^(hi|hello|hey|你好|您好|嗨|哈喽|在吗)\W*$", re.IGNORECASE)
 
 
-def derive_topic(text: str, limit: int = 24) -> str:
-    """A short topic label from the first user message of a session (its first sentence, cut)."""
-    first = _TOPIC_CUT.split(text.strip(), maxsplit=1)[0].strip(" ，,.：:")
-    return first if len(first) <= limit else first[: limit - 1].rstrip() + "…"
+def shorten(text: str, limit: int) -> str:
+    """``text`` in at most ``limit`` characters, ending in … when cut; a Latin word is not cut in two."""
+    if len(text) <= limit:
+        return text
+    cut = text[: limit - 1]
+    if text[limit - 1].isascii() and text[limit - 1].isalnum() and " " in cut:
+        cut = cut.rsplit(" ", 1)[0]
+    return cut.rstrip() + "…"
+
+
+def derive_topic(text: str, limit: int = TOPIC_CHARS) -> str:
+    """A topic cut from a first message, without asking a model: its first clause that is more
+    than a greeting, shortened (a session's local title; an imported conversation's without one)."""
+    clauses = [c.strip(" \t:：.、") for c in _CLAUSE.split(text.strip())]
+    meaningful = [c for c in clauses if c and not _GREETING.match(c)]
+    return shorten((meaningful or [c for c in clauses if c] or [""])[0], limit)
 
 
 TITLE_MODEL = "model"

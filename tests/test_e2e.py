@@ -117,6 +117,20 @@ def test_typed_while_loading_then_recalled_from_memory_in_a_real_terminal(tmp_pa
     assert "生命的意义是什么？" in text and "答案是四十二" in text
 
 
+def test_keys_typed_before_the_window_paints_land_in_the_prompt(tmp_path: Path) -> None:
+    with FakeLLM(responder=_answer) as server:
+        config = _config(tmp_path, server)
+        session = _start(tmp_path, config, "early")
+        try:
+            # at once: Python is still importing, nothing has focus yet when these keys arrive
+            _tmux("send-keys", "-t", session, "-l", "typed early")
+            _wait_for(session, "^f Search")  # the window is up (the terminal's own echo is gone)
+            screen = _wait_for(session, "│ typed early")
+            assert "Message huichat" not in screen  # in the prompt, not the placeholder
+        finally:
+            _tmux("kill-session", "-t", session)
+
+
 def test_quitting_while_memory_loads_returns_the_shell_at_once(tmp_path: Path) -> None:
     with FakeLLM(responder=_answer) as server:
         config = _config(tmp_path, server)

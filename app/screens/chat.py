@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, cast
 
 from rich.markup import escape
-from textual import on, work
+from textual import events, on, work
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, VerticalScroll
@@ -125,6 +125,15 @@ class ChatScreen(Screen[None]):
         notice = self.provider_notice()
         self.transcript.mount(ChatMessage("system", notice or self.welcome(), label="setup" if notice else "huichat"))
         self.track_memory()
+
+    def on_key(self, event: events.Key) -> None:
+        # a character that reached the screen unhandled was typed where nothing takes text: keys
+        # typed while the app was starting (before anything had focus), or over the memory panel
+        # or the transcript. They are the words of a message, not lost keystrokes.
+        if event.is_printable and event.character and event.key not in self.active_bindings:
+            event.stop()
+            self.prompt.focus()
+            self.prompt.insert(event.character)
 
     def on_screen_resume(self) -> None:
         # back from search, a turn or a dialog: typing goes to the prompt again
@@ -380,13 +389,16 @@ class ChatScreen(Screen[None]):
         """Put what a memory tool found into the panel (opening it when configured so)."""
         from memory.results import SearchHit
 
-        if error:
+        if error and results is None:
             self.panel.show([], f"⚠ {error}", append=True)
             return
         if results is not None:
             from app.screens.search import describe_results
 
-            self.panel.show(list(results), describe_results(results), append=True)
+            scope = describe_results(results)
+            if error:  # an id that does not exist: the user's message was searched instead
+                scope = f"⚠ {error} · searched your message instead: {scope}"
+            self.panel.show(list(results), scope, append=True)
         elif turn is not None:
             self.panel.show([SearchHit(turn, None)], f"recall_by_id → {turn.id}", append=True)
         if self.panel.hits and self.huichat.runtime.loaded.config.ui.memory_panel == "auto":

@@ -99,6 +99,26 @@ async def test_the_prompt_panel_and_search_keys_move_focus_predictably(tmp_path:
         await wait_until(pilot, lambda: app.screen is chat)
 
 
+async def test_letters_typed_over_the_panel_or_transcript_go_to_the_prompt(tmp_path: Path, fake_llm: FakeLLM) -> None:
+    kernel = deterministic_kernel(tmp_path)
+    seed_memory(kernel)
+    fake_llm.responder = memory_model
+    app = build_app(tmp_path, loaded_config(fake_providers(fake_llm)), kernel=kernel)
+    async with app.run_test(size=(140, 40)) as pilot:
+        await ready(pilot)
+        chat = app.chat_screen
+        await _recalled(pilot)
+        await pilot.press("down")
+        assert chat.query_one(MemoryPanel).options.has_focus
+        await pilot.press(*"还有")  # not lost: the prompt takes them, and keeps the focus
+        assert chat.prompt.has_focus and chat.prompt.text == "还有"
+        chat.query_one("#transcript").focus()
+        await pilot.press("x")
+        assert chat.prompt.has_focus and chat.prompt.text == "还有x"
+        await pilot.press("down", "question_mark")  # a bound key still does what F1 says
+        await wait_until(pilot, lambda: isinstance(app.screen, HelpScreen))
+
+
 async def test_search_keeps_its_query_box_usable(tmp_path: Path) -> None:
     kernel = deterministic_kernel(tmp_path)
     ids = seed_memory(kernel)

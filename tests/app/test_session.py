@@ -228,6 +228,27 @@ async def test_the_same_call_is_never_run_twice_in_one_reply(
     assert isinstance(events[-1], ReplyCompleted) and events[-1].text == f"用 llama.cpp（{remembered}）。"
 
 
+async def test_a_tool_result_copied_under_the_answer_is_cut_from_screen_and_store(
+    kernel: MemoryKernel, fake_llm: FakeLLM, remembered: str
+) -> None:
+    # Qwen2.5-Coder-1.5B answered with the hit's text and then pasted the result's blocks under it
+    def echoing(body: dict[str, Any]) -> Reply:
+        last = body["messages"][-1]
+        if last["role"] != "tool":
+            return Reply(tool_calls=[ToolCall("recall_memory", {"query": "本地模型部署"})])
+        first_block = last["content"].split("\n---\n")[0]
+        return Reply(text=f"用 llama.cpp（{remembered}）。\n---\n{first_block}", chunk_chars=2)
+
+    fake_llm.responder = echoing
+    events = await _reply(_session(kernel, fake_llm), "本地模型部署用什么？")
+    shown = "".join(e.text for e in events if isinstance(e, TextDelta))
+    assert shown.rstrip() == f"用 llama.cpp（{remembered}）。"
+    done = events[-1]
+    assert isinstance(done, ReplyCompleted) and done.text.rstrip() == f"用 llama.cpp（{remembered}）。"
+    stored = kernel.store.get([done.turn.id])[done.turn.id]
+    assert "[id:" not in stored.text and "📁" not in stored.text
+
+
 async def test_a_failing_call_is_not_run_again_either(kernel: MemoryKernel, fake_llm: FakeLLM) -> None:
     example = ToolCall(
         "recall_by_id", {"turn_id": "a3f2c7"}

@@ -12,9 +12,9 @@ import pytest
 
 from app.config import ChatConfig
 from app.session import ChatSession, ReplyCompleted, SessionEvent
-from app.titles import clean_title, local_title, title_due
+from app.titles import clean_title, title_due
 from memory.kernel import MemoryKernel
-from memory.turns import SessionTitle
+from memory.turns import SessionTitle, derive_topic
 from providers.config import ProviderConfig, ProvidersConfig
 from providers.llm import LLMClient
 from tests.conftest import NOW, ZONE
@@ -54,7 +54,7 @@ async def _reply(session: ChatSession, text: str) -> list[SessionEvent]:
     ],
 )
 def test_the_local_title_is_the_first_clause_that_says_something(text: str, title: str) -> None:
-    assert local_title(text) == title
+    assert derive_topic(text) == title
 
 
 @pytest.mark.parametrize(

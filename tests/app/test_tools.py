@@ -6,7 +6,7 @@ from __future__ import annotations
 from datetime import datetime, timedelta
 from pathlib import Path
 
-from app.tools import RECALL_MEMORY, TOOLS, ToolContext, run_tool
+from app.tools import RECALL_BY_ID, RECALL_MEMORY, TOOLS, ToolContext, run_tool
 from memory.config import RetrieverConfig
 from memory.kernel import MemoryKernel
 from memory.turns import Message, TurnDraft
@@ -73,7 +73,31 @@ def test_nothing_above_the_threshold_is_one_line_and_names_the_nearest(tmp_path:
     assert outcome.recalled_ids == () and outcome.trace == "no relevant memory"
 
 
+def test_an_id_that_does_not_exist_gets_the_error_and_a_search_of_the_users_message(tmp_path: Path) -> None:
+    # small models call recall_by_id with the schema's example id ('a3f2c7') instead of searching
+    kernel, ids = _office(tmp_path, RetrieverConfig(min_similarity=0.0))
+    asked = ToolContext(NOW, question="三楼的打印机怎么了？")
+    outcome = run_tool(kernel, RECALL_BY_ID, {"turn_id": "a3f2c7"}, asked)
+    bare = run_tool(kernel, RECALL_BY_ID, {"turn_id": "a3f2c7"}, ToolContext(NOW))
+    kernel.close()
+    error, _, searched = outcome.content.partition("\n\n")
+    assert error.startswith("错误 (error): ") and "a3f2c7" in error and outcome.error
+    assert searched.startswith("用户问题的 recall_memory 检索结果 (recall_memory on the user's message instead):")
+    assert outcome.results is not None and outcome.recalled_ids[0] == ids[1]
+    assert f"[id:{ids[1]} | " in searched
+    assert bare.results is None and bare.recalled_ids == () and bare.content == error  # nothing to search
+
+
 def test_the_tool_description_documents_the_result_shape() -> None:
     description = TOOLS[0]["function"]["description"]
-    for part in ("[id | prev | next | 相似度]", "↳ 上下文，属于命中 <id>", "没有找到相关记忆", "---"):
+    for part in ("[id | prev | next | 相似度]", "↳ 上下文，属于命中 <id>", "结果只有一行说明", "---"):
         assert part in description
+
+
+def test_neither_the_tool_nor_the_system_prompt_quotes_the_no_memory_line() -> None:
+    # Qwen2.5-Coder-1.5B answered memory questions with the quoted no-memory line itself (4 of 4)
+    # without ever searching: the line belongs in results only
+    from app.prompts import system_prompt
+
+    for text in (TOOLS[0]["function"]["description"], system_prompt("zh"), system_prompt("en")):
+        assert "没有找到相关记忆" not in text and "no relevant memory" not in text

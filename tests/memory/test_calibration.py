@@ -47,6 +47,43 @@ def test_a_reference_is_measured_for_any_embedder() -> None:
     assert 0.0 < latin.spread < 1.0 and -1.0 < latin.background < 0.5 and -1.0 < cjk.background < 0.5
 
 
+class _Counting(HashEmbedder):
+    def __init__(self) -> None:
+        super().__init__(64)
+        self.calls = 0
+
+    def embed_query(self, text: str):  # type: ignore[no-untyped-def]
+        self.calls += 1
+        return super().embed_query(text)
+
+
+def test_the_reference_is_measured_once_and_read_back_by_the_next_process(tmp_path: Path) -> None:
+    first = _Counting()
+    measured = Reference.load_or_measure(first, tmp_path / "cache")
+    assert first.calls == 16 and len(list((tmp_path / "cache").glob("reference-*.npz"))) == 1
+    later = _Counting()
+    read = Reference.load_or_measure(later, tmp_path / "cache")
+    assert later.calls == 0
+    assert (read.latin == measured.latin).all() and read.cjk_spread == measured.cjk_spread
+    other = Reference.load_or_measure(HashEmbedder(32), tmp_path / "other")  # another embedder: its own file
+    assert other.latin.shape[1] == 32 and {p.name for p in (tmp_path / "other").iterdir()}.isdisjoint(
+        p.name for p in (tmp_path / "cache").iterdir()
+    )
+    (saved,) = (tmp_path / "cache").glob("reference-*.npz")
+    saved.write_bytes(b"torn")  # unreadable: measured again, and saved whole
+    again, after = _Counting(), _Counting()
+    Reference.load_or_measure(again, tmp_path / "cache")
+    Reference.load_or_measure(after, tmp_path / "cache")
+    assert (again.calls, after.calls) == (16, 0)
+
+
+def test_the_first_search_does_not_spend_its_deadline_on_the_reference(tmp_path: Path) -> None:
+    kernel = open_kernel(tmp_path, config=RetrieverConfig(min_similarity=0.0))
+    kernel.prepare_search()
+    assert list((tmp_path / "cache").glob("reference-*.npz"))
+    kernel.close()
+
+
 @pytest.fixture
 def memory(tmp_path: Path) -> MemoryKernel:
     kernel = open_kernel(tmp_path, config=RetrieverConfig(min_similarity=0.0, context_window=1))

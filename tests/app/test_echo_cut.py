@@ -1,0 +1,42 @@
+"""An answer that starts copying a tool result is cut there, whatever the chunking."""
+
+from __future__ import annotations
+
+import pytest
+
+from app.rounds import EchoCut
+
+COPIED = (
+    "Noted: ThinkPad X1 Carbon Gen 11, 32 GB.\n---\n↳ 上下文，属于命中 nu5xoj (context for hit nu5xoj)\n"
+    "[id:kyych5 | prev: none | next: nu5xoj]\n📁 chat_20261101-101010-abcd.md | 话题: laptop"
+)
+
+
+def _through(text: str, size: int) -> tuple[str, bool]:
+    cut = EchoCut()
+    shown = "".join(cut.feed(text[i : i + size]) for i in range(0, len(text), size)) + cut.finish()
+    return shown, cut.cut
+
+
+@pytest.mark.parametrize("size", [1, 2, 3, 5, 1000])
+def test_the_copied_result_and_the_rule_before_it_are_cut(size: int) -> None:
+    assert _through(COPIED, size) == ("Noted: ThinkPad X1 Carbon Gen 11, 32 GB.\n", True)
+
+
+@pytest.mark.parametrize(
+    "answer",
+    [
+        "Hello **world**\n\n- a\n- [x] b\n---\nmore [id] text\n",
+        "See [id:abc123] for details, and the 📁 icon.",
+        "line one\n---\n\nnext paragraph",
+        "ends with a rule\n---",
+        "[link](https://example.com) and [i]\n",
+    ],
+)
+@pytest.mark.parametrize("size", [1, 4, 1000])
+def test_an_answer_that_copies_nothing_passes_whole(answer: str, size: int) -> None:
+    assert _through(answer, size) == (answer, False)
+
+
+def test_an_answer_that_is_only_a_copy_is_empty() -> None:
+    assert _through("[id:abc123 | prev: none | next: none | 相似度: 0.91]\nfoo", 3) == ("", True)

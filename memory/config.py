@@ -79,7 +79,7 @@ class RetrieverConfig(_Section):
     """First day of a week for phrases like 'last week' / 上周."""
     ann_min_rows: int = Field(default=50_000, ge=1000)
     """Row count from which an ANN vector index is built (below it a flat scan is exact and fast)."""
-    search_timeout_seconds: float = Field(default=5.0, gt=0, le=600)
+    search_timeout_seconds: float = Field(default=10.0, gt=0, le=600)
     """A search that takes longer is given up with an error (the model is told and may retry)."""
 
 

@@ -38,5 +38,14 @@ def test_an_answer_that_copies_nothing_passes_whole(answer: str, size: int) -> N
     assert _through(answer, size) == (answer, False)
 
 
-def test_an_answer_that_is_only_a_copy_is_empty() -> None:
-    assert _through("[id:abc123 | prev: none | next: none | 相似度: 0.91]\nfoo", 3) == ("", True)
+@pytest.mark.parametrize(
+    "copy",
+    [
+        "[id:abc123 | prev: none | next: none | 相似度: 0.91]\nfoo",
+        # Qwen2.5-Coder-1.5B answered with the template's result block around a tool error
+        "<tool_response>\n错误 (error): the tool call could not be read\n</tool_response>",
+        "错误 (error): the tool call could not be read",
+    ],
+)
+def test_an_answer_that_is_only_a_copy_is_empty(copy: str) -> None:
+    assert _through(copy, 3) == ("", True)

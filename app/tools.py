@@ -112,7 +112,7 @@ def _as_integer(key: str, value: Any) -> tuple[int | None, str]:
         return value, ""
     if isinstance(value, float) and value.is_integer():
         return int(value), ""
-    if isinstance(value, str) and value.strip().lstrip("+-").isdigit():
+    if isinstance(value, str) and value.strip().lstrip("+-").isdecimal():  # not isdigit: '²' is a digit int() refuses
         return int(value.strip()), ""
     return None, f"{key} must be a whole number, not {json.dumps(value, ensure_ascii=False)[:40]}"
 

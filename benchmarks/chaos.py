@@ -252,11 +252,13 @@ def run_writers(budget: Budget, root: Path) -> Outcome:
             out, err = writer.communicate(timeout=600)
             acknowledged |= _acks(out)
             conflicts += sum(int(line.split()[1]) for line in out.splitlines() if line.startswith("conflicts "))
+            outcome.over_deadline += out.splitlines().count("deadline")
             if writer.returncode != 0:
                 outcome.uncaught += 1
                 outcome.note((err.strip().splitlines() or ["no output"])[-1])
         reader.send_signal(signal.SIGKILL)
-        _, err = reader.communicate(timeout=60)
+        read_out, err = reader.communicate(timeout=60)
+        outcome.over_deadline += read_out.splitlines().count("deadline")
         if "Traceback" in err:
             outcome.uncaught += 1
             outcome.note(err.strip().splitlines()[-1])

@@ -213,12 +213,8 @@ def deleted_index(budget: Budget, root: Path) -> Outcome:
 
 def providers(budget: Budget, root: Path) -> Outcome:
     """Replies that fail in every way a provider can: the user's message is kept, no key is written."""
-    try:
-        from tests.fakellm import FakeLLM, Reply
-    except ImportError:
-        outcome = Outcome("faults", "providers")
-        outcome.notes.append("skipped: needs a checkout (tests/fakellm.py)")
-        return outcome
+    from benchmarks.fakellm import FakeLLM, Reply
+
     cases = {
         "stalls": Reply(text="late", delay=3.0),
         "errors": Reply(status=500, error_message="upstream exploded"),

@@ -101,3 +101,13 @@ def test_neither_the_tool_nor_the_system_prompt_quotes_the_no_memory_line() -> N
 
     for text in (TOOLS[0]["function"]["description"], system_prompt("zh"), system_prompt("en")):
         assert "没有找到相关记忆" not in text and "no relevant memory" not in text
+
+
+def test_a_digit_int_cannot_read_is_a_clear_argument_error_not_a_crash() -> None:
+    # found by the full chaos run (50,000 fuzzed tool arguments): '²' is a digit to str.isdigit
+    from app.tools import check_arguments
+
+    _, problem = check_arguments(RECALL_MEMORY, {"query": "VPN", "top_k": "²"})
+    assert problem.startswith("top_k must be a whole number")
+    checked, problem = check_arguments(RECALL_MEMORY, {"query": "VPN", "top_k": "３"})  # fullwidth: a number
+    assert problem == "" and checked["top_k"] == 3

@@ -571,9 +571,10 @@ class TurnStore:
     @_reading
     def with_next(self, turns: list[Turn]) -> list[Turn]:
         """The turns with ``next_id`` filled in from their successors."""
-        if not turns:
+        ids_sql = id_list(t.id for t in turns)
+        if ids_sql == "()":  # none (or only ids a hand edit mangled): nothing can follow them
             return turns
-        condition = f"prev_id IN {id_list(t.id for t in turns)}"
+        condition = f"prev_id IN {ids_sql}"
         successors = self._read(
             lambda: self._table.search().where(condition).select(["id", "prev_id"]).limit(None).to_arrow().to_pylist()
         )

@@ -315,3 +315,16 @@ def test_a_session_header_keeps_its_facts_and_later_updates_win(tmp_path: Path) 
     assert parsed.meta["session_id"] == session.session_id
     assert [t.id for t in parsed.turns] == [turn.id]
     kernel.close()
+
+
+def test_turns_whose_ids_a_hand_edit_mangled_are_read_without_an_empty_sql_list(tmp_path: Path) -> None:
+    # found by the full chaos run: every id malformed made "prev_id IN ()", which LanceDB cannot parse
+    from dataclasses import replace
+
+    kernel = open_kernel(tmp_path)
+    session = kernel.new_session(NOW)
+    turn = kernel.append_turn(session, TurnDraft((Message("user", "VPN"),), NOW))
+    mangled = [replace(turn, id="ed?t01"), replace(turn, id="")]
+    assert kernel.store.with_next(mangled) == mangled
+    assert kernel.store.with_next([turn])[0].next_id is None
+    kernel.close()

@@ -85,6 +85,10 @@ class SessionWrite:
     session_meta: Mapping[str, Any] | None = None
 
 
+_PREPARE_SECONDS = 120.0
+"""The longest a search waits for what every search needs (the calibration's reference: 32
+embeddings, measured once per embedder) before it is given up with one line."""
+
 class MemoryKernel:
     """Stores, indexes and searches turns. Plain synchronous code; call it off the UI thread."""
 
@@ -483,7 +487,13 @@ class MemoryKernel:
         if request.top_k is not None and not 1 <= request.top_k <= MAX_TOP_K:
             raise KernelError(f"top_k must be between 1 and {MAX_TOP_K} (got {request.top_k})")
         limit = self.config.search_timeout_seconds
-        self.prepare_search()  # bounded work that must not count against a search's deadline
+        try:  # bounded work of its own, not counted against the search's deadline
+            call_with_deadline(self.prepare_search, max(limit, _PREPARE_SECONDS))
+        except TimeoutError:
+            self.searches_over_deadline += 1
+            raise KernelError(
+                "memory is still preparing its first search (the embedding model is slow to answer); try again"
+            ) from None
         try:
             results = call_with_deadline(lambda: self.retriever.run(request, on_round), limit)
         except IndexUnavailable as exc:

@@ -249,7 +249,10 @@ class _StuckEmbedder(HashEmbedder):
 
 def test_a_search_past_its_deadline_is_given_up_with_a_clear_error(tmp_path: Path) -> None:
     embedder = _StuckEmbedder()
+    embedder.release.set()
     kernel = open_kernel(tmp_path, embedder, RetrieverConfig(search_timeout_seconds=0.2, min_similarity=0.0))
+    kernel.prepare_search()  # the calibration's reference is measured before the model gets stuck
+    embedder.release.clear()
     _session(kernel, 2)
     with pytest.raises(KernelError, match=r"took longer than 0\.2 s"):
         kernel.search(SearchRequest("message", NOW))

@@ -89,6 +89,7 @@ _PREPARE_SECONDS = 120.0
 """The longest a search waits for what every search needs (the calibration's reference: 32
 embeddings, measured once per embedder) before it is given up with one line."""
 
+
 class MemoryKernel:
     """Stores, indexes and searches turns. Plain synchronous code; call it off the UI thread."""
 

@@ -19,7 +19,7 @@ from mcp.server.stdio import stdio_server
 from app import __version__
 from app.runtime import Runtime
 from app.stores import Memory, Stores
-from app.tools import RECALL_BY_ID, RECALL_MEMORY, TOOLS, ToolContext, run_tool
+from app.tools import ERROR_PREFIX, RECALL_BY_ID, RECALL_MEMORY, TOOLS, ToolContext, run_tool
 from memory.errors import KernelError
 from memory.kernel import SessionHandle
 from memory.turns import Message, TurnDraft, anchor_line
@@ -67,7 +67,7 @@ class MemoryTools:
     async def call(self, name: str, arguments: dict[str, Any]) -> tuple[str, bool]:
         """The tool's text answer and whether it is an error."""
         if name not in self.names:
-            return f"错误 (error): unknown tool '{name}' (available: {', '.join(self.names)})", True
+            return f"{ERROR_PREFIX}unknown tool '{name}' (available: {', '.join(self.names)})", True
         retry = self.runtime.loaded.config.serve.memory_retry_seconds
         kernel = await self.memory.kernel(retry)
         now = self.runtime.clock()
@@ -80,7 +80,7 @@ class MemoryTools:
                 return await asyncio.to_thread(self._sessions, kernel, arguments), False
             return await asyncio.to_thread(self._remember, kernel, arguments, now), False
         except KernelError as exc:
-            return f"错误 (error): {exc}", True
+            return f"{ERROR_PREFIX}{exc}", True
 
     def _sessions(self, kernel: Any, arguments: dict[str, Any]) -> str:
         try:
@@ -98,7 +98,7 @@ class MemoryTools:
     def _remember(self, kernel: Any, arguments: dict[str, Any], now: Any) -> str:
         text = str(arguments.get("text") or "").strip()
         if not text:
-            return "错误 (error): 'text' is empty"
+            return f"{ERROR_PREFIX}'text' is empty"
         reply = str(arguments.get("reply") or "").strip()
         messages = (Message("user", text), Message("assistant", reply)) if reply else (Message("note", text),)
         if self._session is None:

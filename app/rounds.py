@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from app.prompts import tool_response
-from app.tools import ToolOutcome, check_arguments
+from app.tools import ERROR_PREFIX, ToolOutcome, check_arguments
 from memory.turns import Message
 from providers.events import ReplyDone, ToolCallRequest, repair_text
 
@@ -74,7 +74,7 @@ def round_messages(
     return [assistant, *({"role": "tool", "tool_call_id": c.id, "content": o.content} for c, o in answered)]
 
 
-_ECHO_LINES = ("[id:", "📁 ", "↳ 上下文，属于命中", "<tool_response>", "错误 (error): ")
+_ECHO_LINES = ("[id:", "📁 ", "↳ 上下文，属于命中", "<tool_response>", ERROR_PREFIX)
 """How the lines of a memory tool's result begin (the seed's format, a tool error, the chat
 template's result tag); an answer never needs them."""
 _RULE = "---"

@@ -17,6 +17,8 @@ from memory.turns import Turn
 RECALL_MEMORY = "recall_memory"
 RECALL_BY_ID = "recall_by_id"
 TOOL_NAMES = (RECALL_MEMORY, RECALL_BY_ID)
+ERROR_PREFIX = "错误 (error): "
+"""How a tool's error begins, for the model (and how a copy of one is recognised in an answer)."""
 TOP_K_MAX = 20
 """The most hits a model may ask for (and at least 1)."""
 
@@ -102,7 +104,7 @@ class ToolOutcome:
     @classmethod
     def failure(cls, error: str) -> ToolOutcome:
         """An error the model reads and can correct."""
-        return cls(f"错误 (error): {error}", error=error, trace=f"error: {error}")
+        return cls(f"{ERROR_PREFIX}{error}", error=error, trace=f"error: {error}")
 
 
 def _as_integer(key: str, value: Any) -> tuple[int | None, str]:

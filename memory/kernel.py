@@ -488,8 +488,9 @@ class MemoryKernel:
         if request.top_k is not None and not 1 <= request.top_k <= MAX_TOP_K:
             raise KernelError(f"top_k must be between 1 and {MAX_TOP_K} (got {request.top_k})")
         limit = self.config.search_timeout_seconds
-        try:  # bounded work of its own, not counted against the search's deadline
-            call_with_deadline(self.prepare_search, max(limit, _PREPARE_SECONDS))
+        try:  # bounded work of its own, not counted against the search's deadline (only the first search does it)
+            if not self.retriever.reference_ready:
+                call_with_deadline(self.prepare_search, max(limit, _PREPARE_SECONDS))
         except TimeoutError:
             self.searches_over_deadline += 1
             raise KernelError(

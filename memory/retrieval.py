@@ -225,6 +225,11 @@ class Retriever:
         return vector, text
 
     @property
+    def reference_ready(self) -> bool:
+        """True once the reference is in memory (every search after the first)."""
+        return self._reference is not None
+
+    @property
     def reference(self) -> Reference:
         """What "no match" looks like to this embedder (measured at the first search)."""
         if self._reference is None:

@@ -23,6 +23,8 @@ _OLD_NAMES = {"index": "turn_index", "recalled": "recalled_ids"}
 """Field names written by the first transcript format, read as their current names."""
 _HEAD = re.compile(r"^## |^\[id:([a-z0-9]{6}) \| prev: ", re.MULTILINE)
 """The visible head of a turn block (its heading, its anchor line), written before its marker."""
+_ANCHOR = re.compile(r"^\[id:[a-z0-9]{6} \| prev: ", re.MULTILINE)
+"""A turn's visible anchor line."""
 _NOT_UTF8 = re.compile(r"[\udc80-\udcff]")
 """Bytes that were not UTF-8, as ``decode_transcript`` keeps them (one escape per byte)."""
 
@@ -175,9 +177,11 @@ class _Reader:
         if declared is not None and text.startswith(MSG_END, body_start + declared):
             end = body_start + declared
         else:
+            # without the declared length, text that carries another turn's own lines (its
+            # markers, its anchor) is not this message's: the marker is a stray one
             end = text.find(MSG_END, body_start)
             next_turn = text.find("\n<!-- huichat:turn ", pos)  # also one right after the marker
-            if 0 <= next_turn < end:
+            if 0 <= next_turn < end or (end >= 0 and self.holds_another_turn(body_start, end)):
                 end = -1
         if end < 0:
             remaining = len(text) - body_start
@@ -192,6 +196,10 @@ class _Reader:
         after = end + len(MSG_END)
         self.clean_end = after + 1 if text.startswith("\n", after) else after
         return after
+
+    def holds_another_turn(self, start: int, end: int) -> bool:
+        """Whether ``text[start:end]`` holds a marker or an anchor line (what a turn is made of)."""
+        return MARKER.search(self.text, start, end) is not None or _ANCHOR.search(self.text, start, end) is not None
 
     def unfinished_tail(self) -> _Block | None:
         """The last block, when a write was cut off inside it (or is still in progress)."""

@@ -311,3 +311,23 @@ def test_messages_of_a_turn_whose_marker_was_deleted_do_not_join_the_turn_before
     assert [t.id for t in parsed.turns] == [turns[0].id, turns[2].id]
     assert parsed.turns[0].messages == turns[0].messages
     assert [(p.turn_id, p.hides_turn) for p in parsed.problems] == [(turns[1].id, False)]
+
+
+def test_a_stray_message_marker_before_a_turn_whose_marker_was_deleted_does_not_take_its_messages(
+    tmp_path: Path,
+) -> None:
+    # found by the transcript-edit fuzz: the stray marker's text ran on through the next
+    # turn's heading, anchor line and message markers, so the turn before read them as its own
+    _, path, turns = _written(tmp_path)
+    text = path.read_text(encoding="utf-8")
+    marker = text.index('<!-- huichat:turn {"id": "' + turns[1].id)
+    text = text[:marker] + text[text.index("\n", marker) + 1 :]
+    heading = text.index("## ", text.index(f"[id:{turns[1].id}") - 80)
+    stray = '<!-- huichat:msg {"role": "user", "speaker": "", "chars": 7} -->\n'
+    path.write_text(text[:heading] + stray + text[heading:], encoding="utf-8")
+    parsed = TurnChunker(tmp_path).read_file(path)
+    assert [t.id for t in parsed.turns] == [turns[0].id, turns[2].id]
+    assert [t.messages for t in parsed.turns] == [turns[0].messages, turns[2].messages]
+    # the turn whose marker is gone is named, so its indexed copy is kept
+    assert (turns[1].id, False) in [(p.turn_id, p.hides_turn) for p in parsed.problems]
+    assert not any(p.hides_turn for p in parsed.problems)

@@ -174,14 +174,20 @@ def fuzz_transcripts(budget: Budget, root: Path) -> Outcome:
             outcome.failed += 1
             outcome.note(f"intact {[t.id for t in intact]} read as {ids} ← edits {chosen!r}")
         if count % RECONCILE_EVERY == 0:
-            _reconciled(config, sessions, changed, data, intact, outcome)
+            _reconciled(config, sessions, changed, data, intact, outcome, chosen)
 
     _explore(st.lists(edit, min_size=1, max_size=3), budget, check)
     return outcome
 
 
 def _reconciled(
-    config: Path, sessions: Path, changed: bytes, data: bytes, intact: list[Turn], outcome: Outcome
+    config: Path,
+    sessions: Path,
+    changed: bytes,
+    data: bytes,
+    intact: list[Turn],
+    outcome: Outcome,
+    chosen: list[Edit],
 ) -> None:
     """Reconcile the edited file into the index of the original: intact turns must stay."""
     from benchmarks.chaos import opened
@@ -194,10 +200,10 @@ def _reconciled(
             missing = [t.id for t in intact if t.id not in left]
             if missing:
                 outcome.lost += len(missing)
-                outcome.note(f"reconcile removed intact turns {missing}")
+                outcome.note(f"reconcile removed intact turns {missing} ← edits {chosen!r}")
     except Exception as exc:  # anything escaping reconcile is a finding
         outcome.uncaught += 1
-        outcome.note(f"reconcile: {type(exc).__name__}: {exc}")
+        outcome.note(f"reconcile: {type(exc).__name__}: {exc} ← edits {chosen!r}")
     finally:
         for backup in path.parent.glob(path.name + ".torn-*"):
             backup.unlink()

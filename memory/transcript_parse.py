@@ -114,6 +114,8 @@ class _Reader:
         """Offset just after the last complete piece (the session marker, or a message's end)."""
         self.last_end = 0
         """Offset just after the last marker or message read."""
+        self.damaged_session: tuple[int, int] | None = None
+        """Where a session marker is whose session id has bytes that are not UTF-8."""
 
     def line(self, offset: int) -> int:
         return self.text.count("\n", 0, offset) + 1
@@ -137,6 +139,9 @@ class _Reader:
             meta = meta if isinstance(meta, dict) else None
             if kind == "session":
                 if meta is not None:
+                    if _NOT_UTF8.search(str(_raw_field(payload, "session_id"))):
+                        self.damaged_session = (match.start(), match.end())
+                        meta = {k: v for k, v in meta.items() if k != "session_id"}
                     self.session_id = str(meta.get("session_id") or self.session_id)
                     self.meta.update(meta)
                 self.clean_end = min(len(text), pos + 1)
@@ -211,6 +216,15 @@ class _Reader:
         return last if not last.messages and last.meta is not None and last.broken_at is None else None
 
 
+def _raw_field(payload: str, key: str) -> object:
+    """One field of a marker's data as written, bytes that are not UTF-8 still marked."""
+    try:
+        meta = json.loads(payload)
+    except ValueError:
+        return None
+    return meta.get(key) if isinstance(meta, dict) else None
+
+
 def _is_torn(tail: str) -> bool:
     """True for what a cut-off write leaves (a partial turn block or header), not a note added by hand."""
     return "<!-- huichat:" in tail or tail.lstrip("\n").startswith("#") or bool(_NOT_UTF8.search(tail))
@@ -230,6 +244,11 @@ def parse_transcript(text: str, session_file: str, fallback_session: str = "") -
         reader.problem(tail, f"{what} at the end is unfinished (cut off, or still being written)", tail_turn)
     blocks = reader.blocks[:-1] if unfinished is not None and torn else reader.blocks
     session_id = reader.session_id or fallback_session
+    if reader.damaged_session is not None and fallback_session:
+        # the file is named after its session: a damaged id in the header gives way to that name
+        session_id = fallback_session
+        reason = f"the session id in the header has bytes that are not UTF-8: the file name's ({session_id}) is used"
+        reader.problem(reader.damaged_session[0], reason)
     # a session's title is every turn's topic (the 话题 a result shows); sessions written
     # before titles existed keep the topic each turn recorded
     title = str(reader.meta.get("title") or "").strip()
@@ -264,7 +283,10 @@ def parse_transcript(text: str, session_file: str, fallback_session: str = "") -
             continue  # a turn is only ever made from a block with an id
         seen.add(turn_id)
         chain.append((turn_id, turn))
-    bad_bytes = _NOT_UTF8.search(text, 0, tail if tail is not None else len(text))
+    # bytes in a header's session id were reported with it
+    skip = reader.damaged_session if reader.damaged_session is not None and fallback_session else (0, 0)
+    limit = tail if tail is not None else len(text)
+    bad_bytes = _NOT_UTF8.search(text, 0, min(skip[0], limit)) or _NOT_UTF8.search(text, skip[1], limit)
     if bad_bytes is not None:
         reader.problem(bad_bytes.start(), "bytes that are not UTF-8 (read as \ufffd)")
     # links follow the file's order, through turns that could not be read but whose id is known

@@ -331,3 +331,16 @@ def test_a_stray_message_marker_before_a_turn_whose_marker_was_deleted_does_not_
     # the turn whose marker is gone is named, so its indexed copy is kept
     assert (turns[1].id, False) in [(p.turn_id, p.hides_turn) for p in parsed.problems]
     assert not any(p.hides_turn for p in parsed.problems)
+
+
+def test_a_session_id_damaged_by_bytes_that_are_not_utf8_gives_way_to_the_file_names(tmp_path: Path) -> None:
+    _, path, turns = _written(tmp_path)
+    data = path.read_bytes()
+    path.write_bytes(data.replace(b'"session_id": "s', b'"session_id": "\xe6s', 1))
+    parsed = TurnChunker(tmp_path).read_file(path)
+    assert parsed.session_id == "s1"
+    assert {t.session_id for t in parsed.turns} == {"s1"}
+    assert [t.id for t in parsed.turns] == [t.id for t in turns]
+    assert [p.reason for p in parsed.problems] == [
+        "the session id in the header has bytes that are not UTF-8: the file name's (s1) is used"
+    ]

@@ -196,11 +196,15 @@ def _reconciled(
     path.write_bytes(changed)
     try:
         with opened(config) as kernel:
-            left = {t.id for t in kernel.session_turns("edits")}
+            left = kernel.store.hashes(SESSION_FILE)
             missing = [t.id for t in intact if t.id not in left]
             if missing:
                 outcome.lost += len(missing)
                 outcome.note(f"reconcile removed intact turns {missing} ← edits {chosen!r}")
+            sessions_of_file = sorted({meta[3] for meta in left.values()})
+            if len(sessions_of_file) > 1:  # one file is one session, whatever its header says now
+                outcome.failed += 1
+                outcome.note(f"reconcile split the file into sessions {sessions_of_file} ← edits {chosen!r}")
     except Exception as exc:  # anything escaping reconcile is a finding
         outcome.uncaught += 1
         outcome.note(f"reconcile: {type(exc).__name__}: {exc} ← edits {chosen!r}")

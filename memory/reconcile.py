@@ -219,7 +219,7 @@ def _state(path: Path) -> list[int]:
     return [stat.st_size, stat.st_mtime_ns]
 
 
-Indexed = dict[str, tuple[str, str, dict[str, Any]]]
+Indexed = dict[str, tuple[str, str, dict[str, Any], str]]
 
 
 @dataclass
@@ -400,7 +400,7 @@ class Reconciler:
                 if known is None:
                     to_add.append(turn)
                     add_texts.append(text)
-                elif known[1] != index_digest(text, turn) or known[0] != file.rel:
+                elif known[1] != index_digest(text, turn) or known[0] != file.rel or known[3] != turn.session_id:
                     stale.append((replace(turn, **known[2]), text))  # what only the index knows is kept
                 else:
                     unchanged += 1
@@ -442,7 +442,7 @@ class Reconciler:
         for turn, text in stale:
             old = stored.get(turn.id)
             known = indexed[turn.id]
-            if old is None or known[0] != turn.session_file:
+            if old is None or known[0] != turn.session_file or known[3] != turn.session_id:
                 continue
             if known[1] == index_digest(text, replace(turn, topic=old.topic)):
                 same.add(turn.id)

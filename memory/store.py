@@ -684,13 +684,15 @@ class TurnStore:
         return [Scored(t, float(s)) for t, s in zip(turns, scores, strict=True)]
 
     @_reading
-    def hashes(self, session_file: str | None = None) -> dict[str, tuple[str, str, dict[str, Any]]]:
-        """``id -> (session_file, text_hash, kept fields)`` for reconciliation (see ``KEPT_COLUMNS``)."""
-        query = self._table.search().select(["id", "session_file", "text_hash", *KEPT_COLUMNS]).limit(None)
+    def hashes(self, session_file: str | None = None) -> dict[str, tuple[str, str, dict[str, Any], str]]:
+        """``id -> (session_file, text_hash, kept fields, session_id)`` for reconciliation (see
+        ``KEPT_COLUMNS``)."""
+        columns = ["id", "session_file", "text_hash", "session_id", *KEPT_COLUMNS]
+        query = self._table.search().select(columns).limit(None)
         if session_file is not None:
             query = query.where(f"session_file = {quote(session_file)}")
         rows_read = self._read(query.to_arrow).to_pylist()
-        return {r["id"]: (r["session_file"], r["text_hash"], kept_fields(r)) for r in rows_read}
+        return {r["id"]: (r["session_file"], r["text_hash"], kept_fields(r), r["session_id"]) for r in rows_read}
 
     @_reading
     def states(self, where: Filter | None = None) -> list[TurnState]:

@@ -326,3 +326,18 @@ def test_a_transcript_folder_that_cannot_be_made_refuses_the_turn_in_one_line(tm
     (tmp_path / "sessions").write_text("a file where the folder should be")
     with pytest.raises(KernelError, match="cannot write transcript"):
         _say(kernel, kernel.new_session(NOW), 0)
+
+
+def test_a_session_id_changed_by_hand_moves_every_turn_of_the_file(tmp_path: Path) -> None:
+    # found by the transcript-edit fuzz: the turns re-indexed for another reason (an edited
+    # neighbour) took the header's new id and the rest kept the old one, splitting the session
+    kernel = open_kernel(tmp_path, reconcile=False)
+    session, turns = _session(kernel, 4)
+    path = _file(tmp_path, turns[0])
+    text = path.read_text(encoding="utf-8")
+    text = text.replace(f'"session_id": "{session.session_id}"', '"session_id": "renamed"', 1)
+    path.write_text(text.replace("message 1 about", "message one about", 1), encoding="utf-8")
+    report = kernel.reconcile()
+    assert report.removed == 0 and kernel.count() == 4
+    assert [t.id for t in kernel.session_turns("renamed")] == [t.id for t in turns]
+    assert kernel.session_turns(session.session_id) == []

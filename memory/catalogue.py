@@ -22,10 +22,11 @@ from memory.archive import ARCHIVE_DIR, read_archive
 from memory.errors import KernelError
 from memory.results import SessionInfo
 from memory.transcript import TurnChunker
-from memory.transcript_parse import ParsedSession
+from memory.transcript_parse import ParsedSession, decode_transcript
 from memory.turns import SessionTitle, Turn
 
-FORMAT = 1
+FORMAT = 2
+"""2: transcripts are decoded as the index reads them (a damaged header id gives way to the file name)."""
 _ARCHIVED = "::"
 """Separates an archive's name from a member's path in a catalogue key."""
 
@@ -89,9 +90,13 @@ class Catalogue:
     def _save(self) -> None:
         payload = {"format": FORMAT, "files": {key: asdict(entry) for key, entry in self._entries.items()}}
         temporary = self.path.with_name(f".{self.path.name}.{os.getpid()}.tmp")
+        try:
+            data = json.dumps(payload, ensure_ascii=False).encode("utf-8")
+        except UnicodeEncodeError:  # a file name that is not UTF-8
+            data = json.dumps(payload).encode("ascii")
         with contextlib.suppress(OSError):  # a read-only data dir: the summary is only a cache
             self.path.parent.mkdir(parents=True, exist_ok=True)
-            temporary.write_text(json.dumps(payload, ensure_ascii=False), encoding="utf-8")
+            temporary.write_bytes(data)
             temporary.replace(self.path)
 
     def _sources(self) -> Iterator[tuple[str, Path, list[int]]]:
@@ -220,7 +225,7 @@ class Catalogue:
             except (KernelError, KeyError):
                 return None
         try:
-            return (self.sessions_dir / key).read_bytes().decode("utf-8", errors="replace")
+            return decode_transcript((self.sessions_dir / key).read_bytes())
         except OSError:
             return None
 

@@ -341,3 +341,14 @@ def test_a_session_id_changed_by_hand_moves_every_turn_of_the_file(tmp_path: Pat
     assert report.removed == 0 and kernel.count() == 4
     assert [t.id for t in kernel.session_turns("renamed")] == [t.id for t in turns]
     assert kernel.session_turns(session.session_id) == []
+
+
+def test_the_sessions_list_names_a_session_whose_header_id_was_damaged_by_its_file_name(tmp_path: Path) -> None:
+    kernel = open_kernel(tmp_path, reconcile=False)
+    session, turns = _session(kernel, 2)
+    path = _file(tmp_path, turns[0])
+    data = path.read_bytes()
+    path.write_bytes(data.replace(f'"session_id": "{session.session_id}'.encode(), b'"session_id": "\xe6\xff', 1))
+    assert [s.session_id for s in kernel.sessions()] == [session.session_id]
+    kernel.reconcile()
+    assert [t.id for t in kernel.session_turns(session.session_id)] == [t.id for t in turns]

@@ -168,8 +168,8 @@ def reindex(args: argparse.Namespace, runtime: Runtime) -> int:
     print(
         f"reindexed {report.added + report.updated} turns from {report.files_checked} transcripts into {runtime.loaded.paths.db_uri}"
     )
-    for name in report.unreadable:
-        print(f"  skipped unreadable transcript: {name}", file=sys.stderr)
+    for line in report.notices():  # every one: this is where "… and N more" sends the user
+        print(f"huichat: {line}", file=sys.stderr)
     return 0
 
 

@@ -29,6 +29,7 @@ if TYPE_CHECKING:
     from app.screens.chat import ChatScreen
     from memory.imports.model import ImportedConversation
     from memory.kernel import MemoryKernel
+    from memory.reconcile import ReconcileReport
     from memory.stats import MemoryStats
     from memory.watch import TranscriptWatcher
 
@@ -37,6 +38,8 @@ _LOAD_DELAY = 0.2
 """Seconds between the first frame and the start of the heavy imports."""
 _JOB_CHECK = 60.0
 """Seconds between checks whether a daily memory job is due."""
+_NOTICE_LINES = 6
+"""At most this many lines in the notice of what reading the transcripts found (the rest are counted)."""
 
 
 class HuichatCommands(Provider):
@@ -226,6 +229,7 @@ class HuichatApp(App[int]):
             self.notify(str(exc), title="Reindex failed", severity="error")
             return
         self.notify(f"Reindexed {report.added + report.updated} turns from {report.files_checked} transcripts.")
+        self.tell_reconciled(report)
         await self.chat_screen.update_memory_status()
 
     @work(group="import", exclusive=True, exit_on_error=False)
@@ -305,6 +309,7 @@ class HuichatApp(App[int]):
         """Once memory is open: watch the transcripts folder, and run the daily jobs when due."""
         try:
             kernel = await self.gateway.kernel()
+            self.tell_reconciled(kernel.last_report)
             # the first search of a new memory measures the calibration's reference: do it now
             await self.gateway.run(lambda opened: opened.prepare_search())
         except KernelError:
@@ -325,6 +330,13 @@ class HuichatApp(App[int]):
             self.run_jobs()
             self.set_interval(_JOB_CHECK, self.run_jobs)
 
+    def tell_reconciled(self, report: ReconcileReport | None) -> None:
+        """Say what reading the transcripts found and did (a repair, a part that could not be read)."""
+        lines = report.notices(_NOTICE_LINES) if report is not None else []
+        if lines:
+            # file names and transcript text are shown as written, never read as markup
+            self.notify("\n".join(lines), title="Memory", severity="warning", timeout=30, markup=False)
+
     def _sync_soon(self) -> None:
         self.sync_memory()
 
@@ -338,6 +350,7 @@ class HuichatApp(App[int]):
         except KernelError as exc:
             self.notify(str(exc), title="Memory sync", severity="warning")
             return
+        self.tell_reconciled(report)
         if report.changed_ids:
             self.chat_screen.post_message(MemorySynced(frozenset(report.changed_ids)))
 

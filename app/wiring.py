@@ -12,12 +12,13 @@ import os
 import sys
 import time
 from collections.abc import Callable, Sequence
+from dataclasses import replace
 from datetime import UTC
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from app.config import ConfigError, LoadedConfig, load_config
-from app.runtime import Runtime, Zone
+from app.runtime import KernelOpener, Runtime, Zone
 from memory.turns import utc_now
 
 if TYPE_CHECKING:
@@ -101,6 +102,24 @@ def runtime(loaded: LoadedConfig, zone: Zone | None = None) -> Runtime:
         return Catalogue(location.sessions_dir, location.catalogue_path)
 
     return Runtime(loaded, zone, open_kernel, open_embedder, open_llm, open_catalogue, utc_now, _tracer())
+
+
+NOTICE_LINES = 20
+"""At most this many lines about what opening memory found (the rest are counted)."""
+
+
+def _telling(opener: KernelOpener) -> KernelOpener:
+    """``opener``, saying on stderr what the reconcile at open found and did (a transcript
+    repaired, a part that could not be read, …): a command's output stays on stdout."""
+
+    def open_and_tell(*args: Any, **kwargs: Any) -> MemoryKernel:
+        kernel = opener(*args, **kwargs)
+        if kernel.last_report is not None:
+            for line in kernel.last_report.notices(NOTICE_LINES):
+                print(f"huichat: {line}", file=sys.stderr)
+        return kernel
+
+    return open_and_tell
 
 
 def _tracer() -> Callable[[str], None]:
@@ -256,6 +275,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             from benchmarks.cli import run_bench
 
             return run_bench(args, faces)
+        faces = replace(faces, open_kernel=_telling(faces.open_kernel))
         if args.command in MODULE_COMMANDS:
             return int(_module_command(args.command).run(args, faces))
         from app import commands

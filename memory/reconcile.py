@@ -110,8 +110,9 @@ class ReconcileReport:
     changed_ids: set[str] = field(default_factory=set)
     """Turns added, re-indexed or removed (a view showing one of them is out of date)."""
 
-    def notices(self) -> list[str]:
-        """What to tell the user, one line each; empty when everything was in order."""
+    def notices(self, limit: int | None = None) -> list[str]:
+        """What to tell the user, one line each; empty when everything was in order. With
+        ``limit``, at most that many lines, the last saying how many more there are."""
         lines: list[str] = []
         if self.rebuilt:
             lines.append(f"the memory index was missing or empty: rebuilt {self.added} turns from the transcripts")
@@ -122,6 +123,9 @@ class ReconcileReport:
             lines.append(f"removed {self.duplicates} duplicate index rows")
         if self.access_lost:
             lines.append("some access statistics could not be read from the damaged index; they start again")
+        if limit is not None and len(lines) > limit:
+            more = len(lines) - (limit - 1)
+            lines = [*lines[: limit - 1], f"… and {more} more (huichat reindex lists them all)"]
         return lines
 
 

@@ -197,6 +197,23 @@ def test_reindex_rebuilds_from_transcripts(store: tuple[Path, list[str]]) -> Non
     assert _huichat(config, "show", ids[0]).returncode == 0
 
 
+def test_a_command_says_on_stderr_what_opening_memory_found_and_reindex_says_it_again(
+    store: tuple[Path, list[str]],
+) -> None:
+    config, ids = store
+    [path] = (config.parent / "data" / "sessions").glob("*/*/chat_*.md")
+    lines = path.read_text(encoding="utf-8").splitlines(keepends=True)
+    path.write_text("".join(line for line in lines if f'huichat:turn {{"id": "{ids[1]}"' not in line), encoding="utf-8")
+    found = _huichat(config, "recall", "llama.cpp", "--now", NOW.isoformat())
+    assert found.returncode == 0, found.stderr
+    assert f"[id:{ids[0]}" in found.stdout and "could not read" not in found.stdout
+    [told] = found.stderr.splitlines()
+    assert told.startswith("huichat: could not read ") and path.name in told and "marker is missing" in told
+    rebuilt = _huichat(config, "reindex")
+    assert "reindexed 1 turns from 1 transcripts" in rebuilt.stdout
+    assert "marker is missing" in rebuilt.stderr
+
+
 def test_doctor_prints_its_table(tmp_path: Path) -> None:
     with FakeLLM() as server:
         config = _config(

@@ -270,3 +270,21 @@ async def test_new_session_and_reopening_a_past_one(tmp_path: Path, fake_llm: Fa
         await wait_until(pilot, lambda: len(said(app)) == 0)
     turns = kernel.session_turns(kernel.recall_by_id(ids[0]).turn.session_id)  # type: ignore[union-attr]
     assert len(turns) == 4 and turns[-1].prev_id == ids[2]
+
+
+async def test_what_opening_memory_found_in_the_transcripts_is_told(tmp_path: Path, fake_llm: FakeLLM) -> None:
+    # a hand edit deleted a turn's marker: the reconcile at open reports it, and the app says so
+    seeded = deterministic_kernel(tmp_path)
+    ids = seed_memory(seeded)
+    turn = seeded.recall_by_id(ids[1]).turn
+    assert turn is not None
+    path = seeded.sessions_dir / turn.session_file
+    seeded.close()
+    lines = path.read_text(encoding="utf-8").splitlines(keepends=True)
+    path.write_text("".join(line for line in lines if f'huichat:turn {{"id": "{ids[1]}"' not in line), encoding="utf-8")
+    app = build_app(tmp_path, loaded_config(fake_providers(fake_llm)), kernel=deterministic_kernel(tmp_path))
+    async with app.run_test(size=(120, 36)) as pilot:
+        await ready(pilot)
+        await wait_until(pilot, lambda: any("could not read" in str(n.message) for n in app._notifications))
+        told = next(str(n.message) for n in app._notifications if "could not read" in str(n.message))
+        assert turn.session_file in told and "marker is missing" in told

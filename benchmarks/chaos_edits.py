@@ -204,7 +204,9 @@ def _reconciled(
             sessions_of_file = sorted({meta[3] for meta in left.values()})
             if len(sessions_of_file) > 1:  # one file is one session, whatever its header says now
                 outcome.failed += 1
-                outcome.note(f"reconcile split the file into sessions {sessions_of_file} ← edits {chosen!r}")
+                rows = {turn_id: meta[3] for turn_id, meta in sorted(left.items())}
+                why = f"; index: {kernel.index_error}" if kernel.index_error else ""
+                outcome.note(f"reconcile split the file into sessions {rows}{why} ← edits {chosen!r}")
     except Exception as exc:  # anything escaping reconcile is a finding
         outcome.uncaught += 1
         outcome.note(f"reconcile: {type(exc).__name__}: {exc} ← edits {chosen!r}")

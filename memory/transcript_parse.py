@@ -15,7 +15,7 @@ import re
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from memory.turns import Message, Turn
+from memory.turns import Message, Turn, is_turn_id
 
 MARKER = re.compile(r"^<!-- huichat:(session|turn|msg) (\{.*\}) -->$", re.MULTILINE)
 MSG_END = "\n<!-- /huichat:msg -->"
@@ -147,6 +147,8 @@ class _Reader:
                 self.clean_end = min(len(text), pos + 1)
             elif kind == "turn":
                 anchor = self.head(match.start())[1]
+                if meta is not None and not is_turn_id(str(meta.get("id") or "")):
+                    meta = None  # an edited id: nothing is ever indexed under a malformed one
                 if meta is None:
                     reason = "a turn marker that cannot be read: its messages are skipped"
                     self.problem(match.start(), reason, anchor, hides=anchor is None)

@@ -352,3 +352,14 @@ def test_the_sessions_list_names_a_session_whose_header_id_was_damaged_by_its_fi
     assert [s.session_id for s in kernel.sessions()] == [session.session_id]
     kernel.reconcile()
     assert [t.id for t in kernel.session_turns(session.session_id)] == [t.id for t in turns]
+
+
+def test_a_mangled_turn_id_never_reaches_the_index(tmp_path: Path) -> None:
+    kernel = open_kernel(tmp_path, reconcile=False)
+    _, turns = _session(kernel, 3)
+    path = _file(tmp_path, turns[0])
+    text = path.read_text(encoding="utf-8")
+    path.write_text(text.replace(f'{{"id": "{turns[1].id}"', '{"id": "x\ufffdyz12"', 1), encoding="utf-8")
+    report = kernel.reconcile()
+    assert report.added == 0 and report.removed == 0
+    assert kernel.store.all_ids() == {t.id for t in turns}

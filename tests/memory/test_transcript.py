@@ -344,3 +344,15 @@ def test_a_session_id_damaged_by_bytes_that_are_not_utf8_gives_way_to_the_file_n
     assert [p.reason for p in parsed.problems] == [
         "the session id in the header has bytes that are not UTF-8: the file name's (s1) is used"
     ]
+
+
+def test_a_turn_marker_whose_id_is_not_a_turn_id_is_reported_not_read(tmp_path: Path) -> None:
+    # found by the transcript-edit fuzz: a byte edit made the id 'edi\ufffd00', a turn was
+    # indexed under it, and that row could never be removed (only well-formed ids are deleted)
+    _, path, turns = _written(tmp_path)
+    text = path.read_text(encoding="utf-8")
+    path.write_text(text.replace(f'{{"id": "{turns[1].id}"', '{"id": "t0\ufffd001"', 1), encoding="utf-8")
+    parsed = TurnChunker(tmp_path).read_file(path)
+    assert [t.id for t in parsed.turns] == [turns[0].id, turns[2].id]
+    # its anchor line still names it: its indexed copy is kept
+    assert [(p.turn_id, p.hides_turn) for p in parsed.problems] == [(turns[1].id, False)]

@@ -21,10 +21,11 @@ MARKER = re.compile(r"^<!-- huichat:(session|turn|msg) (\{.*\}) -->$", re.MULTIL
 MSG_END = "\n<!-- /huichat:msg -->"
 _OLD_NAMES = {"index": "turn_index", "recalled": "recalled_ids"}
 """Field names written by the first transcript format, read as their current names."""
-_HEAD = re.compile(r"^## |^\[id:([a-z0-9]{6}) \| prev: ", re.MULTILINE)
+_ANCHOR_LINE = r"^\[id:([a-z0-9]{6}) \| prev: "
+_ANCHOR = re.compile(_ANCHOR_LINE, re.MULTILINE)
+"""A turn's visible anchor line (its id in group 1)."""
+_HEAD = re.compile(rf"^## |{_ANCHOR_LINE}", re.MULTILINE)
 """The visible head of a turn block (its heading, its anchor line), written before its marker."""
-_ANCHOR = re.compile(r"^\[id:[a-z0-9]{6} \| prev: ", re.MULTILINE)
-"""A turn's visible anchor line."""
 _NOT_UTF8 = re.compile(r"[\udc80-\udcff]")
 """Bytes that were not UTF-8, as ``decode_transcript`` keeps them (one escape per byte)."""
 
@@ -246,11 +247,12 @@ def parse_transcript(text: str, session_file: str, fallback_session: str = "") -
         reader.problem(tail, f"{what} at the end is unfinished (cut off, or still being written)", tail_turn)
     blocks = reader.blocks[:-1] if unfinished is not None and torn else reader.blocks
     session_id = reader.session_id or fallback_session
-    if reader.damaged_session is not None and fallback_session:
-        # the file is named after its session: a damaged id in the header gives way to that name
+    # the file is named after its session: a damaged id in the header gives way to that name
+    damaged = reader.damaged_session if fallback_session else None
+    if damaged is not None:
         session_id = fallback_session
         reason = f"the session id in the header has bytes that are not UTF-8: the file name's ({session_id}) is used"
-        reader.problem(reader.damaged_session[0], reason)
+        reader.problem(damaged[0], reason)
     # a session's title is every turn's topic (the 话题 a result shows); sessions written
     # before titles existed keep the topic each turn recorded
     title = str(reader.meta.get("title") or "").strip()
@@ -286,7 +288,7 @@ def parse_transcript(text: str, session_file: str, fallback_session: str = "") -
         seen.add(turn_id)
         chain.append((turn_id, turn))
     # bytes in a header's session id were reported with it
-    skip = reader.damaged_session if reader.damaged_session is not None and fallback_session else (0, 0)
+    skip = damaged or (0, 0)
     limit = tail if tail is not None else len(text)
     bad_bytes = _NOT_UTF8.search(text, 0, min(skip[0], limit)) or _NOT_UTF8.search(text, skip[1], limit)
     if bad_bytes is not None:

@@ -9,6 +9,7 @@ from app.screens.help import HELP, HelpScreen
 from app.screens.search import SearchScreen
 from app.screens.sessions import SessionsScreen
 from app.screens.turn_detail import TurnDetailScreen
+from app.tui import HuichatApp
 from app.widgets.memory_panel import MemoryPanel
 from app.widgets.status_line import StatusLine, fit
 from tests.app.tui_helpers import (
@@ -29,6 +30,14 @@ def _idle(app: Any) -> bool:
     return not app.chat_screen.replying
 
 
+def _memory_app(tmp_path: Path, fake_llm: FakeLLM) -> HuichatApp:
+    """The app over seeded memory, with a fake model that answers from it."""
+    kernel = deterministic_kernel(tmp_path)
+    seed_memory(kernel)
+    fake_llm.responder = memory_model
+    return build_app(tmp_path, loaded_config(fake_providers(fake_llm)), kernel=kernel)
+
+
 async def _recalled(pilot: Any) -> None:
     """Ask a question the fake model answers from memory: the panel opens with a hit and its context."""
     app = pilot.app
@@ -38,10 +47,7 @@ async def _recalled(pilot: Any) -> None:
 
 
 async def test_the_prompt_panel_and_search_keys_move_focus_predictably(tmp_path: Path, fake_llm: FakeLLM) -> None:
-    kernel = deterministic_kernel(tmp_path)
-    seed_memory(kernel)
-    fake_llm.responder = memory_model
-    app = build_app(tmp_path, loaded_config(fake_providers(fake_llm)), kernel=kernel)
+    app = _memory_app(tmp_path, fake_llm)
     async with app.run_test(size=(140, 40)) as pilot:
         await ready(pilot)
         chat = app.chat_screen
@@ -100,10 +106,7 @@ async def test_the_prompt_panel_and_search_keys_move_focus_predictably(tmp_path:
 
 
 async def test_letters_typed_over_the_panel_or_transcript_go_to_the_prompt(tmp_path: Path, fake_llm: FakeLLM) -> None:
-    kernel = deterministic_kernel(tmp_path)
-    seed_memory(kernel)
-    fake_llm.responder = memory_model
-    app = build_app(tmp_path, loaded_config(fake_providers(fake_llm)), kernel=kernel)
+    app = _memory_app(tmp_path, fake_llm)
     async with app.run_test(size=(140, 40)) as pilot:
         await ready(pilot)
         chat = app.chat_screen
@@ -215,10 +218,7 @@ def test_every_key_in_the_help_is_a_binding_somewhere() -> None:
 
 
 async def test_a_narrow_terminal_puts_the_panel_under_the_conversation(tmp_path: Path, fake_llm: FakeLLM) -> None:
-    kernel = deterministic_kernel(tmp_path)
-    seed_memory(kernel)
-    fake_llm.responder = memory_model
-    app = build_app(tmp_path, loaded_config(fake_providers(fake_llm)), kernel=kernel)
+    app = _memory_app(tmp_path, fake_llm)
     async with app.run_test(size=(50, 30)) as pilot:
         await ready(pilot)
         await _recalled(pilot)

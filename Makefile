@@ -15,11 +15,11 @@ setup: $(STAMP)
 
 # Re-installs only when the project or its pins change; torch comes from the pinned CPU
 # build (constraints.txt), never the multi-GB CUDA wheels.
-$(STAMP): pyproject.toml constraints.txt
+$(STAMP): pyproject.toml benchmarks/pyproject.toml constraints.txt
 	@$(PYTHON) -c 'import sys; sys.exit(0 if sys.version_info >= (3, 11) else "huichat needs Python 3.11 or newer (set PYTHON=...)")'
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
-	$(BIN)/python -m pip install --quiet -c constraints.txt -e '.[dev]'
+	$(BIN)/python -m pip install --quiet -c constraints.txt -e '.[dev]' -e ./benchmarks
 	touch $(STAMP)
 
 lint: $(STAMP)

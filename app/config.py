@@ -15,7 +15,7 @@ from typing import Any, Literal
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from memory.config import (
+from huichat.memory.config import (
     ArchiveConfig,
     ConsolidationConfig,
     EmbeddingConfig,
@@ -24,7 +24,7 @@ from memory.config import (
     StorageConfig,
     SyncConfig,
 )
-from providers.config import ProvidersConfig
+from huichat.providers.config import ProvidersConfig
 
 
 class ChatConfig(BaseModel):

@@ -7,10 +7,10 @@ import json
 from dataclasses import dataclass, field
 from typing import Any
 
-from app.prompts import tool_response
-from app.tools import ERROR_PREFIX, ToolOutcome, check_arguments
-from memory.turns import Message
-from providers.events import ReplyDone, ToolCallRequest, repair_text
+from huichat.app.prompts import tool_response
+from huichat.app.tools import ERROR_PREFIX, ToolOutcome, check_arguments
+from huichat.memory.turns import Message
+from huichat.providers.events import ReplyDone, ToolCallRequest, repair_text
 
 
 @dataclass

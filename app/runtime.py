@@ -12,14 +12,14 @@ from dataclasses import dataclass
 from datetime import datetime, tzinfo
 from typing import TYPE_CHECKING, Protocol
 
-from app.config import LoadedConfig
+from huichat.app.config import LoadedConfig
 
 if TYPE_CHECKING:
-    from memory.catalogue import Catalogue
-    from memory.embedding import Embedder
-    from memory.kernel import MemoryKernel
-    from memory.location import MemoryLocation
-    from providers.llm import LLMClient
+    from huichat.memory.catalogue import Catalogue
+    from huichat.memory.embedding import Embedder
+    from huichat.memory.kernel import MemoryKernel
+    from huichat.memory.location import MemoryLocation
+    from huichat.providers.llm import LLMClient
 
 
 @dataclass(frozen=True)
@@ -56,5 +56,3 @@ class Runtime:
     open_catalogue: Callable[[], Catalogue]
     """The transcripts' summary (sessions, where a turn is) — no index, no model."""
     clock: Callable[[], datetime]
-    trace: Callable[[str], None] = lambda _event: None
-    """Records a moment of the app's life (first paint, memory ready, …) for ``huichat bench startup``."""

@@ -15,8 +15,8 @@ from dataclasses import dataclass, replace
 from datetime import datetime, tzinfo
 from typing import Any
 
-from app.config import ChatConfig
-from app.prompts import (
+from huichat.app.config import ChatConfig
+from huichat.app.prompts import (
     ALREADY_HAVE,
     ANSWER_NOW,
     EMPTY_ANSWER,
@@ -26,13 +26,13 @@ from app.prompts import (
     time_note,
     uses_chinese,
 )
-from app.rounds import EchoCut, Progress, call_key, round_messages
-from app.titles import fallback_title, model_title, title_due
-from app.tools import RECALL_MEMORY, TOOL_NAMES, TOOLS, ToolContext, ToolOutcome, run_tool
-from memory.errors import KernelError
-from memory.kernel import MemoryKernel, SessionHandle
-from memory.results import SearchResults
-from memory.turns import (
+from huichat.app.rounds import EchoCut, Progress, call_key, round_messages
+from huichat.app.titles import fallback_title, model_title, title_due
+from huichat.app.tools import RECALL_MEMORY, TOOL_NAMES, TOOLS, ToolContext, ToolOutcome, run_tool
+from huichat.memory.errors import KernelError
+from huichat.memory.kernel import MemoryKernel, SessionHandle
+from huichat.memory.results import SearchResults
+from huichat.memory.turns import (
     STATUS_FAILED,
     STATUS_OK,
     TITLE_LOCAL,
@@ -43,9 +43,9 @@ from memory.turns import (
     TurnDraft,
     derive_topic,
 )
-from providers.errors import ProviderError
-from providers.events import ReplyDone, TextDelta, ToolCallRequest
-from providers.llm import LLMClient
+from huichat.providers.errors import ProviderError
+from huichat.providers.events import ReplyDone, TextDelta, ToolCallRequest
+from huichat.providers.llm import LLMClient
 
 Clock = Callable[[], datetime]
 _log = logging.getLogger(__name__)

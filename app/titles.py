@@ -13,12 +13,12 @@ import re
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
-from app.prompts import uses_chinese
-from memory.turns import STATUS_FAILED, Turn, derive_topic, shorten
-from providers.events import TextDelta
+from huichat.app.prompts import uses_chinese
+from huichat.memory.turns import STATUS_FAILED, Turn, derive_topic, shorten
+from huichat.providers.events import TextDelta
 
 if TYPE_CHECKING:
-    from providers.llm import LLMClient
+    from huichat.providers.llm import LLMClient
 
 TITLE_CHARS = 40
 """The longest title kept from the model."""

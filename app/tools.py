@@ -9,10 +9,10 @@ from dataclasses import dataclass, field, replace
 from datetime import datetime
 from typing import Any
 
-from memory.errors import KernelError
-from memory.kernel import MemoryKernel
-from memory.results import SearchRequest, SearchResults, time_summary
-from memory.turns import Turn
+from huichat.memory.errors import KernelError
+from huichat.memory.kernel import MemoryKernel
+from huichat.memory.results import SearchRequest, SearchResults, time_summary
+from huichat.memory.turns import Turn
 
 RECALL_MEMORY = "recall_memory"
 RECALL_BY_ID = "recall_by_id"

@@ -10,29 +10,29 @@ from __future__ import annotations
 import argparse
 import os
 import sys
-import time
 from collections.abc import Callable, Sequence
 from dataclasses import replace
 from datetime import UTC
+from functools import partial
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
-from app.config import ConfigError, LoadedConfig, load_config
-from app.runtime import KernelOpener, Runtime, Zone
-from memory.turns import utc_now
+from huichat.app.config import ConfigError, LoadedConfig, load_config
+from huichat.app.runtime import KernelOpener, Runtime, Zone
+from huichat.memory.turns import utc_now
 
 if TYPE_CHECKING:
-    from memory.catalogue import Catalogue
-    from memory.embedding import Embedder
-    from memory.kernel import MemoryKernel
-    from memory.location import MemoryLocation
-    from providers.llm import LLMClient
+    from huichat.memory.catalogue import Catalogue
+    from huichat.memory.embedding import Embedder
+    from huichat.memory.kernel import MemoryKernel
+    from huichat.memory.location import MemoryLocation
+    from huichat.providers.llm import LLMClient
 
+EXIT_FAIL = 1
 EXIT_CONFIG = 2
+EXIT_INTERRUPTED = 130
 EXIT_BROKEN_PIPE = 141
 """128 + SIGPIPE: what a shell tool reports when its reader closed the pipe."""
-MODULE_COMMANDS = ("lifecycle", "consolidate", "stats")
-"""Commands with a module of their own in ``app.commands`` (``add_parser`` and ``run``)."""
 
 
 def resolve_zone(loaded: LoadedConfig) -> Zone:
@@ -59,7 +59,7 @@ def runtime(loaded: LoadedConfig, zone: Zone | None = None) -> Runtime:
     zone = zone or resolve_zone(loaded)
 
     def open_embedder() -> Embedder:
-        from memory.embedding import load_embedder
+        from huichat.memory.embedding import load_embedder
 
         return load_embedder(loaded.config.embedding, loaded.paths.models_dir, loaded.paths.cache_dir)
 
@@ -71,8 +71,8 @@ def runtime(loaded: LoadedConfig, zone: Zone | None = None) -> Runtime:
         for_rebuild: bool = False,
         location: MemoryLocation | None = None,
     ) -> MemoryKernel:
-        from memory.location import MemoryLocation
-        from memory.opening import open_kernel as open_memory
+        from huichat.memory.location import MemoryLocation
+        from huichat.memory.opening import open_kernel as open_memory
 
         paths = loaded.paths
         return open_memory(
@@ -89,19 +89,19 @@ def runtime(loaded: LoadedConfig, zone: Zone | None = None) -> Runtime:
         )
 
     def open_llm() -> LLMClient:
-        from providers.llm import LLMClient
+        from huichat.providers.llm import LLMClient
 
         return LLMClient(loaded.config.providers)
 
     def open_catalogue() -> Catalogue:
-        from memory.catalogue import Catalogue
-        from memory.location import MemoryLocation
+        from huichat.memory.catalogue import Catalogue
+        from huichat.memory.location import MemoryLocation
 
         paths = loaded.paths
         location = MemoryLocation(paths.data_dir, paths.sessions_dir, paths.db_uri)
         return Catalogue(location.sessions_dir, location.catalogue_path)
 
-    return Runtime(loaded, zone, open_kernel, open_embedder, open_llm, open_catalogue, utc_now, _tracer())
+    return Runtime(loaded, zone, open_kernel, open_embedder, open_llm, open_catalogue, utc_now)
 
 
 NOTICE_LINES = 20
@@ -122,20 +122,6 @@ def _telling(opener: KernelOpener) -> KernelOpener:
     return open_and_tell
 
 
-def _tracer() -> Callable[[str], None]:
-    """Where the app notes its milestones: the file named by $HUICHAT_TRACE (the start-up benchmark), else nowhere."""
-    target = os.environ.get("HUICHAT_TRACE")
-    if not target:
-        return lambda _event: None
-    path = Path(target)
-
-    def trace(event: str) -> None:
-        with path.open("a", encoding="utf-8") as handle:
-            handle.write(f"{time.time():.6f} {event}\n")
-
-    return trace
-
-
 class _VersionAction(argparse.Action):
     """``--version``: the installed version, read only when asked for."""
 
@@ -143,17 +129,62 @@ class _VersionAction(argparse.Action):
         super().__init__(option_strings, dest, nargs=0, default=argparse.SUPPRESS, help=str(kwargs.get("help", "")))
 
     def __call__(self, parser: argparse.ArgumentParser, *_args: object, **_kwargs: object) -> None:
-        from app import __version__
+        from huichat import __version__
 
         print(f"huichat {__version__}")
         parser.exit()
 
 
-def _module_command(name: str) -> Any:
-    """The module of a command in ``MODULE_COMMANDS`` (``add_parser`` and ``run``), imported when needed."""
+COMMANDS: dict[str, str] = {
+    "doctor": "huichat.app.cli.doctor",
+    "recall": "huichat.app.cli.recall",
+    "show": "huichat.app.cli.show",
+    "sessions": "huichat.app.cli.sessions",
+    "reindex": "huichat.app.cli.reindex",
+    "retitle": "huichat.app.cli.retitle",
+    "stats": "huichat.app.cli.stats",
+    "lifecycle": "huichat.app.cli.lifecycle",
+    "consolidate": "huichat.app.cli.consolidate",
+    "import": "huichat.app.cli.imports",
+    "export": "huichat.app.cli.export",
+    "serve": "huichat.app.serve.command",
+    "keys": "huichat.app.cli.keys",
+    "mcp": "huichat.app.mcp.command",
+}
+"""Every command of ``huichat``: its name and the module with its ``HELP``, ``add_parser(parser)``
+and ``run(args, runtime)``. A module is imported only when its command is named."""
+PLUGIN_GROUP = "huichat.commands"
+"""Entry points of this group add commands (a module, as above): the development-only
+``huichat bench`` comes from the benchmarks' own distribution this way."""
+NOT_INSTALLED = {
+    "bench": "the benchmarks are not installed: they ship with huichat's source, not the package. From a "
+    "checkout, `make setup` (or `pip install -e ./benchmarks`) adds `huichat bench`",
+}
+"""What to say when a command that a plugin provides is named without it."""
+
+
+class Command(Protocol):
+    """What a command module has."""
+
+    HELP: str
+
+    def add_parser(self, parser: argparse.ArgumentParser) -> None: ...
+
+    def run(self, args: argparse.Namespace, runtime: Runtime) -> int: ...
+
+
+def _plugins() -> dict[str, Callable[[], Command]]:
+    """The commands that installed distributions add, by name, each loaded only when called."""
+    from importlib.metadata import entry_points
+
+    return {point.name: point.load for point in entry_points(group=PLUGIN_GROUP) if point.name not in COMMANDS}
+
+
+def _load(module: str) -> Command:
     import importlib
 
-    return importlib.import_module(f"app.commands.{name}")
+    loaded: Command = importlib.import_module(module)
+    return loaded
 
 
 def _top_level(parser: argparse.ArgumentParser) -> argparse.ArgumentParser:
@@ -165,12 +196,13 @@ def _top_level(parser: argparse.ArgumentParser) -> argparse.ArgumentParser:
     return parser
 
 
-def _parse(argv: Sequence[str] | None) -> argparse.Namespace:
-    """The arguments; the commands' parsers (and what they import) are built only when a command is named.
+def _parse(argv: Sequence[str] | None) -> tuple[argparse.Namespace, Command | None]:
+    """The arguments and the named command's module (``None``: the chat).
 
     Opening the chat needs only the top-level options, so ``huichat`` paints without
-    building every command's parser; anything else (a command, ``--help``, a mistake)
-    goes through the full parser and its messages.
+    loading any command; a named command loads only its own module (and plugins are looked
+    up only for a name that is not built in); anything else (``--help``, a mistake) goes
+    through the full parser and its messages.
     """
     light = _top_level(argparse.ArgumentParser(prog="huichat", add_help=False, exit_on_error=False))
     try:
@@ -179,11 +211,24 @@ def _parse(argv: Sequence[str] | None) -> argparse.Namespace:
         extra = ["(let the full parser explain)"]
     if not extra:
         args.command = None
-        return args
-    return _parser().parse_args(argv)
+        return args, None
+    named = extra[0]
+    loaders: dict[str, Callable[[], Command]] = {named: partial(_load, COMMANDS[named])} if named in COMMANDS else {}
+    if not loaders:
+        plugins = _plugins()
+        if named in plugins:
+            loaders = {named: plugins[named]}
+        elif named in NOT_INSTALLED:
+            print(f"huichat {named}: {NOT_INSTALLED[named]}", file=sys.stderr)
+            sys.exit(EXIT_CONFIG)
+        else:  # --help, or a mistake: every command, for the full parser's message
+            loaders = {name: partial(_load, module) for name, module in COMMANDS.items()} | plugins
+    modules = {name: load() for name, load in loaders.items()}
+    args = _parser(modules).parse_args(argv)
+    return args, modules[args.command]
 
 
-def _parser() -> argparse.ArgumentParser:
+def _parser(modules: dict[str, Command]) -> argparse.ArgumentParser:
     parser = _top_level(
         argparse.ArgumentParser(
             prog="huichat",
@@ -192,69 +237,19 @@ def _parser() -> argparse.ArgumentParser:
             "or ~/.config/huichat/config.yaml (see configs/default.yaml for every key).",
         )
     )
-    commands = parser.add_subparsers(dest="command", metavar="COMMAND")
-
-    doctor = commands.add_parser("doctor", help="check config, data dir, embedding model, index and providers")
-    doctor.add_argument("--ping", action="store_true", help="send one tiny request to each provider")
-
-    recall = commands.add_parser("recall", help="search memory from the shell (no TUI)")
-    recall.add_argument(
-        "query",
-        help="what to look for; time words such as 上周三下午 or 'last week' are understood",
-    )
-    recall.add_argument("--top-k", type=int, default=None, metavar="N", help="number of hits (default from config)")
-    recall.add_argument("--filter", dest="filter_expr", metavar="EXPR", help="e.g. \"timestamp >= '2026-04-06'\"")
-    recall.add_argument("--context", type=int, default=0, metavar="N", help="add ±N neighbouring turns")
-    recall.add_argument("--json", action="store_true", help="print JSON instead of the seed's text format")
-    recall.add_argument("--now", metavar="ISO", help="resolve time words against this moment")
-    recall.add_argument(
-        "--include-failed", action="store_true", help="also find failed turns (replies that never came)"
-    )
-
-    show = commands.add_parser("show", help="print one turn by its id")
-    show.add_argument("turn_id")
-    show.add_argument("--json", action="store_true", help="print JSON")
-
-    commands.add_parser("reindex", help="rebuild the index from the transcripts (after changing the model)")
-    sessions = commands.add_parser("sessions", help="list stored sessions")
-    sessions.add_argument("--json", action="store_true", help="print JSON")
-    from app.commands.retitle import add_arguments as add_retitle_arguments
-
-    add_retitle_arguments(commands.add_parser("retitle", help="give existing sessions titles that describe them"))
-
-    serve = commands.add_parser("serve", help="serve chat with memory (OpenAI-compatible), the memory API, a dashboard")
-    serve.add_argument("--host", metavar="ADDR", help="address to listen on (default serve.host, 127.0.0.1)")
-    serve.add_argument("--port", type=int, metavar="N", help="port to listen on (default serve.port, 8000)")
-
-    from app.commands.keys import add_arguments as add_keys_arguments
-
-    add_keys_arguments(commands.add_parser("keys", help="API keys of huichat serve: create, list, revoke"))
-
-    mcp = commands.add_parser("mcp", help="serve memory to MCP hosts over stdio (Claude Desktop, Cursor, …)")
-    mcp.add_argument("--user", metavar="NAME", help="whose memory (default serve.owner: the chat's own)")
-    mcp.add_argument("--allow-write", action="store_true", help="also offer the remember tool")
-
-    from app.commands import add_commands
-
-    add_commands(commands)
-
-    for name in MODULE_COMMANDS:
-        _module_command(name).add_parser(commands)
-
-    bench = commands.add_parser(
-        "bench", help="benchmarks: recall, timegen, scale, startup, cli, loop, chaos, serve, import, lifecycle"
-    )
-    from benchmarks.cli import add_bench_arguments
-
-    add_bench_arguments(bench)
+    commands = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
+    for name, module in modules.items():
+        module.add_parser(commands.add_parser(name, help=module.HELP))
     return parser
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """Entry point of the ``huichat`` command."""
+    """Entry point of the ``huichat`` command, and the one place a command's error becomes a line and a status."""
+    from huichat.app.errors import CommandError
+
     os.environ.setdefault("LANCEDB_LOG", "error")
     os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
-    args = _parse(argv)
+    args, command = _parse(argv)
     try:
         loaded = load_config(args.config)
         zone = resolve_zone(loaded)
@@ -266,47 +261,23 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"huichat: unknown provider '{args.provider}' (configured: {known})", file=sys.stderr)
         return EXIT_CONFIG
     faces = runtime(loaded, zone)
-    if args.command is None:
-        from app.tui import run_tui
+    if command is None:
+        from huichat.app.tui.app import run_tui
 
         return run_tui(faces, args.provider, args.session)
+    from huichat.memory.errors import KernelError
+    from huichat.providers.errors import ProviderError
+
     try:
-        if args.command == "bench":
-            from benchmarks.cli import run_bench
-
-            return run_bench(args, faces)
-        faces = replace(faces, open_kernel=_telling(faces.open_kernel))
-        if args.command in MODULE_COMMANDS:
-            return int(_module_command(args.command).run(args, faces))
-        from app import commands
-
-        if args.command in commands.COMMANDS:
-            return commands.run_command(args, faces)
-        if args.command == "serve":
-            from app.serve import run_server
-
-            return run_server(faces, args.host, args.port)
-        if args.command == "retitle":
-            from app.commands.retitle import run as run_retitle
-
-            return run_retitle(args, faces)
-        if args.command == "keys":
-            from app.commands.keys import run as run_keys
-
-            return run_keys(args, faces)
-        if args.command == "mcp":
-            from app.mcp_stdio import run_mcp
-            from app.stores import UnknownUser, check_user_name
-
-            try:
-                check_user_name(args.user or loaded.config.serve.owner)
-            except UnknownUser as exc:
-                print(f"huichat: error: --user: {exc}", file=sys.stderr)
-                return EXIT_CONFIG
-            return run_mcp(faces, args.user, args.allow_write)
-        from app import cli
-
-        return cli.run_command(args, faces)
+        return int(command.run(args, replace(faces, open_kernel=_telling(faces.open_kernel))))
+    except CommandError as exc:
+        print(f"huichat: error: {exc}", file=sys.stderr)
+        return exc.status
+    except (KernelError, ProviderError) as exc:
+        print(f"huichat: error: {exc}", file=sys.stderr)
+        return EXIT_FAIL
+    except KeyboardInterrupt:
+        return EXIT_INTERRUPTED
     except BrokenPipeError:
         # the reader went away (`| head`): end quietly, as shell tools do
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())

@@ -28,14 +28,14 @@ from rich.console import Console
 from rich.progress import Progress
 from rich.table import Table
 
-from app.config import LoadedConfig
 from benchmarks.common import bench_embedder, machine, scratch_kernel, write_json
 from benchmarks.recall import ingest, moment, read_jsonl
-from memory.kernel import MemoryKernel
-from memory.results import SearchRequest
+from huichat.app.config import LoadedConfig
+from huichat.memory.kernel import MemoryKernel
+from huichat.memory.results import SearchRequest
 
 if TYPE_CHECKING:
-    from app.runtime import Zone
+    from huichat.app.runtime import Zone
 
 DEPTH = 10
 

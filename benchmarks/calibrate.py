@@ -29,7 +29,7 @@ import numpy as np
 import numpy.typing as npt
 
 from benchmarks.abstain import score
-from memory.calibration import Calibration, Evidence, calibrated, features
+from huichat.memory.calibration import Calibration, Evidence, calibrated, features
 
 Matrix = npt.NDArray[np.float64]
 

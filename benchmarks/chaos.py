@@ -37,11 +37,11 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from app.config import LoadedConfig, load_config
+from huichat.app.config import LoadedConfig, load_config
 
 if TYPE_CHECKING:
-    from app.runtime import Zone
-    from memory.kernel import MemoryKernel
+    from huichat.app.runtime import Zone
+    from huichat.memory.kernel import MemoryKernel
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -285,7 +285,7 @@ def run_growth(budget: Budget, root: Path) -> list[Outcome]:
     then once more after the old versions' retention window has passed."""
     if not budget.growth_turns:
         return []
-    from memory.turns import Message, TurnDraft
+    from huichat.memory.turns import Message, TurnDraft
 
     outcome = Outcome("growth", f"{budget.growth_turns:,} turns one at a time")
     config = scratch_config(root)

@@ -15,9 +15,9 @@ from pathlib import Path
 
 from benchmarks.chaos import Budget, Outcome
 from benchmarks.chaos_fuzz import _explore
-from memory.transcript import TranscriptWriter, render_turn
-from memory.transcript_parse import decode_transcript, parse_transcript
-from memory.turns import Message, Turn
+from huichat.memory.transcript import TranscriptWriter, render_turn
+from huichat.memory.transcript_parse import decode_transcript, parse_transcript
+from huichat.memory.turns import Message, Turn
 
 START = datetime(2026, 3, 5, 2, 0, tzinfo=UTC)
 SESSION_FILE = "2026-W10/2026-03-05/chat_edits.md"

@@ -22,10 +22,10 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 from benchmarks.chaos import Budget, Outcome, audit, opened, scratch_config
-from memory.errors import KernelError
-from memory.kernel import MemoryKernel
-from memory.results import SearchRequest
-from memory.turns import Message, TurnDraft
+from huichat.memory.errors import KernelError
+from huichat.memory.kernel import MemoryKernel
+from huichat.memory.results import SearchRequest
+from huichat.memory.turns import Message, TurnDraft
 
 NOW = datetime(2026, 11, 25, 7, 0, tzinfo=UTC)
 KEY = "sk-chaos-0123456789abcdefghijklmnopqrstuv"
@@ -189,8 +189,8 @@ def damaged_index(budget: Budget, root: Path) -> Outcome:
 
 def build_for_rebuild(config: Path) -> MemoryKernel:
     """Memory opened as ``huichat reindex`` opens it."""
-    from app.config import load_config
     from benchmarks.common import build_kernel
+    from huichat.app.config import load_config
 
     return build_kernel(load_config(config), reconcile=False, for_rebuild=True)
 
@@ -246,10 +246,10 @@ def providers(budget: Budget, root: Path) -> Outcome:
 
 
 async def _reply(kernel: MemoryKernel, base_url: str, text: str) -> bool:
-    from app.config import ChatConfig
-    from app.session import ChatSession
-    from providers.config import ProviderConfig, ProvidersConfig
-    from providers.llm import LLMClient
+    from huichat.app.config import ChatConfig
+    from huichat.app.session import ChatSession
+    from huichat.providers.config import ProviderConfig, ProvidersConfig
+    from huichat.providers.llm import LLMClient
 
     provider = ProviderConfig(model="openai/chaos", api_base=base_url, api_key_env="CHAOS_KEY", timeout=1.0)
     client = LLMClient(ProvidersConfig(named={"chaos": provider}, max_retries=0), env={"CHAOS_KEY": KEY})

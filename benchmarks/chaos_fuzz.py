@@ -21,10 +21,10 @@ from pathlib import Path
 from typing import Any
 
 from benchmarks.chaos import Budget, Outcome, opened, scratch_config
-from memory.errors import KernelError
-from memory.kernel import MemoryKernel
-from memory.results import SearchRequest
-from memory.turns import Message, TurnDraft
+from huichat.memory.errors import KernelError
+from huichat.memory.kernel import MemoryKernel
+from huichat.memory.results import SearchRequest
+from huichat.memory.turns import Message, TurnDraft
 
 NOW = datetime(2026, 11, 25, 7, 0, tzinfo=UTC)
 SLOW_SECONDS = 0.1
@@ -217,7 +217,7 @@ def fuzz_time(budget: Budget, kernel: MemoryKernel, strategy: Any) -> Outcome:
 
 def fuzz_tools(budget: Budget, kernel: MemoryKernel, strategy: Any) -> Outcome:
     """The model's tool calls, with any JSON it could send."""
-    from app.tools import ToolContext, run_tool
+    from huichat.app.tools import ToolContext, run_tool
 
     outcome = Outcome("fuzz", "tool arguments")
     _explore(
@@ -232,8 +232,8 @@ def fuzz_config(budget: Budget, root: Path, strategy: Any) -> Outcome:
     """Config files: valid or a ``ConfigError`` naming file, key and reason."""
     import yaml
 
-    from app.config import ConfigError, load_config
-    from app.wiring import resolve_zone
+    from huichat.app.config import ConfigError, load_config
+    from huichat.app.wiring import resolve_zone
 
     outcome = Outcome("fuzz", "config file")
     path = root / "fuzzed.yaml"
@@ -259,7 +259,7 @@ def fuzz_config(budget: Budget, root: Path, strategy: Any) -> Outcome:
 
 def fuzz_cli(budget: Budget, config: Path, strategy: Any) -> Outcome:
     """Command lines through ``huichat``'s real entry point: exit 0, 1 or 2, errors in one line."""
-    from app.wiring import main
+    from huichat.app.wiring import main
 
     outcome = Outcome("fuzz", "command line")
 

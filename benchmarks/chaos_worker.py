@@ -15,13 +15,13 @@ from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
-from app.config import load_config
 from benchmarks.common import build_kernel
-from memory.errors import KernelError
-from memory.kernel import MemoryKernel, SessionHandle
-from memory.results import SearchRequest
-from memory.store import TurnStore
-from memory.turns import Message, TurnDraft
+from huichat.app.config import load_config
+from huichat.memory.errors import KernelError
+from huichat.memory.kernel import MemoryKernel, SessionHandle
+from huichat.memory.results import SearchRequest
+from huichat.memory.store import TurnStore
+from huichat.memory.turns import Message, TurnDraft
 
 START = datetime(2026, 11, 25, 7, 0, tzinfo=UTC)
 _WORDS = ("记忆", "部署", "VPN", "llama.cpp", "上周三", "WireGuard", "显存", "🎉", "naïve", "\r\n", "```", "<!-- x -->")

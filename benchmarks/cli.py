@@ -1,4 +1,8 @@
-"""``huichat bench``: recall, abstention, time, scale, start-up, the command line, the tool loop, chaos, the service, import and the lifecycle."""
+"""``huichat bench``: recall, abstention, time, scale, start-up, the command line, the tool loop, chaos, the service, import and the lifecycle.
+
+A command of ``huichat`` added by this development-only distribution (its entry point in
+``benchmarks/pyproject.toml``, group ``huichat.commands``): ``HELP``, ``add_parser``, ``run``.
+"""
 
 from __future__ import annotations
 
@@ -7,7 +11,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from app.runtime import Runtime
+    from huichat.app.runtime import Runtime
 
 
 def _ints(text: str) -> list[int]:
@@ -42,7 +46,10 @@ def _modes(text: str) -> list[str]:
     return modes
 
 
-def add_bench_arguments(parser: argparse.ArgumentParser) -> None:
+HELP = "benchmarks: recall, timegen, scale, startup, cli, loop, chaos, serve, import, lifecycle"
+
+
+def add_parser(parser: argparse.ArgumentParser) -> None:
     """The bench sub-commands and their options."""
     kinds = parser.add_subparsers(dest="bench", metavar="KIND", required=True)
     recall = kinds.add_parser("recall", help="retrieval recall on a dataset in the bench FORMAT.md layout")
@@ -211,7 +218,7 @@ BENCHES = {
 """Each benchmark's module and entry point ``(args, loaded, zone) -> exit status``, imported when run."""
 
 
-def run_bench(args: argparse.Namespace, runtime: Runtime) -> int:
+def run(args: argparse.Namespace, runtime: Runtime) -> int:
     """Run the chosen benchmark."""
     import importlib
 

@@ -18,18 +18,18 @@ from typing import TYPE_CHECKING, Any
 from rich.console import Console
 from rich.table import Table
 
-from app.config import LoadedConfig
 from benchmarks.common import machine, median, write_json
+from huichat.app.config import LoadedConfig
 
 if TYPE_CHECKING:
-    from app.runtime import Zone
+    from huichat.app.runtime import Zone
 
 TARGETS = {"sessions": 1.0, "show": 1.0, "doctor": 1.0, "recall": 3.0}
 """Seconds each command may take cold (issue 15)."""
 
 
 def _run(config: Path | None, *args: str) -> tuple[float, subprocess.CompletedProcess[str]]:
-    command = [sys.executable, "-m", "app", *(["--config", str(config)] if config else []), *args]
+    command = [sys.executable, "-m", "huichat", *(["--config", str(config)] if config else []), *args]
     started = time.perf_counter()
     done = subprocess.run(command, capture_output=True, text=True, timeout=600)
     return time.perf_counter() - started, done

@@ -12,13 +12,13 @@ from datetime import tzinfo
 from pathlib import Path
 from typing import Any
 
-from app.config import LoadedConfig
-from memory.config import EmbeddingConfig, LifecycleConfig
-from memory.embedding import Embedder, HashEmbedder, load_embedder
-from memory.kernel import MemoryKernel
-from memory.location import MemoryLocation
-from memory.opening import open_kernel
-from memory.turns import utc_now
+from huichat.app.config import LoadedConfig
+from huichat.memory.config import EmbeddingConfig, LifecycleConfig
+from huichat.memory.embedding import Embedder, HashEmbedder, load_embedder
+from huichat.memory.kernel import MemoryKernel
+from huichat.memory.location import MemoryLocation
+from huichat.memory.opening import open_kernel
+from huichat.memory.turns import utc_now
 
 
 def machine() -> dict[str, Any]:
@@ -93,6 +93,6 @@ def build_kernel(
     loaded: LoadedConfig, embedder: Embedder | None = None, *, reconcile: bool = True, for_rebuild: bool = False
 ) -> MemoryKernel:
     """Open memory exactly the way huichat does (the composition root's factory)."""
-    from app.wiring import runtime
+    from huichat.app.wiring import runtime
 
     return runtime(loaded).open_kernel(embedder, reconcile=reconcile, for_rebuild=for_rebuild)

@@ -1,7 +1,7 @@
 """``huichat bench import``: importing a large ChatGPT export — speed, memory, time until searchable.
 
 A synthetic export with the real format's traps (branches, null times, hidden nodes, reasoning,
-tools, images; ``memory.imports.synthetic``) is imported exactly as ``huichat import`` does it:
+tools, images; ``benchmarks.synthetic``) is imported exactly as ``huichat import`` does it:
 a read-only checking pass, then the import (turns indexed by their words, no vectors). Then a
 sample of the pending turns is embedded with the configured model and the rate extrapolated to
 all of them (the import's slow part; embedding every turn of a 60,000-message export takes
@@ -26,19 +26,19 @@ from typing import TYPE_CHECKING, Any
 from rich.console import Console
 from rich.table import Table
 
-from app.config import LoadedConfig
 from benchmarks.common import bench_embedder, machine, write_json
-from memory.imports.ingest import import_conversations
-from memory.imports.reader import ImportReader
-from memory.imports.summary import SummaryBuilder
-from memory.imports.synthetic import write_chatgpt_export
-from memory.location import MemoryLocation
-from memory.opening import open_kernel
-from memory.results import SearchRequest
-from memory.turns import utc_now
+from benchmarks.synthetic import write_chatgpt_export
+from huichat.app.config import LoadedConfig
+from huichat.memory.imports.ingest import import_conversations
+from huichat.memory.imports.reader import ImportReader
+from huichat.memory.imports.summary import SummaryBuilder
+from huichat.memory.location import MemoryLocation
+from huichat.memory.opening import open_kernel
+from huichat.memory.results import SearchRequest
+from huichat.memory.turns import utc_now
 
 if TYPE_CHECKING:
-    from app.runtime import Zone
+    from huichat.app.runtime import Zone
 
 _PAGE = os.sysconf("SC_PAGE_SIZE") if hasattr(os, "sysconf") else 4096
 

@@ -30,21 +30,21 @@ from rich.console import Console
 from rich.progress import Progress
 from rich.table import Table
 
-from app.config import LoadedConfig
 from benchmarks.common import machine, percentile, write_json
-from memory.config import LifecycleConfig, TierPrior
-from memory.consolidation import run_consolidation
-from memory.embedding import HashEmbedder
-from memory.joblog import JobLog
-from memory.kernel import MemoryKernel
-from memory.lifecycle import run_lifecycle
-from memory.location import MemoryLocation
-from memory.opening import open_kernel
-from memory.results import SearchRequest
-from memory.turns import Message, TurnDraft
+from huichat.app.config import LoadedConfig
+from huichat.memory.config import LifecycleConfig, TierPrior
+from huichat.memory.consolidation import run_consolidation
+from huichat.memory.embedding import HashEmbedder
+from huichat.memory.joblog import JobLog
+from huichat.memory.kernel import MemoryKernel
+from huichat.memory.lifecycle import run_lifecycle
+from huichat.memory.location import MemoryLocation
+from huichat.memory.opening import open_kernel
+from huichat.memory.results import SearchRequest
+from huichat.memory.turns import Message, TurnDraft
 
 if TYPE_CHECKING:
-    from app.runtime import Zone
+    from huichat.app.runtime import Zone
 
 PLACES = ["gym locker", "office door", "bike lock", "storage unit", "garage", "wifi router", "server rack", "mailbox"]
 PLACES_ZH = ["健身房柜子", "办公室门禁", "自行车锁", "储物间", "车库", "路由器", "机柜", "信箱"]

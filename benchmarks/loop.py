@@ -24,18 +24,18 @@ from typing import TYPE_CHECKING, Any
 from rich.console import Console
 from rich.table import Table
 
-from app.config import ChatConfig, LoadedConfig
-from app.session import ChatSession, RecallFinished, ReplyCompleted, ReplyFailed, SessionEvent, ToolCalled
 from benchmarks.common import bench_embedder, machine, scratch_kernel, write_json
 from benchmarks.fakellm import TEXT_FORMS, FakeLLM, Reply, ToolCall, print_call
 from benchmarks.loopdata import FACTS, FILLER, Fact
-from memory.kernel import MemoryKernel
-from memory.turns import Message, TurnDraft
-from providers.config import ProviderConfig, ProvidersConfig
-from providers.llm import LLMClient
+from huichat.app.config import ChatConfig, LoadedConfig
+from huichat.app.session import ChatSession, RecallFinished, ReplyCompleted, ReplyFailed, SessionEvent, ToolCalled
+from huichat.memory.kernel import MemoryKernel
+from huichat.memory.turns import Message, TurnDraft
+from huichat.providers.config import ProviderConfig, ProvidersConfig
+from huichat.providers.llm import LLMClient
 
 if TYPE_CHECKING:
-    from app.runtime import Zone
+    from huichat.app.runtime import Zone
 
 SCRIPTED_MODES = ("structured", "unstreamed", *TEXT_FORMS, "observation", "malformed", "repeated", "endless")
 """How the scripted model calls tools; ``unstreamed`` is a server that needs ``tool_choice`` and

@@ -22,17 +22,17 @@ from rich.console import Console
 from rich.progress import Progress
 from rich.table import Table
 
-from app.config import LoadedConfig
 from benchmarks.common import bench_embedder, machine, percentile, scratch_kernel, write_json
-from memory.config import TierPrior
-from memory.joblog import JobLog
-from memory.kernel import MemoryKernel
-from memory.lifecycle import run_lifecycle
-from memory.results import Mode, SearchRequest
-from memory.turns import Message, TurnDraft
+from huichat.app.config import LoadedConfig
+from huichat.memory.config import TierPrior
+from huichat.memory.joblog import JobLog
+from huichat.memory.kernel import MemoryKernel
+from huichat.memory.lifecycle import run_lifecycle
+from huichat.memory.results import Mode, SearchRequest
+from huichat.memory.turns import Message, TurnDraft
 
 if TYPE_CHECKING:
-    from app.runtime import Zone
+    from huichat.app.runtime import Zone
 
 TIERED = "hybrid+tiers"
 """Hybrid search with the lifecycle run at each question's time and the tier prior on."""

@@ -25,17 +25,17 @@ from rich.console import Console
 from rich.progress import Progress
 from rich.table import Table
 
-from app.config import LoadedConfig
 from benchmarks.common import bench_embedder, machine, percentile, write_json
-from memory.embedding import Embedder, HashEmbedder
-from memory.kernel import MemoryKernel
-from memory.results import SearchRequest
-from memory.store import TurnStore
-from memory.timeparse import TimeRange, TimeResolver
-from memory.turns import Message, TurnDraft
+from huichat.app.config import LoadedConfig
+from huichat.memory.embedding import Embedder, HashEmbedder
+from huichat.memory.kernel import MemoryKernel
+from huichat.memory.results import SearchRequest
+from huichat.memory.store import TurnStore
+from huichat.memory.timeparse import TimeRange, TimeResolver
+from huichat.memory.turns import Message, TurnDraft
 
 if TYPE_CHECKING:
-    from app.runtime import Zone
+    from huichat.app.runtime import Zone
 
 SUBJECTS_ZH = [
     "本地模型部署",

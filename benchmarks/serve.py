@@ -33,16 +33,16 @@ import httpx
 from rich.console import Console
 from rich.table import Table
 
-from app.apikeys import KeyRing
-from app.config import LoadedConfig
 from benchmarks.common import bench_embedder, machine, percentile, write_json
-from memory.location import MemoryLocation
-from memory.opening import open_kernel
-from memory.results import SearchRequest
-from memory.turns import Message, TurnDraft
+from huichat.app.config import LoadedConfig
+from huichat.app.users.keys import KeyRing
+from huichat.memory.location import MemoryLocation
+from huichat.memory.opening import open_kernel
+from huichat.memory.results import SearchRequest
+from huichat.memory.turns import Message, TurnDraft
 
 if TYPE_CHECKING:
-    from app.runtime import Zone
+    from huichat.app.runtime import Zone
 
 WORDS = [
     "部署",
@@ -233,7 +233,7 @@ def run_serve_bench(args: argparse.Namespace, loaded: LoadedConfig, zone: Zone) 
         log = (root / "serve.log").open("wb")
         env = {**os.environ, "HF_HUB_OFFLINE": "1"}
         server = subprocess.Popen(
-            [sys.executable, "-m", "app", "--config", str(config), "serve"], stdout=log, stderr=log, env=env
+            [sys.executable, "-m", "huichat", "--config", str(config), "serve"], stdout=log, stderr=log, env=env
         )
         url = f"http://127.0.0.1:{port}"
         rows = []

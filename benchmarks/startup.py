@@ -1,8 +1,9 @@
 """``huichat bench startup``: first paint, memory ready, LLM client ready and quitting, in real processes.
 
 Each run starts the real ``huichat`` in a pseudo-terminal (so imports, the terminal and
-the exit path all count, as for a user) with the user's configuration. The app notes its
-milestones in the file named by ``$HUICHAT_TRACE``; the benchmark presses ctrl+q once
+the exit path all count, as for a user) with the user's configuration. The app logs its
+milestones (``huichat.milestones``); ``benchmarks.startup_probe`` starts it with those
+records going to a file, and the benchmark presses ctrl+q once
 everything is loaded ("quit when idle") and, in separate runs, right after the first
 paint ("quit while loading"), and times until the process has exited.
 """
@@ -24,11 +25,11 @@ from typing import TYPE_CHECKING, Any
 from rich.console import Console
 from rich.table import Table
 
-from app.config import LoadedConfig
 from benchmarks.common import machine, median, write_json
+from huichat.app.config import LoadedConfig
 
 if TYPE_CHECKING:
-    from app.runtime import Zone
+    from huichat.app.runtime import Zone
 
 CTRL_Q = b"\x11"
 
@@ -41,8 +42,9 @@ class Launch:
         self.started = time.time()
         self.master, slave = pty.openpty()
         os.set_blocking(self.master, False)
-        command = [sys.executable, "-m", "app"] + (["--config", str(config)] if config else [])
-        env = {**os.environ, "HUICHAT_TRACE": str(trace), "TERM": "xterm-256color", "COLUMNS": "120", "LINES": "36"}
+        command = [sys.executable, "-m", "benchmarks.startup_probe", str(trace)]
+        command += ["--config", str(config)] if config else []
+        env = {**os.environ, "TERM": "xterm-256color", "COLUMNS": "120", "LINES": "36"}
         self.process = subprocess.Popen(command, stdin=slave, stdout=slave, stderr=slave, env=env, close_fds=True)
         os.close(slave)
 

@@ -22,10 +22,10 @@ from rich.console import Console
 from rich.table import Table
 
 from benchmarks.common import machine, percentile, write_json
-from memory.timeparse import TimeResolver
+from huichat.memory.timeparse import TimeResolver
 
 if TYPE_CHECKING:
-    from app.runtime import Zone
+    from huichat.app.runtime import Zone
 
 PHRASES = [
     "上周三下午", "昨天晚上", "三天前", "两周前", "上周末", "上个月", "前段时间", "前阵子", "刚才", "很久以前",

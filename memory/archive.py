@@ -17,7 +17,7 @@ from pathlib import Path
 
 import zstandard
 
-from memory.errors import KernelError
+from huichat.memory.errors import KernelError
 
 ARCHIVE_DIR = "archive"
 _DAY = re.compile(r"^(\d{4})-(\d{2})-\d{2}$")

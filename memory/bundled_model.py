@@ -20,7 +20,7 @@ from typing import Any
 
 import numpy as np
 
-from memory.errors import KernelError
+from huichat.memory.errors import KernelError
 
 MODEL_NAME = "multilingual-e5-small"
 FORMAT_VERSION = 1  # bump when the materialised folder's layout changes

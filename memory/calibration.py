@@ -31,7 +31,7 @@ import numpy as np
 import numpy.typing as npt
 
 if TYPE_CHECKING:
-    from memory.embedding import Embedder
+    from huichat.memory.embedding import Embedder
 
 
 @dataclass(frozen=True)

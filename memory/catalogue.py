@@ -18,12 +18,12 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from memory.archive import ARCHIVE_DIR, read_archive
-from memory.errors import KernelError
-from memory.results import SessionInfo
-from memory.transcript import TurnChunker
-from memory.transcript_parse import ParsedSession, decode_transcript
-from memory.turns import SessionTitle, Turn
+from huichat.memory.archive import ARCHIVE_DIR, read_archive
+from huichat.memory.errors import KernelError
+from huichat.memory.results import SessionInfo
+from huichat.memory.transcript import TurnChunker
+from huichat.memory.transcript_parse import ParsedSession, decode_transcript
+from huichat.memory.turns import SessionTitle, Turn
 
 FORMAT = 2
 """2: transcripts are decoded as the index reads them (a damaged header id gives way to the file name)."""

@@ -23,16 +23,16 @@ from typing import TYPE_CHECKING
 import numpy as np
 import numpy.typing as npt
 
-from memory.config import ConsolidationConfig
-from memory.embedding import HashEmbedder
-from memory.errors import KernelError
-from memory.filters import Compare, In, combine
-from memory.joblog import JobLog
-from memory.results import TurnState
-from memory.turns import ROLE_MEMBER, ROLE_REPRESENTATIVE, ROLE_SEPARATE, STATUS_OK, Turn, new_turn_id
+from huichat.memory.config import ConsolidationConfig
+from huichat.memory.embedding import HashEmbedder
+from huichat.memory.errors import KernelError
+from huichat.memory.filters import Compare, In, combine
+from huichat.memory.joblog import JobLog
+from huichat.memory.results import TurnState
+from huichat.memory.turns import ROLE_MEMBER, ROLE_REPRESENTATIVE, ROLE_SEPARATE, STATUS_OK, Turn, new_turn_id
 
 if TYPE_CHECKING:
-    from memory.kernel import MemoryKernel
+    from huichat.memory.kernel import MemoryKernel
 
 JOB = "consolidation"
 _BLOCK = 1024

@@ -14,7 +14,7 @@ import sys
 from collections.abc import Iterable
 from pathlib import Path
 
-from memory.errors import KernelError
+from huichat.memory.errors import KernelError
 
 
 def _syncfs(folder: Path) -> bool:

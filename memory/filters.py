@@ -30,7 +30,7 @@ import re
 from dataclasses import dataclass
 from datetime import UTC, date, datetime, time, timedelta, tzinfo
 
-from memory.errors import KernelError
+from huichat.memory.errors import KernelError
 
 MAX_FILTER_CHARS = 2000
 MAX_CLAUSES = 64

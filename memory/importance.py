@@ -20,8 +20,8 @@ import re
 from collections.abc import Sequence
 from datetime import datetime
 
-from memory.config import ImportanceWeights
-from memory.turns import ImportanceParts
+from huichat.memory.config import ImportanceWeights
+from huichat.memory.turns import ImportanceParts
 
 NEUTRAL_NOVELTY = 0.5
 """Counted for a turn that has no vector yet (words first, vectors later)."""

@@ -19,10 +19,10 @@ import numpy as np
 import numpy.typing as npt
 import pyarrow as pa
 
-from memory.filters import About, All, Any_, Compare, Filter, In, Not, clamp_utc, normalise
-from memory.timeparse.ranges import TimeRange
-from memory.turns import Message, Turn, index_digest, is_turn_id
-from memory.words import index_words
+from huichat.memory.filters import About, All, Any_, Compare, Filter, In, Not, clamp_utc, normalise
+from huichat.memory.timeparse.ranges import TimeRange
+from huichat.memory.turns import Message, Turn, index_digest, is_turn_id
+from huichat.memory.words import index_words
 
 SCHEMA_VERSION = 7
 """This code's layout. 3: one turn encoding (``Turn.to_record``) for every JSON column.

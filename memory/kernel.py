@@ -23,15 +23,15 @@ from typing import IO, Any
 import numpy as np
 import numpy.typing as npt
 
-from memory import importance
-from memory.catalogue import Catalogue
-from memory.config import MAX_TOP_K, LifecycleConfig, RetrieverConfig
-from memory.deadline import call_with_deadline
-from memory.durability import make_durable
-from memory.embedding import Embedder
-from memory.errors import IndexUnavailable, KernelError
-from memory.filters import Compare
-from memory.reconcile import (
+from huichat.memory import importance
+from huichat.memory.catalogue import Catalogue
+from huichat.memory.config import MAX_TOP_K, LifecycleConfig, RetrieverConfig
+from huichat.memory.deadline import call_with_deadline
+from huichat.memory.durability import make_durable
+from huichat.memory.embedding import Embedder
+from huichat.memory.errors import IndexUnavailable, KernelError
+from huichat.memory.filters import Compare
+from huichat.memory.reconcile import (
     EMBED_BATCH,
     Manifest,
     Progress,
@@ -40,12 +40,12 @@ from memory.reconcile import (
     index_turns,
     search_texts,
 )
-from memory.results import OnRound, RecallResult, SearchRequest, SearchResults, SessionInfo, format_turn
-from memory.retrieval import Fusion, Retriever
-from memory.store import TurnStore
-from memory.timeparse import TimeResolver
-from memory.transcript import TranscriptWriter, TurnChunker
-from memory.turns import (
+from huichat.memory.results import OnRound, RecallResult, SearchRequest, SearchResults, SessionInfo, format_turn
+from huichat.memory.retrieval import Fusion, Retriever
+from huichat.memory.store import TurnStore
+from huichat.memory.timeparse import TimeResolver
+from huichat.memory.transcript import TranscriptWriter, TurnChunker
+from huichat.memory.turns import (
     SessionTitle,
     Turn,
     TurnDraft,

@@ -26,17 +26,17 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 from croniter import croniter
 
-from memory import importance
-from memory.config import ConsolidationConfig, LifecycleConfig
-from memory.joblog import JobLog
-from memory.results import TurnState
-from memory.turns import TIER_ARCHIVE, TIER_LONG_TERM, TIER_WORKING, ImportanceParts
+from huichat.memory import importance
+from huichat.memory.config import ConsolidationConfig, LifecycleConfig
+from huichat.memory.joblog import JobLog
+from huichat.memory.results import TurnState
+from huichat.memory.turns import TIER_ARCHIVE, TIER_LONG_TERM, TIER_WORKING, ImportanceParts
 
 if TYPE_CHECKING:
     from datetime import tzinfo
 
-    from memory.consolidation import ConsolidationReport
-    from memory.kernel import MemoryKernel
+    from huichat.memory.consolidation import ConsolidationReport
+    from huichat.memory.kernel import MemoryKernel
 
 JOB = "lifecycle"
 _SCORE_BATCH = 256
@@ -230,8 +230,8 @@ def run_scheduled(
 
     A job whose last run was interrupted is always due: the run completes it.
     """
-    from memory.consolidation import JOB as CONSOLIDATION
-    from memory.consolidation import run_consolidation
+    from huichat.memory.consolidation import JOB as CONSOLIDATION
+    from huichat.memory.consolidation import run_consolidation
 
     config = kernel.lifecycle
     zone = kernel.zone

@@ -6,13 +6,13 @@ import hashlib
 from collections.abc import Callable
 from datetime import date, datetime, tzinfo
 
-from memory.config import ArchiveConfig, LifecycleConfig, RetrieverConfig
-from memory.embedding import Embedder
-from memory.kernel import MemoryKernel
-from memory.location import MemoryLocation
-from memory.retrieval import Fusion
-from memory.store import TurnStore
-from memory.timeparse import TimeResolver
+from huichat.memory.config import ArchiveConfig, LifecycleConfig, RetrieverConfig
+from huichat.memory.embedding import Embedder
+from huichat.memory.kernel import MemoryKernel
+from huichat.memory.location import MemoryLocation
+from huichat.memory.retrieval import Fusion
+from huichat.memory.store import TurnStore
+from huichat.memory.timeparse import TimeResolver
 
 
 def open_kernel(
@@ -66,7 +66,7 @@ def open_kernel(
         return kernel
     months = archive.pack_after_months if archive else 0
     if months and alone:
-        from memory.archive import pack_months
+        from huichat.memory.archive import pack_months
 
         today = now.astimezone(zone).date()
         index = today.year * 12 + today.month - 1 - months
@@ -87,7 +87,7 @@ def open_transcripts_only(
     succeeds again (it reconciles them); every search raises ``IndexUnavailable`` with the
     reason. Its stand-in index lives in memory and is never searched.
     """
-    from memory.embedding import HashEmbedder
+    from huichat.memory.embedding import HashEmbedder
 
     stand_in = HashEmbedder(8)
     store = TurnStore("memory://", stand_in.dim, stand_in.name, TimeResolver(zone, retriever.week_start).event_ranges)

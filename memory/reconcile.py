@@ -22,13 +22,13 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from memory.archive import ARCHIVE_DIR, read_archive
-from memory.embedding import Embedder
-from memory.errors import KernelError
-from memory.store import TurnStore
-from memory.transcript import TranscriptWriter
-from memory.transcript_parse import ParsedSession, decode_transcript, parse_transcript
-from memory.turns import Turn, index_digest, search_text
+from huichat.memory.archive import ARCHIVE_DIR, read_archive
+from huichat.memory.embedding import Embedder
+from huichat.memory.errors import KernelError
+from huichat.memory.store import TurnStore
+from huichat.memory.transcript import TranscriptWriter
+from huichat.memory.transcript_parse import ParsedSession, decode_transcript, parse_transcript
+from huichat.memory.turns import Turn, index_digest, search_text
 
 Progress = Callable[[int, int], None]
 Scorer = Callable[[list[Turn], "npt.NDArray[np.float32] | None"], list[Turn]]

@@ -11,12 +11,12 @@ from dataclasses import dataclass, field
 from datetime import datetime, time, timedelta, tzinfo
 from typing import TYPE_CHECKING, Any, Literal
 
-from memory.timeparse import Role, TimeRange
-from memory.transcript import format_local_time
-from memory.turns import ImportanceParts, Turn, anchor_line
+from huichat.memory.timeparse import Role, TimeRange
+from huichat.memory.transcript import format_local_time
+from huichat.memory.turns import ImportanceParts, Turn, anchor_line
 
 if TYPE_CHECKING:
-    from memory.calibration import Evidence
+    from huichat.memory.calibration import Evidence
 
 ContextRole = Literal["hit", "neighbor"]
 Mode = Literal["hybrid", "vector", "text"]

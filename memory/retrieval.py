@@ -13,11 +13,11 @@ from dataclasses import dataclass, replace
 from datetime import datetime, timedelta, tzinfo
 from pathlib import Path
 
-from memory.calibration import Evidence, Reference, calibrated
-from memory.config import RetrieverConfig, TierPrior
-from memory.deadline import in_background
-from memory.embedding import Embedder
-from memory.filters import (
+from huichat.memory.calibration import Evidence, Reference, calibrated
+from huichat.memory.config import RetrieverConfig, TierPrior
+from huichat.memory.deadline import in_background
+from huichat.memory.embedding import Embedder
+from huichat.memory.filters import (
     Filter,
     In,
     Not,
@@ -29,7 +29,7 @@ from memory.filters import (
     status_filter,
     time_range_filter,
 )
-from memory.results import (
+from huichat.memory.results import (
     Mode,
     OnRound,
     ScanRound,
@@ -39,10 +39,10 @@ from memory.results import (
     SearchResults,
     format_results,
 )
-from memory.store import TurnStore
-from memory.timeparse import QueryTime, TimeRange, TimeResolver
-from memory.turns import CONTEXT_GAP, ROLE_MEMBER, ROLE_REPRESENTATIVE, Turn
-from memory.words import has_cjk
+from huichat.memory.store import TurnStore
+from huichat.memory.timeparse import QueryTime, TimeRange, TimeResolver
+from huichat.memory.turns import CONTEXT_GAP, ROLE_MEMBER, ROLE_REPRESENTATIVE, Turn
+from huichat.memory.words import has_cjk
 
 
 @dataclass(frozen=True)

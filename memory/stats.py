@@ -31,10 +31,10 @@ from datetime import date, datetime, timedelta
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from memory.turns import ROLE_MEMBER, ROLE_REPRESENTATIVE, TIERS
+from huichat.memory.turns import ROLE_MEMBER, ROLE_REPRESENTATIVE, TIERS
 
 if TYPE_CHECKING:
-    from memory.kernel import MemoryKernel
+    from huichat.memory.kernel import MemoryKernel
 
 TOP = 10
 _BINS = 10

@@ -36,9 +36,9 @@ import numpy as np
 import numpy.typing as npt
 import pyarrow as pa
 
-from memory.errors import IndexUnavailable, KernelError
-from memory.filters import Filter
-from memory.index_schema import (
+from huichat.memory.errors import IndexUnavailable, KernelError
+from huichat.memory.filters import Filter
+from huichat.memory.index_schema import (
     COLUMNS,
     KEPT_COLUMNS,
     LIGHT_COLUMNS,
@@ -64,9 +64,9 @@ from memory.index_schema import (
     stored_version,
     turns_from,
 )
-from memory.results import Scored, TurnState
-from memory.turns import ImportanceParts, Turn, index_digest, is_turn_id
-from memory.words import index_words
+from huichat.memory.results import Scored, TurnState
+from huichat.memory.turns import ImportanceParts, Turn, index_digest, is_turn_id
+from huichat.memory.words import index_words
 
 
 def _import_lancedb() -> Any:

@@ -26,15 +26,15 @@ from datetime import UTC, datetime, tzinfo
 from pathlib import Path
 from typing import Any
 
-from memory.errors import KernelError
-from memory.transcript_parse import (
+from huichat.memory.errors import KernelError
+from huichat.memory.transcript_parse import (
     MSG_END,
     ParsedSession,
     decode_transcript,
     encoded_length,
     parse_transcript,
 )
-from memory.turns import STATUS_OK, TEXT, Turn, anchor_line
+from huichat.memory.turns import STATUS_OK, TEXT, Turn, anchor_line
 
 _CLEAN_END = f"{MSG_END}\n".encode()
 """How a file ends after a whole turn was written (anything else is looked at closely first)."""

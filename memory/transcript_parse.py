@@ -15,7 +15,7 @@ import re
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from memory.turns import Message, Turn, is_turn_id
+from huichat.memory.turns import Message, Turn, is_turn_id
 
 MARKER = re.compile(r"^<!-- huichat:(session|turn|msg) (\{.*\}) -->$", re.MULTILINE)
 MSG_END = "\n<!-- /huichat:msg -->"

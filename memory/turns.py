@@ -12,7 +12,7 @@ from pathlib import PurePosixPath
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from memory.timeparse.ranges import TimeRange
+    from huichat.memory.timeparse.ranges import TimeRange
 
 TURN_ID_RE = re.compile(r"^[a-z0-9]{6}$")
 _ALPHABET = "abcdefghijklmnopqrstuvwxyz0123456789"
@@ -227,7 +227,7 @@ def _events(records: Sequence[Mapping[str, Any]]) -> tuple[TimeRange, ...]:
     if not records:
         return ()
     # imported here: the resolver's rules take longer to load than the whole UI takes to paint
-    from memory.timeparse.ranges import TimeRange
+    from huichat.memory.timeparse.ranges import TimeRange
 
     events = []
     for record in records:

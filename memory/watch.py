@@ -17,7 +17,7 @@ from pathlib import Path
 from watchdog.events import FileSystemEvent, FileSystemEventHandler
 from watchdog.observers import Observer
 
-from memory.archive import ARCHIVE_DIR
+from huichat.memory.archive import ARCHIVE_DIR
 
 OnChange = Callable[[set[str]], None]
 

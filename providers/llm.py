@@ -19,11 +19,11 @@ from typing import Any
 
 import litellm
 
-from providers.config import ProviderConfig, ProvidersConfig, key_problem
-from providers.errors import ProviderError
-from providers.events import ProviderEvent, ReplyDone, TextDelta, ToolCallRequest
-from providers.reading import ReplyReader
-from providers.redact import redact
+from huichat.providers.config import ProviderConfig, ProvidersConfig, key_problem
+from huichat.providers.errors import ProviderError
+from huichat.providers.events import ProviderEvent, ReplyDone, TextDelta, ToolCallRequest
+from huichat.providers.reading import ReplyReader
+from huichat.providers.redact import redact
 
 _lite: Any = litellm  # litellm's exception and router names are not re-exported for type checkers
 Router = _lite.Router

@@ -9,9 +9,9 @@ from __future__ import annotations
 from collections.abc import Collection
 from typing import Any
 
-from providers.events import ReplyDone, TextJoiner
-from providers.textcalls import CallSieve
-from providers.toolcalls import ToolCallAssembler
+from huichat.providers.events import ReplyDone, TextJoiner
+from huichat.providers.textcalls import CallSieve
+from huichat.providers.toolcalls import ToolCallAssembler
 
 
 class ReplyReader:

@@ -18,8 +18,8 @@ from collections.abc import Collection
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from providers.events import ToolCallRequest
-from providers.toolcalls import json_values, parse_arguments
+from huichat.providers.events import ToolCallRequest
+from huichat.providers.toolcalls import json_values, parse_arguments
 
 _TAGS = {"<tool_call>": "</tool_call>", "<tools>": "</tools>", "<function=": "</function>"}
 _CLOSERS = {tag: re.compile(re.escape(close), re.IGNORECASE) for tag, close in _TAGS.items()}

@@ -7,7 +7,7 @@ import json
 from dataclasses import dataclass, field
 from typing import Any
 
-from providers.events import ToolCallRequest
+from huichat.providers.events import ToolCallRequest
 
 
 @dataclass

@@ -16,12 +16,12 @@ from zoneinfo import ZoneInfo
 
 import pytest
 
-from memory.config import RetrieverConfig
-from memory.embedding import Embedder, HashEmbedder
-from memory.kernel import MemoryKernel
-from memory.location import MemoryLocation
-from memory.opening import open_kernel as open_memory
-from tests.fakellm import FakeLLM
+from benchmarks.fakellm import FakeLLM
+from huichat.memory.config import RetrieverConfig
+from huichat.memory.embedding import Embedder, HashEmbedder
+from huichat.memory.kernel import MemoryKernel
+from huichat.memory.location import MemoryLocation
+from huichat.memory.opening import open_kernel as open_memory
 
 ZONE = ZoneInfo("Asia/Shanghai")
 NOW = datetime(2026, 11, 25, 15, 0, tzinfo=ZONE)  # a Wednesday afternoon

@@ -10,8 +10,8 @@ from pathlib import Path
 import pytest
 import yaml
 
-from app.config import AppConfig, ConfigError, load_config
-from app.wiring import main
+from huichat.app.config import AppConfig, ConfigError, load_config
+from huichat.app.wiring import main
 
 ROOT = Path(__file__).resolve().parents[1]
 DEFAULT_YAML = ROOT / "configs" / "default.yaml"
@@ -149,7 +149,7 @@ def test_installed_command_exits_2_before_any_ui(tmp_path: Path) -> None:
     bad = tmp_path / "bad.yaml"
     bad.write_text("ui:\n  thme: dark\n", encoding="utf-8")
     done = subprocess.run(
-        [sys.executable, "-m", "app", "--config", str(bad)],
+        [sys.executable, "-m", "huichat", "--config", str(bad)],
         capture_output=True,
         text=True,
         timeout=60,
@@ -162,9 +162,9 @@ def test_installed_command_exits_2_before_any_ui(tmp_path: Path) -> None:
 
 
 def test_version_and_help() -> None:
-    done = subprocess.run([sys.executable, "-m", "app", "--version"], capture_output=True, text=True, timeout=60)
+    done = subprocess.run([sys.executable, "-m", "huichat", "--version"], capture_output=True, text=True, timeout=60)
     assert done.returncode == 0 and done.stdout.startswith("huichat ")
-    done = subprocess.run([sys.executable, "-m", "app", "--help"], capture_output=True, text=True, timeout=60)
+    done = subprocess.run([sys.executable, "-m", "huichat", "--help"], capture_output=True, text=True, timeout=60)
     assert done.returncode == 0
     for command in ("doctor", "recall", "show", "reindex", "bench", "serve", "keys", "mcp"):
         assert command in done.stdout
@@ -173,7 +173,7 @@ def test_version_and_help() -> None:
 @pytest.mark.parametrize("argv", [["--bogus"], ["--config"], ["--provider", "x", "nonsense"]])
 def test_a_mistake_on_the_command_line_gets_the_full_usage(argv: list[str]) -> None:
     # the chat alone is parsed without the commands' parsers; a mistake still gets their usage
-    done = subprocess.run([sys.executable, "-m", "app", *argv], capture_output=True, text=True, timeout=60)
+    done = subprocess.run([sys.executable, "-m", "huichat", *argv], capture_output=True, text=True, timeout=60)
     assert done.returncode == 2 and "Traceback" not in done.stderr
     assert "COMMAND" in done.stderr and "huichat: error:" in done.stderr
 

@@ -13,10 +13,10 @@ from typing import Any
 
 import pytest
 
-from app.config import load_config
-from app.wiring import runtime
-from memory.turns import Message, TurnDraft, utc_now
-from tests.fakellm import FakeLLM, Reply, ToolCall
+from benchmarks.fakellm import FakeLLM, Reply, ToolCall
+from huichat.app.config import load_config
+from huichat.app.wiring import runtime
+from huichat.memory.turns import Message, TurnDraft, utc_now
 
 pytestmark = [pytest.mark.e2e, pytest.mark.skipif(shutil.which("tmux") is None, reason="tmux is not installed")]
 

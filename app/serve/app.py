@@ -16,12 +16,12 @@ from fastapi.middleware.cors import CORSMiddleware
 from fastapi.openapi.docs import get_swagger_ui_html
 from fastapi.responses import HTMLResponse
 
-from app import __version__
-from app.runtime import Runtime
-from app.serve import chat, dashboard, memory_api
-from app.serve.bodylimit import BodyLimit
-from app.serve.errors import install_error_handlers
-from app.serve.service import Service
+from huichat import __version__
+from huichat.app.runtime import Runtime
+from huichat.app.serve import chat, dashboard, memory_api
+from huichat.app.serve.bodylimit import BodyLimit
+from huichat.app.serve.errors import install_error_handlers
+from huichat.app.serve.service import Service
 
 _ASSETS = "/v1/memory/viz/static"
 

@@ -16,9 +16,9 @@ from typing import Annotated
 from fastapi import Depends, Request
 from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
 
-from app.serve.errors import ApiError
-from app.serve.service import service_of
-from app.stores import UnknownUser, check_user_name
+from huichat.app.serve.errors import ApiError
+from huichat.app.serve.service import service_of
+from huichat.app.users.memories import UnknownUser, check_user_name
 
 _CHALLENGE = {"WWW-Authenticate": "Bearer"}
 

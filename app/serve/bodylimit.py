@@ -10,7 +10,7 @@ import json
 
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from app.serve.errors import error_body
+from huichat.app.serve.errors import error_body
 
 
 class BodyLimit:

@@ -21,13 +21,13 @@ from fastapi import APIRouter, Header, Request
 from fastapi.responses import JSONResponse, StreamingResponse
 from pydantic import BaseModel, ConfigDict, Field
 
-from app.serve.auth import Caller, user_for
-from app.serve.conversations import SESSION_HEADER, Conversation, UnknownSession, dialogue
-from app.serve.errors import ApiError, error_body
-from app.serve.service import Service, service_of
-from app.session import ReplyCompleted, ReplyFailed, estimate_tokens
-from memory.turns import Turn
-from providers.events import TextDelta
+from huichat.app.serve.auth import Caller, user_for
+from huichat.app.serve.conversations import SESSION_HEADER, Conversation, UnknownSession, dialogue
+from huichat.app.serve.errors import ApiError, error_body
+from huichat.app.serve.service import Service, service_of
+from huichat.app.session import ReplyCompleted, ReplyFailed, estimate_tokens
+from huichat.memory.turns import Turn
+from huichat.providers.events import TextDelta
 
 MEMORY_HEADER = "X-Huichat-Memory"
 log = logging.getLogger("huichat.serve")

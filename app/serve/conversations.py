@@ -27,14 +27,14 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
-from app.runtime import Runtime
-from app.session import ChatSession
-from memory.errors import KernelError
-from memory.turns import Message, Turn
+from huichat.app.runtime import Runtime
+from huichat.app.session import ChatSession
+from huichat.memory.errors import KernelError
+from huichat.memory.turns import Message, Turn
 
 if TYPE_CHECKING:
-    from memory.kernel import MemoryKernel
-    from providers.llm import LLMClient
+    from huichat.memory.kernel import MemoryKernel
+    from huichat.providers.llm import LLMClient
 
 SESSION_HEADER = "X-Huichat-Session"
 SESSION_ID = re.compile(r"^[A-Za-z0-9_-]{1,64}$")

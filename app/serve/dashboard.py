@@ -6,14 +6,15 @@ reads everything through the authenticated API, with the key the user types into
 
 from __future__ import annotations
 
+from importlib import resources
 from pathlib import Path
 
 from fastapi import APIRouter
 from fastapi.responses import FileResponse, Response
 
-from app.serve.errors import ApiError
+from huichat.app.serve.errors import ApiError
 
-STATIC = Path(__file__).resolve().parent / "static"
+STATIC = Path(str(resources.files(__package__) / "static"))
 _TYPES = {".js": "text/javascript", ".css": "text/css", ".md": "text/markdown", ".txt": "text/plain"}
 _POLICY = "default-src 'self'; img-src 'self' data:; style-src 'self'; script-src 'self'; frame-ancestors 'none'"
 _CACHE = "public, max-age=86400"

@@ -15,17 +15,17 @@ from collections.abc import Callable
 from datetime import datetime
 from typing import Any
 
-from memory.config import ConsolidationConfig
-from memory.kernel import MemoryKernel
-from memory.turns import TIER_ARCHIVE, TIER_LONG_TERM
+from huichat.memory.config import ConsolidationConfig
+from huichat.memory.kernel import MemoryKernel
+from huichat.memory.turns import TIER_ARCHIVE, TIER_LONG_TERM
 
 Job = Callable[[MemoryKernel, datetime, ConsolidationConfig], dict[str, Any]]
 
 
 def consolidate(kernel: MemoryKernel, now: datetime, config: ConsolidationConfig) -> dict[str, Any]:
     """Group near-duplicates behind their most important turn (nothing is deleted)."""
-    from memory.consolidation import run_consolidation
-    from memory.joblog import JobLog
+    from huichat.memory.consolidation import run_consolidation
+    from huichat.memory.joblog import JobLog
 
     report = run_consolidation(kernel, now, config, JobLog(kernel.data_dir))
     return {
@@ -39,8 +39,8 @@ def consolidate(kernel: MemoryKernel, now: datetime, config: ConsolidationConfig
 
 
 def _lifecycle(kernel: MemoryKernel, now: datetime, direction: str, target: str) -> dict[str, Any]:
-    from memory.joblog import JobLog
-    from memory.lifecycle import run_lifecycle
+    from huichat.memory.joblog import JobLog
+    from huichat.memory.lifecycle import run_lifecycle
 
     report = run_lifecycle(kernel, now, JobLog(kernel.data_dir))
     return {

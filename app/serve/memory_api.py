@@ -13,16 +13,16 @@ from fastapi import APIRouter, Query, Request
 from fastapi.responses import PlainTextResponse
 from pydantic import BaseModel, Field
 
-from app.serve.auth import Caller, Principal, user_for
-from app.serve.chat import MEMORY_HEADER
-from app.serve.errors import ApiError
-from app.serve.jobs import JOBS
-from app.serve.service import Service, service_of
-from app.serve.transcripts import read_transcript
-from memory.errors import IndexUnavailable, KernelError
-from memory.filters import FilterError
-from memory.kernel import MemoryKernel
-from memory.results import SearchRequest, format_search_result, hits_first, turn_record
+from huichat.app.serve.auth import Caller, Principal, user_for
+from huichat.app.serve.chat import MEMORY_HEADER
+from huichat.app.serve.errors import ApiError
+from huichat.app.serve.jobs import JOBS
+from huichat.app.serve.service import Service, service_of
+from huichat.app.serve.transcripts import read_transcript
+from huichat.memory.errors import IndexUnavailable, KernelError
+from huichat.memory.filters import FilterError
+from huichat.memory.kernel import MemoryKernel
+from huichat.memory.results import SearchRequest, format_search_result, hits_first, turn_record
 
 router = APIRouter(prefix="/v1/memory", tags=["memory"])
 UserParam = Annotated[str | None, Query(description="whose memory (admin keys only; default: the key's user)")]
@@ -175,7 +175,7 @@ async def status(request: Request, caller: Caller, user: UserParam = None) -> di
 @router.get("/stats", summary="Memory statistics (what the dashboard draws)")
 async def stats(request: Request, caller: Caller, user: UserParam = None) -> dict[str, Any]:
     """Totals, turns per week, recent and most-recalled turns; tiers and importance once the lifecycle exists."""
-    from memory.stats import MemoryStats, collect
+    from huichat.memory.stats import MemoryStats, collect
 
     service, name, kernel = await _kernel(request, caller, user)
 

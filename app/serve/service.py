@@ -8,15 +8,15 @@ from typing import TYPE_CHECKING, Any
 
 from fastapi import Request
 
-from app.apikeys import KeyRing
-from app.runtime import Runtime
-from app.serve.conversations import Conversations
-from app.serve.ratelimit import RateLimiter
-from app.stores import Memory, Stores
+from huichat.app.runtime import Runtime
+from huichat.app.serve.conversations import Conversations
+from huichat.app.serve.ratelimit import RateLimiter
+from huichat.app.users.keys import KeyRing
+from huichat.app.users.memories import Memory, Stores
 
 if TYPE_CHECKING:
-    from memory.kernel import MemoryKernel
-    from providers.llm import LLMClient
+    from huichat.memory.kernel import MemoryKernel
+    from huichat.providers.llm import LLMClient
 
 _DRAIN_SECONDS = 60.0
 

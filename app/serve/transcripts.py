@@ -10,9 +10,9 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from app.serve.errors import ApiError
-from memory.archive import ARCHIVE_DIR, read_archive
-from memory.errors import KernelError
+from huichat.app.serve.errors import ApiError
+from huichat.memory.archive import ARCHIVE_DIR, read_archive
+from huichat.memory.errors import KernelError
 
 TRANSCRIPT_PATH = re.compile(r"^(\d{4}-W\d{2})/((\d{4}-\d{2})-\d{2})/chat_[A-Za-z0-9_-][A-Za-z0-9_.-]{0,120}\.md$")
 

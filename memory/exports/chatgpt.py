@@ -15,7 +15,7 @@ from collections.abc import Iterator
 from datetime import datetime
 from typing import Any
 
-from memory.imports.model import ImportedConversation, ImportedMessage, Part, PartKind, SourceFormat
+from huichat.memory.imports.model import ImportedConversation, ImportedMessage, Part, PartKind, SourceFormat
 
 ROOT = "client-created-root"
 _RUN = {

@@ -11,9 +11,9 @@ from __future__ import annotations
 import re
 from datetime import tzinfo
 
-from memory.imports.model import ImportedConversation, ImportedMessage, Part, PartKind
-from memory.imports.stored import StoredSession
-from memory.transcript import format_local_time
+from huichat.memory.imports.model import ImportedConversation, ImportedMessage, Part, PartKind
+from huichat.memory.imports.stored import StoredSession
+from huichat.memory.transcript import format_local_time
 
 _SERVICES = {
     "chatgpt": "ChatGPT",

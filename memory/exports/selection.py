@@ -8,8 +8,8 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from memory.imports.stored import SessionLocator, StoredSession
-from memory.turns import Message
+from huichat.memory.imports.stored import SessionLocator, StoredSession
+from huichat.memory.turns import Message
 
 Redactor = Callable[[str], str]
 _IDS = frozenset({"id", "parent_id", "after", "current", "session_id", "message_id", "type", "kind", "v"})

@@ -12,11 +12,11 @@ from datetime import tzinfo
 from pathlib import Path
 from typing import IO
 
-from memory.errors import KernelError
-from memory.exports import ExportFormat, chatgpt, markdown
-from memory.exports.selection import Redactor, Selection, redacted, select
-from memory.imports import huichat_jsonl, sidecar
-from memory.imports.stored import StoredSession, restore
+from huichat.memory.errors import KernelError
+from huichat.memory.exports import ExportFormat, chatgpt, markdown
+from huichat.memory.exports.selection import Redactor, Selection, redacted, select
+from huichat.memory.imports import huichat_jsonl, sidecar
+from huichat.memory.imports.stored import StoredSession, restore
 
 _DEFAULT_NAMES = {ExportFormat.JSONL: "huichat-export.jsonl", ExportFormat.CHATGPT: "conversations.json"}
 

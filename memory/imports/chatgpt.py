@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Iterator, Mapping
 from typing import Any
 
-from memory.imports.model import (
+from huichat.memory.imports.model import (
     ImportedConversation,
     ImportFormatError,
     Note,
@@ -22,8 +22,8 @@ from memory.imports.model import (
     SourceFormat,
     SourceTime,
 )
-from memory.imports.sources import Source, json_values
-from memory.imports.text import (
+from huichat.memory.imports.sources import Source, json_values
+from huichat.memory.imports.text import (
     as_dict,
     as_list,
     as_text,
@@ -34,8 +34,8 @@ from memory.imports.text import (
     stable_id,
     to_json,
 )
-from memory.imports.times import from_epoch, raw_text
-from memory.imports.tree import Header, Node, assemble, latest_leaf, read_mapping
+from huichat.memory.imports.times import from_epoch, raw_text
+from huichat.memory.imports.tree import Header, Node, assemble, latest_leaf, read_mapping
 
 EXPECTED = "a ChatGPT export (a JSON array of conversations with mapping and current_node)"
 _ROLES = {"user": Role.USER, "assistant": Role.ASSISTANT, "system": Role.SYSTEM, "tool": Role.TOOL}

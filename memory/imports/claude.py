@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Iterator, Mapping
 from typing import Any
 
-from memory.imports.model import (
+from huichat.memory.imports.model import (
     ImportedConversation,
     ImportFormatError,
     Note,
@@ -24,10 +24,10 @@ from memory.imports.model import (
     SourceFormat,
     SourceTime,
 )
-from memory.imports.sources import Source, json_values
-from memory.imports.text import as_dict, as_list, as_text, human_size, placeholder, stable_id, to_json
-from memory.imports.times import from_iso
-from memory.imports.tree import Header, Node, assemble
+from huichat.memory.imports.sources import Source, json_values
+from huichat.memory.imports.text import as_dict, as_list, as_text, human_size, placeholder, stable_id, to_json
+from huichat.memory.imports.times import from_iso
+from huichat.memory.imports.tree import Header, Node, assemble
 
 EXPECTED = "a Claude export (a JSON array of conversations with chat_messages)"
 ROOT = "00000000-0000-4000-8000-000000000000"

@@ -32,9 +32,9 @@ from collections.abc import Mapping, Sequence
 from datetime import datetime, tzinfo
 from typing import Any
 
-from memory.imports.grouping import group_turns
-from memory.imports.model import ImportedConversation, ImportedMessage, Part, PartKind, Role, SourceTime
-from memory.turns import STATUS_OK, TEXT, Message, Turn, TurnDraft, derive_topic
+from huichat.memory.imports.grouping import group_turns
+from huichat.memory.imports.model import ImportedConversation, ImportedMessage, Part, PartKind, Role, SourceTime
+from huichat.memory.turns import STATUS_OK, TEXT, Message, Turn, TurnDraft, derive_topic
 
 HUICHAT = "huichat"
 _SESSION_ID = re.compile(r"^\d{8}-\d{6}-[a-z0-9]{4,}$")

@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
 
-from memory.imports.model import (
+from huichat.memory.imports.model import (
     ImportedConversation,
     ImportFormatError,
     Note,
@@ -24,10 +24,10 @@ from memory.imports.model import (
     SourceFormat,
     SourceTime,
 )
-from memory.imports.sources import Source, json_values
-from memory.imports.text import as_dict, as_list, as_text, human_size, placeholder, stable_id, to_json
-from memory.imports.times import parse_stamp, raw_text
-from memory.imports.tree import Header, Node, assemble, latest_leaf, read_mapping
+from huichat.memory.imports.sources import Source, json_values
+from huichat.memory.imports.text import as_dict, as_list, as_text, human_size, placeholder, stable_id, to_json
+from huichat.memory.imports.times import parse_stamp, raw_text
+from huichat.memory.imports.tree import Header, Node, assemble, latest_leaf, read_mapping
 
 EXPECTED_EXPORT = "a DeepSeek export (a JSON array of conversations with mapping and inserted_at)"
 EXPECTED_WEB = "DeepSeek web-API JSON (data.biz_data with chat_session and chat_messages)"

@@ -11,8 +11,8 @@ from collections.abc import Mapping
 
 import ijson
 
-from memory.imports.model import ImportFormatError, SourceFormat
-from memory.imports.sources import (
+from huichat.memory.imports.model import ImportFormatError, SourceFormat
+from huichat.memory.imports.sources import (
     SQLITE_MAGIC,
     ZIP_MAGIC,
     ZSTD_MAGIC,

@@ -14,8 +14,8 @@ from __future__ import annotations
 import sqlite3
 from collections.abc import Iterator
 
-from memory.imports.llm_legacy import column
-from memory.imports.model import (
+from huichat.memory.imports.llm_legacy import column
+from huichat.memory.imports.model import (
     ImportedConversation,
     ImportFormatError,
     Note,
@@ -27,10 +27,10 @@ from memory.imports.model import (
     SourceFormat,
     SourceTime,
 )
-from memory.imports.sources import Source, open_sqlite
-from memory.imports.text import as_text, to_json
-from memory.imports.times import from_iso
-from memory.imports.tree import Header, Node, assemble
+from huichat.memory.imports.sources import Source, open_sqlite
+from huichat.memory.imports.text import as_text, to_json
+from huichat.memory.imports.times import from_iso
+from huichat.memory.imports.tree import Header, Node, assemble
 
 _ROLES = {"user": Role.USER, "assistant": Role.ASSISTANT, "system": Role.SYSTEM, "tool": Role.TOOL}
 _NAIVE = Note(NoteKind.TIME_ASSUMED_UTC, "elia stores times without a zone; they were read as UTC")

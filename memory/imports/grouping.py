@@ -22,7 +22,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
 
-from memory.imports.model import ImportedMessage, Role
+from huichat.memory.imports.model import ImportedMessage, Role
 
 
 @dataclass(frozen=True)

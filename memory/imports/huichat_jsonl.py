@@ -18,10 +18,10 @@ from __future__ import annotations
 from collections.abc import Iterator, Mapping
 from typing import Any
 
-from memory.imports.model import ImportedConversation, ImportFormatError
-from memory.imports.sources import Source, json_values
-from memory.imports.stored import StoredSession, restore
-from memory.turns import Turn
+from huichat.memory.imports.model import ImportedConversation, ImportFormatError
+from huichat.memory.imports.sources import Source, json_values
+from huichat.memory.imports.stored import StoredSession, restore
+from huichat.memory.turns import Turn
 
 EXPECTED = "a huichat JSONL export (one record per line: session, turn, source)"
 FORMAT_VERSION = 1

@@ -22,13 +22,13 @@ from datetime import datetime, tzinfo
 from pathlib import Path
 from typing import Any
 
-from memory.durability import make_durable
-from memory.imports import sidecar
-from memory.imports.codec import part_details, session_header, session_id_for, turn_drafts
-from memory.imports.model import ImportedConversation, ImportedMessage, PartKind
-from memory.imports.stored import SessionLocator, StoredSession
-from memory.kernel import MemoryKernel, SessionHandle, SessionWrite
-from memory.turns import TurnDraft, session_relpath
+from huichat.memory.durability import make_durable
+from huichat.memory.imports import sidecar
+from huichat.memory.imports.codec import part_details, session_header, session_id_for, turn_drafts
+from huichat.memory.imports.model import ImportedConversation, ImportedMessage, PartKind
+from huichat.memory.imports.stored import SessionLocator, StoredSession
+from huichat.memory.kernel import MemoryKernel, SessionHandle, SessionWrite
+from huichat.memory.turns import TurnDraft, session_relpath
 
 BATCH_TURNS = 2048
 """Turns written to transcripts before one index commit (each commit costs ~10 ms)."""

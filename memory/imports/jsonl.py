@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Iterator, Mapping
 from typing import Any
 
-from memory.imports.model import (
+from huichat.memory.imports.model import (
     ImportedConversation,
     ImportFormatError,
     Note,
@@ -22,9 +22,9 @@ from memory.imports.model import (
     SourceFormat,
     SourceTime,
 )
-from memory.imports.sources import Source, json_values
-from memory.imports.text import as_dict, as_list, as_text, placeholder, stable_id, to_json
-from memory.imports.tree import Header, Node, assemble
+from huichat.memory.imports.sources import Source, json_values
+from huichat.memory.imports.text import as_dict, as_list, as_text, placeholder, stable_id, to_json
+from huichat.memory.imports.tree import Header, Node, assemble
 
 EXPECTED = 'OpenAI-style chat JSONL ({"messages": [...]} on each line)'
 _ROLES = {

@@ -12,11 +12,19 @@ import sqlite3
 from collections.abc import Collection, Iterator
 from datetime import datetime, timedelta
 
-from memory.imports.model import ImportedConversation, Part, PartKind, Role, SkipReason, SourceFormat, SourceTime
-from memory.imports.sources import Source
-from memory.imports.text import as_text, placeholder, to_json
-from memory.imports.times import parse_stamp
-from memory.imports.tree import Header, Node, assemble
+from huichat.memory.imports.model import (
+    ImportedConversation,
+    Part,
+    PartKind,
+    Role,
+    SkipReason,
+    SourceFormat,
+    SourceTime,
+)
+from huichat.memory.imports.sources import Source
+from huichat.memory.imports.text import as_text, placeholder, to_json
+from huichat.memory.imports.times import parse_stamp
+from huichat.memory.imports.tree import Header, Node, assemble
 
 
 def column(row: sqlite3.Row, name: str) -> object:

@@ -20,9 +20,9 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 
-from memory.imports.llm_legacy import LegacyReader
-from memory.imports.llm_parts import PartReader
-from memory.imports.model import (
+from huichat.memory.imports.llm_legacy import LegacyReader
+from huichat.memory.imports.llm_parts import PartReader
+from huichat.memory.imports.model import (
     ImportedConversation,
     ImportFormatError,
     Note,
@@ -34,10 +34,10 @@ from memory.imports.model import (
     SourceFormat,
     SourceTime,
 )
-from memory.imports.sources import Source, open_sqlite, sqlite_tables
-from memory.imports.text import as_text, to_json
-from memory.imports.times import parse_stamp
-from memory.imports.tree import Header, Node, assemble
+from huichat.memory.imports.sources import Source, open_sqlite, sqlite_tables
+from huichat.memory.imports.text import as_text, to_json
+from huichat.memory.imports.times import parse_stamp
+from huichat.memory.imports.tree import Header, Node, assemble
 
 _ROLES = {"user": Role.USER, "assistant": Role.ASSISTANT, "system": Role.SYSTEM, "tool": Role.TOOL}
 

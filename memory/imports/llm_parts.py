@@ -11,9 +11,9 @@ import json
 import sqlite3
 from collections.abc import Collection
 
-from memory.imports.llm_legacy import column
-from memory.imports.model import Part, PartKind
-from memory.imports.text import as_dict, as_list, as_text, placeholder
+from huichat.memory.imports.llm_legacy import column
+from huichat.memory.imports.model import Part, PartKind
+from huichat.memory.imports.text import as_dict, as_list, as_text, placeholder
 
 
 def _payload(row: sqlite3.Row) -> object:

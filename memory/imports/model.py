@@ -14,7 +14,7 @@ from datetime import datetime
 from enum import StrEnum
 from typing import Any
 
-from memory.errors import KernelError
+from huichat.memory.errors import KernelError
 
 
 def _aware(text: str) -> datetime:

@@ -14,10 +14,10 @@ from collections.abc import Callable, Generator, Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
-from memory.imports import chatgpt, claude, deepseek, elia, huichat_jsonl, jsonl, llm_logs, transcripts
-from memory.imports.detect import EXPECTED, detect
-from memory.imports.model import ImportedConversation, ImportFormatError, SourceFormat
-from memory.imports.sources import Source, expand
+from huichat.memory.imports import chatgpt, claude, deepseek, elia, huichat_jsonl, jsonl, llm_logs, transcripts
+from huichat.memory.imports.detect import EXPECTED, detect
+from huichat.memory.imports.model import ImportedConversation, ImportFormatError, SourceFormat
+from huichat.memory.imports.sources import Source, expand
 
 Reader = Callable[[Source], Iterator[ImportedConversation]]
 

@@ -5,8 +5,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from datetime import tzinfo
 
-from memory.imports.ingest import ImportTally
-from memory.imports.summary import ImportSummary
+from huichat.memory.imports.ingest import ImportTally
+from huichat.memory.imports.summary import ImportSummary
 
 
 @dataclass(frozen=True)

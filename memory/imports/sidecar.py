@@ -27,7 +27,7 @@ from collections.abc import Iterable, Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
-from memory.errors import KernelError
+from huichat.memory.errors import KernelError
 
 SUFFIX = ".source.jsonl"
 VERSION = 1

@@ -22,7 +22,7 @@ from typing import IO, Any
 import ijson
 import zstandard
 
-from memory.imports.model import ImportFormatError
+from huichat.memory.imports.model import ImportFormatError
 
 BOM = b"\xef\xbb\xbf"
 ZIP_MAGIC = b"PK\x03\x04"

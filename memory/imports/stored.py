@@ -19,11 +19,11 @@ from typing import Any
 
 import zstandard
 
-from memory.archive import ARCHIVE_DIR, read_archive
-from memory.errors import KernelError
-from memory.imports import sidecar
-from memory.imports.codec import HUICHAT, decode_turn, with_details
-from memory.imports.model import (
+from huichat.memory.archive import ARCHIVE_DIR, read_archive
+from huichat.memory.errors import KernelError
+from huichat.memory.imports import sidecar
+from huichat.memory.imports.codec import HUICHAT, decode_turn, with_details
+from huichat.memory.imports.model import (
     Branch,
     ImportedConversation,
     ImportedMessage,
@@ -33,8 +33,8 @@ from memory.imports.model import (
     SourceFormat,
     SourceTime,
 )
-from memory.transcript import TurnChunker
-from memory.turns import Turn
+from huichat.memory.transcript import TurnChunker
+from huichat.memory.turns import Turn
 
 
 @dataclass(frozen=True)

@@ -8,8 +8,8 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from datetime import datetime
 
-from memory.imports.grouping import group_turns
-from memory.imports.model import ImportedConversation, PartKind
+from huichat.memory.imports.grouping import group_turns
+from huichat.memory.imports.model import ImportedConversation, PartKind
 
 _SAMPLE = 20_000  # characters looked at per conversation to tell its language
 

@@ -14,10 +14,10 @@ from __future__ import annotations
 from collections.abc import Iterator
 from pathlib import PurePosixPath
 
-from memory.imports import sidecar
-from memory.imports.model import ImportedConversation, ImportFormatError
-from memory.imports.sources import Source
-from memory.imports.stored import parse_session, restore
+from huichat.memory.imports import sidecar
+from huichat.memory.imports.model import ImportedConversation, ImportFormatError
+from huichat.memory.imports.sources import Source
+from huichat.memory.imports.stored import parse_session, restore
 
 EXPECTED = "a huichat session transcript (Markdown with huichat markers)"
 

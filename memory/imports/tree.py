@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
-from memory.imports.model import (
+from huichat.memory.imports.model import (
     Branch,
     ImportedConversation,
     ImportedMessage,

@@ -39,11 +39,11 @@ How phrases are read where speakers differ (each choice is tested):
   下午茶, 三点建议, "second", "may I", "march on", "Easter egg").
 """
 
-from memory.timeparse import chinese, clock, dates, english, holidays, vague, windows
-from memory.timeparse.numbers import cn_number
-from memory.timeparse.query import QueryTime, Role
-from memory.timeparse.ranges import TimeRange
-from memory.timeparse.resolver import TimeResolver
+from huichat.memory.timeparse import chinese, clock, dates, english, holidays, vague, windows
+from huichat.memory.timeparse.numbers import cn_number
+from huichat.memory.timeparse.query import QueryTime, Role
+from huichat.memory.timeparse.ranges import TimeRange
+from huichat.memory.timeparse.resolver import TimeResolver
 
 __all__ = ["QueryTime", "Role", "TimeRange", "TimeResolver", "cn_number"]
 

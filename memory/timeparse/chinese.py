@@ -5,10 +5,10 @@ from __future__ import annotations
 import re
 from datetime import date, timedelta
 
-from memory.timeparse.days import Calendar, part_daytime
-from memory.timeparse.numbers import cn_number
-from memory.timeparse.ranges import TimeRange
-from memory.timeparse.rules import Piece, rule
+from huichat.memory.timeparse.days import Calendar, part_daytime
+from huichat.memory.timeparse.numbers import cn_number
+from huichat.memory.timeparse.ranges import TimeRange
+from huichat.memory.timeparse.rules import Piece, rule
 
 __all__ = ["CN_MONTH_PART", "CN_YEAR_PART", "cn_year"]
 

@@ -12,10 +12,10 @@ from __future__ import annotations
 
 import re
 
-from memory.timeparse.days import Calendar, DayTime, clock_daytime, part_daytime
-from memory.timeparse.english import NOCASE, E, W
-from memory.timeparse.numbers import cn_number, en_number
-from memory.timeparse.rules import Piece, preceded_by, rule
+from huichat.memory.timeparse.days import Calendar, DayTime, clock_daytime, part_daytime
+from huichat.memory.timeparse.english import NOCASE, E, W
+from huichat.memory.timeparse.numbers import cn_number, en_number
+from huichat.memory.timeparse.rules import Piece, preceded_by, rule
 
 __all__: list[str] = []
 

@@ -22,9 +22,9 @@ import re
 from dataclasses import dataclass, replace
 from datetime import date, datetime, timedelta
 
-from memory.timeparse.days import Calendar, DayTime
-from memory.timeparse.ranges import TimeRange, checked
-from memory.timeparse.rules import RULES, Piece, present, rule
+from huichat.memory.timeparse.days import Calendar, DayTime
+from huichat.memory.timeparse.ranges import TimeRange, checked
+from huichat.memory.timeparse.rules import RULES, Piece, present, rule
 
 __all__ = ["MAX_PIECES", "Found", "find_all"]
 

@@ -9,9 +9,9 @@ from __future__ import annotations
 import re
 from datetime import date
 
-from memory.timeparse.days import Calendar, DayTime, clock_daytime
-from memory.timeparse.ranges import TimeRange
-from memory.timeparse.rules import DIGITS, Piece, rule
+from huichat.memory.timeparse.days import Calendar, DayTime, clock_daytime
+from huichat.memory.timeparse.ranges import TimeRange
+from huichat.memory.timeparse.rules import DIGITS, Piece, rule
 
 __all__: list[str] = []
 

@@ -6,7 +6,7 @@ import calendar
 from dataclasses import dataclass
 from datetime import date, datetime, time, timedelta, tzinfo
 
-from memory.timeparse.ranges import OPEN_START_YEAR, TimeRange
+from huichat.memory.timeparse.ranges import OPEN_START_YEAR, TimeRange
 
 __all__ = ["PARTS", "Calendar", "DayTime", "clock_minutes"]
 

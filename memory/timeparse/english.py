@@ -5,9 +5,9 @@ from __future__ import annotations
 import re
 from datetime import date, timedelta
 
-from memory.timeparse.days import Calendar, part_daytime
-from memory.timeparse.ranges import TimeRange
-from memory.timeparse.rules import DIGITS, Piece, lead, lead_length, preceded_by, rule
+from huichat.memory.timeparse.days import Calendar, part_daytime
+from huichat.memory.timeparse.ranges import TimeRange
+from huichat.memory.timeparse.rules import DIGITS, Piece, lead, lead_length, preceded_by, rule
 
 __all__ = ["EN_MONTH", "EN_MONTHS", "NOCASE", "E", "W", "en_month_number", "may_be_month"]
 

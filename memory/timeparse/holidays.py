@@ -20,10 +20,10 @@ from dataclasses import dataclass
 from datetime import date, timedelta
 from functools import lru_cache
 
-from memory.timeparse.days import Calendar
-from memory.timeparse.english import E, W
-from memory.timeparse.ranges import TimeRange
-from memory.timeparse.rules import Piece, lead, lead_length, rule
+from huichat.memory.timeparse.days import Calendar
+from huichat.memory.timeparse.english import E, W
+from huichat.memory.timeparse.ranges import TimeRange
+from huichat.memory.timeparse.rules import Piece, lead, lead_length, rule
 
 __all__ = ["easter", "lunar", "solar_term"]
 

@@ -31,8 +31,8 @@ from dataclasses import dataclass
 from datetime import timedelta
 from typing import Literal
 
-from memory.timeparse.ranges import TimeRange
-from memory.timeparse.rules import Piece
+from huichat.memory.timeparse.ranges import TimeRange
+from huichat.memory.timeparse.rules import Piece
 
 __all__ = ["QueryTime", "Role", "classify"]
 

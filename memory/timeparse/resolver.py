@@ -6,11 +6,11 @@ import re
 from dataclasses import replace
 from datetime import datetime, timedelta, tzinfo
 
-from memory.timeparse.compose import Found, find_all
-from memory.timeparse.days import Calendar
-from memory.timeparse.numbers import normalise
-from memory.timeparse.query import QueryTime, classify
-from memory.timeparse.ranges import OPEN_START_YEAR, TimeRange
+from huichat.memory.timeparse.compose import Found, find_all
+from huichat.memory.timeparse.days import Calendar
+from huichat.memory.timeparse.numbers import normalise
+from huichat.memory.timeparse.query import QueryTime, classify
+from huichat.memory.timeparse.ranges import OPEN_START_YEAR, TimeRange
 
 __all__ = ["MAX_EVENTS", "MAX_QUERY", "MAX_TEXT", "TimeResolver"]
 

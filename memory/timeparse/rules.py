@@ -13,8 +13,8 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, replace
 from datetime import date
 
-from memory.timeparse.days import Calendar, DayTime
-from memory.timeparse.ranges import TimeRange
+from huichat.memory.timeparse.days import Calendar, DayTime
+from huichat.memory.timeparse.ranges import TimeRange
 
 __all__ = ["DIGITS", "RULES", "Piece", "Rule", "lead", "lead_length", "preceded_by", "present", "rule"]
 

@@ -19,10 +19,10 @@ from __future__ import annotations
 import re
 from datetime import timedelta
 
-from memory.timeparse.days import Calendar
-from memory.timeparse.english import E, W
-from memory.timeparse.ranges import TimeRange
-from memory.timeparse.rules import Piece, rule
+from huichat.memory.timeparse.days import Calendar
+from huichat.memory.timeparse.english import E, W
+from huichat.memory.timeparse.ranges import TimeRange
+from huichat.memory.timeparse.rules import Piece, rule
 
 __all__ = ["vague"]
 

@@ -17,12 +17,12 @@ from __future__ import annotations
 import re
 from datetime import timedelta
 
-from memory.timeparse.days import Calendar
-from memory.timeparse.english import E, W
-from memory.timeparse.numbers import EN_COUNT, NUM, cn_number, en_number
-from memory.timeparse.ranges import TimeRange
-from memory.timeparse.rules import Piece, lead, lead_length, preceded_by, rule
-from memory.timeparse.vague import vague
+from huichat.memory.timeparse.days import Calendar
+from huichat.memory.timeparse.english import E, W
+from huichat.memory.timeparse.numbers import EN_COUNT, NUM, cn_number, en_number
+from huichat.memory.timeparse.ranges import TimeRange
+from huichat.memory.timeparse.rules import Piece, lead, lead_length, preceded_by, rule
+from huichat.memory.timeparse.vague import vague
 
 __all__: list[str] = []
 

@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from app.apikeys import KeyRing, KeyRingError
-from app.stores import UnknownUser
+from huichat.app.users.keys import KeyRing, KeyRingError
+from huichat.app.users.memories import UnknownUser
 
 NOW = datetime(2026, 11, 25, 7, 0, tzinfo=UTC)
 
@@ -52,7 +52,7 @@ def test_bad_input_is_one_clear_error(tmp_path: Path) -> None:
 
 
 def test_the_keys_command_creates_lists_and_revokes(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    from app.wiring import main
+    from huichat.app.wiring import main
 
     config = tmp_path / "config.yaml"
     config.write_text(f"storage:\n  data_dir: {tmp_path / 'data'}\n", encoding="utf-8")

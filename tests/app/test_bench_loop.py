@@ -19,7 +19,7 @@ def test_the_loop_bench_reports_citations_rounds_markup_and_echoes(tmp_path: Pat
     out = tmp_path / "loop.json"
     command = ["bench", "loop", "--questions", "4", "--modes", "structured,tools,malformed,endless", "--json", str(out)]
     done = subprocess.run(
-        [sys.executable, "-m", "app", "--config", str(config), *command],
+        [sys.executable, "-m", "huichat", "--config", str(config), *command],
         capture_output=True,
         text=True,
         timeout=300,

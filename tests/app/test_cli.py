@@ -10,11 +10,11 @@ from pathlib import Path
 
 import pytest
 
-from app.config import load_config
-from app.wiring import runtime
-from memory.turns import Message, TurnDraft
+from benchmarks.fakellm import FakeLLM, Reply, ToolCall
+from huichat.app.config import load_config
+from huichat.app.wiring import runtime
+from huichat.memory.turns import Message, TurnDraft
 from tests.conftest import NOW
-from tests.fakellm import FakeLLM, Reply, ToolCall
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -35,7 +35,7 @@ def _config(tmp_path: Path, extra: str = "") -> Path:
 
 def _huichat(config: Path, *args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
-        [sys.executable, "-m", "app", "--config", str(config), *args],
+        [sys.executable, "-m", "huichat", "--config", str(config), *args],
         capture_output=True,
         text=True,
         timeout=120,
@@ -178,7 +178,7 @@ def test_sessions_and_show_read_the_transcripts_without_loading_the_index(store:
 def test_output_closed_early_ends_quietly(store: tuple[Path, list[str]]) -> None:
     config, _ = store
     done = subprocess.run(
-        f"{sys.executable} -m app --config {config} sessions --json | head -c 1",
+        f"{sys.executable} -m huichat --config {config} sessions --json | head -c 1",
         shell=True,
         capture_output=True,
         text=True,

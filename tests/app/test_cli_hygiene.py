@@ -92,9 +92,9 @@ def test_a_full_disk_at_open_is_one_line(tmp_path: Path) -> None:
     data = tmp_path / "data"
     with _mounted(data, "size=2m"):
         config = _config(tmp_path)
-        from app.config import load_config
-        from app.wiring import runtime
-        from memory.turns import Message, TurnDraft
+        from huichat.app.config import load_config
+        from huichat.app.wiring import runtime
+        from huichat.memory.turns import Message, TurnDraft
         from tests.conftest import NOW
 
         kernel = runtime(load_config(config)).open_kernel()

@@ -8,9 +8,9 @@ from pathlib import Path
 
 import pytest
 
-from app.config import load_config
-from app.wiring import runtime
-from memory.turns import Message, TurnDraft
+from huichat.app.config import load_config
+from huichat.app.wiring import runtime
+from huichat.memory.turns import Message, TurnDraft
 from tests.app.test_cli import _config, _huichat
 from tests.conftest import NOW
 

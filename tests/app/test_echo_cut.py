@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from app.rounds import EchoCut
+from huichat.app.rounds import EchoCut
 
 COPIED = (
     "Noted: ThinkPad X1 Carbon Gen 11, 32 GB.\n---\n↳ 上下文，属于命中 nu5xoj (context for hit nu5xoj)\n"

@@ -14,11 +14,11 @@ from typing import Any
 
 import pytest
 
-from app.config import load_config
-from app.wiring import runtime
-from memory.imports import sidecar
-from memory.imports.synthetic import write_chatgpt_export
-from memory.transcript import TurnChunker
+from benchmarks.synthetic import write_chatgpt_export
+from huichat.app.config import load_config
+from huichat.app.wiring import runtime
+from huichat.memory.imports import sidecar
+from huichat.memory.transcript import TurnChunker
 from tests.app.test_cli import ROOT, _config, _huichat
 from tests.memory.imports.helpers import FIXTURES
 from tests.memory.imports.stored_helpers import canonical, stored_conversations
@@ -119,7 +119,7 @@ def _state(data: Path) -> dict[str, Any]:
 
 def _run_import(config: Path, export: Path) -> subprocess.Popen[str]:
     return subprocess.Popen(
-        [sys.executable, "-m", "app", "--config", str(config), "import", "--no-embed", str(export)],
+        [sys.executable, "-m", "huichat", "--config", str(config), "import", "--no-embed", str(export)],
         cwd=ROOT,
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,

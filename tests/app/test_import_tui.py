@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from app.screens.import_history import ImportHistoryScreen
+from benchmarks.fakellm import FakeLLM
+from huichat.app.tui.screens.import_history import ImportHistoryScreen
 from tests.app.tui_helpers import (
     build_app,
     deterministic_kernel,
@@ -14,7 +15,6 @@ from tests.app.tui_helpers import (
     said,
     wait_until,
 )
-from tests.fakellm import FakeLLM
 from tests.memory.imports.helpers import FIXTURES
 
 

@@ -5,13 +5,14 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from app.screens.help import HELP, HelpScreen
-from app.screens.search import SearchScreen
-from app.screens.sessions import SessionsScreen
-from app.screens.turn_detail import TurnDetailScreen
-from app.tui import HuichatApp
-from app.widgets.memory_panel import MemoryPanel
-from app.widgets.status_line import StatusLine, fit
+from benchmarks.fakellm import FakeLLM
+from huichat.app.tui.app import HuichatApp
+from huichat.app.tui.screens.help import HELP, HelpScreen
+from huichat.app.tui.screens.search import SearchScreen
+from huichat.app.tui.screens.sessions import SessionsScreen
+from huichat.app.tui.screens.turn_detail import TurnDetailScreen
+from huichat.app.tui.widgets.memory_panel import MemoryPanel
+from huichat.app.tui.widgets.status_line import StatusLine, fit
 from tests.app.tui_helpers import (
     build_app,
     deterministic_kernel,
@@ -23,7 +24,6 @@ from tests.app.tui_helpers import (
     seed_memory,
     wait_until,
 )
-from tests.fakellm import FakeLLM
 
 
 def _idle(app: Any) -> bool:
@@ -203,7 +203,7 @@ async def test_retry_with_nothing_to_retry_says_so_and_the_palette_and_quit_work
 
 
 def test_every_key_in_the_help_is_a_binding_somewhere() -> None:
-    from app.screens.chat import ChatScreen
+    from huichat.app.tui.screens.chat import ChatScreen
 
     declared = {
         key

@@ -8,14 +8,14 @@ from pathlib import Path
 from textual.widgets import OptionList
 from textual_plotext import PlotextPlot
 
-from app.screens.stats import StatsScreen
-from app.screens.turn_detail import TurnDetailScreen
-from app.widgets.memory_panel import MemoryPanel
-from memory.config import ConsolidationConfig
-from memory.consolidation import run_consolidation
-from memory.joblog import JobLog
-from memory.results import SearchRequest
-from memory.turns import Message, TurnDraft
+from huichat.app.tui.screens.stats import StatsScreen
+from huichat.app.tui.screens.turn_detail import TurnDetailScreen
+from huichat.app.tui.widgets.memory_panel import MemoryPanel
+from huichat.memory.config import ConsolidationConfig
+from huichat.memory.consolidation import run_consolidation
+from huichat.memory.joblog import JobLog
+from huichat.memory.results import SearchRequest
+from huichat.memory.turns import Message, TurnDraft
 from tests.app.tui_helpers import build_app, deterministic_kernel, loaded_config, ready, seed_memory, wait_until
 from tests.conftest import NOW
 

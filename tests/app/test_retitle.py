@@ -14,13 +14,13 @@ from typing import Any
 
 import pytest
 
-from app.config import load_config
-from app.wiring import runtime
-from memory.turns import Message, TurnDraft
+from benchmarks.fakellm import FakeLLM, Reply
+from huichat.app.config import load_config
+from huichat.app.wiring import runtime
+from huichat.memory.turns import Message, TurnDraft
 from tests.app.test_cli import ROOT, _config, _huichat
 from tests.app.test_titles import is_title_request
 from tests.conftest import NOW
-from tests.fakellm import FakeLLM, Reply
 
 SESSIONS = [
     ("你好！我上周三下午在杭州部署了 Qwen，顺便问下 VPN 晚上总断", "把 WireGuard keepalive 设成 25 秒。"),
@@ -123,7 +123,7 @@ def test_ctrl_c_leaves_every_session_titled_or_as_it_was(tmp_path: Path) -> None
     with FakeLLM(responder=respond) as server:
         config = _store(tmp_path, _provider(server))
         process = subprocess.Popen(
-            [sys.executable, "-m", "app", "--config", str(config), "retitle"],
+            [sys.executable, "-m", "huichat", "--config", str(config), "retitle"],
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
             text=True,

@@ -5,12 +5,12 @@ from __future__ import annotations
 from datetime import datetime
 from pathlib import Path
 
-from app.config import ChatConfig
-from app.session import ChatSession, ReplyFailed
-from providers.config import ProviderConfig, ProvidersConfig
-from providers.llm import LLMClient
+from benchmarks.fakellm import FakeLLM, Reply
+from huichat.app.config import ChatConfig
+from huichat.app.session import ChatSession, ReplyFailed
+from huichat.providers.config import ProviderConfig, ProvidersConfig
+from huichat.providers.llm import LLMClient
 from tests.conftest import NOW, ZONE, open_kernel
-from tests.fakellm import FakeLLM, Reply
 
 KEY = "sk-live-0123456789abcdefghijklmnop"
 

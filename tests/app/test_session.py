@@ -11,9 +11,10 @@ from typing import Any
 
 import pytest
 
-from app.config import ChatConfig
-from app.prompts import ALREADY_HAVE, ANSWER_NOW, NO_ANSWER
-from app.session import (
+from benchmarks.fakellm import TEXT_FORMS, FakeLLM, Reply, ToolCall, print_call
+from huichat.app.config import ChatConfig
+from huichat.app.prompts import ALREADY_HAVE, ANSWER_NOW, NO_ANSWER
+from huichat.app.session import (
     ChatSession,
     RecallFinished,
     RecallStarted,
@@ -22,15 +23,14 @@ from app.session import (
     SessionEvent,
     ToolCalled,
 )
-from memory.kernel import MemoryKernel
-from memory.results import SearchRequest
-from memory.transcript import TurnChunker
-from memory.turns import Message, TurnDraft
-from providers.config import ProviderConfig, ProvidersConfig
-from providers.events import TextDelta
-from providers.llm import LLMClient
+from huichat.memory.kernel import MemoryKernel
+from huichat.memory.results import SearchRequest
+from huichat.memory.transcript import TurnChunker
+from huichat.memory.turns import Message, TurnDraft
+from huichat.providers.config import ProviderConfig, ProvidersConfig
+from huichat.providers.events import TextDelta
+from huichat.providers.llm import LLMClient
 from tests.conftest import NOW, ZONE
-from tests.fakellm import TEXT_FORMS, FakeLLM, Reply, ToolCall, print_call
 
 MARKUP = re.compile(r"<tool_call>|</?tools>|<function=|\"arguments\"|\"name\"\s*:")
 

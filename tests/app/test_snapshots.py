@@ -7,9 +7,10 @@ from typing import Any
 
 import pytest
 
-from app.screens.search import SearchScreen
-from app.screens.turn_detail import TurnDetailScreen
-from app.widgets.memory_panel import MemoryPanel
+from benchmarks.fakellm import FakeLLM, Reply
+from huichat.app.tui.screens.search import SearchScreen
+from huichat.app.tui.screens.turn_detail import TurnDetailScreen
+from huichat.app.tui.widgets.memory_panel import MemoryPanel
 from tests.app.tui_helpers import (
     build_app,
     deterministic_kernel,
@@ -21,7 +22,6 @@ from tests.app.tui_helpers import (
     seed_memory,
     wait_until,
 )
-from tests.fakellm import FakeLLM, Reply
 
 SIZE = (120, 34)
 

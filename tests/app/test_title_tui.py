@@ -7,10 +7,10 @@ from typing import Any
 
 from rich.text import Text
 
-from app.screens.sessions import SessionsScreen
+from benchmarks.fakellm import FakeLLM, Reply, ToolCall
+from huichat.app.tui.screens.sessions import SessionsScreen
 from tests.app.test_titles import is_title_request
 from tests.app.tui_helpers import build_app, fake_providers, loaded_config, ready, said, wait_until
-from tests.fakellm import FakeLLM, Reply, ToolCall
 
 
 def _model(body: dict[str, Any]) -> Reply:

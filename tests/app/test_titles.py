@@ -10,15 +10,15 @@ from typing import Any
 
 import pytest
 
-from app.config import ChatConfig
-from app.session import ChatSession, ReplyCompleted, SessionEvent
-from app.titles import clean_title, title_due
-from memory.kernel import MemoryKernel
-from memory.turns import SessionTitle, derive_topic
-from providers.config import ProviderConfig, ProvidersConfig
-from providers.llm import LLMClient
+from benchmarks.fakellm import FakeLLM, Reply
+from huichat.app.config import ChatConfig
+from huichat.app.session import ChatSession, ReplyCompleted, SessionEvent
+from huichat.app.titles import clean_title, title_due
+from huichat.memory.kernel import MemoryKernel
+from huichat.memory.turns import SessionTitle, derive_topic
+from huichat.providers.config import ProviderConfig, ProvidersConfig
+from huichat.providers.llm import LLMClient
 from tests.conftest import NOW, ZONE
-from tests.fakellm import FakeLLM, Reply
 
 
 def is_title_request(body: dict[str, Any]) -> bool:

@@ -6,10 +6,10 @@ from __future__ import annotations
 from datetime import datetime, timedelta
 from pathlib import Path
 
-from app.tools import RECALL_BY_ID, RECALL_MEMORY, TOOLS, ToolContext, run_tool
-from memory.config import RetrieverConfig
-from memory.kernel import MemoryKernel
-from memory.turns import Message, TurnDraft
+from huichat.app.tools import RECALL_BY_ID, RECALL_MEMORY, TOOLS, ToolContext, run_tool
+from huichat.memory.config import RetrieverConfig
+from huichat.memory.kernel import MemoryKernel
+from huichat.memory.turns import Message, TurnDraft
 from tests.conftest import NOW, ZONE, open_kernel
 
 SAID = datetime(2026, 11, 30, 10, 0, tzinfo=ZONE)  # a Monday: 上周三下午 is 2026-11-25 12:00–18:00
@@ -97,7 +97,7 @@ def test_the_tool_description_documents_the_result_shape() -> None:
 def test_neither_the_tool_nor_the_system_prompt_quotes_the_no_memory_line() -> None:
     # Qwen2.5-Coder-1.5B answered memory questions with the quoted no-memory line itself (4 of 4)
     # without ever searching: the line belongs in results only
-    from app.prompts import system_prompt
+    from huichat.app.prompts import system_prompt
 
     for text in (TOOLS[0]["function"]["description"], system_prompt("zh"), system_prompt("en")):
         assert "没有找到相关记忆" not in text and "no relevant memory" not in text
@@ -105,7 +105,7 @@ def test_neither_the_tool_nor_the_system_prompt_quotes_the_no_memory_line() -> N
 
 def test_a_digit_int_cannot_read_is_a_clear_argument_error_not_a_crash() -> None:
     # found by the full chaos run (50,000 fuzzed tool arguments): '²' is a digit to str.isdigit
-    from app.tools import check_arguments
+    from huichat.app.tools import check_arguments
 
     _, problem = check_arguments(RECALL_MEMORY, {"query": "VPN", "top_k": "²"})
     assert problem.startswith("top_k must be a whole number")

@@ -7,10 +7,11 @@ import threading
 from dataclasses import replace
 from pathlib import Path
 
-from app.screens.search import SearchScreen
-from app.screens.turn_detail import TurnDetailScreen
-from app.widgets.chat_message import ChatMessage
-from app.widgets.memory_panel import MemoryPanel
+from benchmarks.fakellm import FakeLLM, Reply
+from huichat.app.tui.screens.search import SearchScreen
+from huichat.app.tui.screens.turn_detail import TurnDetailScreen
+from huichat.app.tui.widgets.chat_message import ChatMessage
+from huichat.app.tui.widgets.memory_panel import MemoryPanel
 from tests.app.tui_helpers import (
     build_app,
     deterministic_kernel,
@@ -22,7 +23,6 @@ from tests.app.tui_helpers import (
     seed_memory,
     wait_until,
 )
-from tests.fakellm import FakeLLM, Reply
 
 
 def _idle(app) -> bool:  # type: ignore[no-untyped-def]

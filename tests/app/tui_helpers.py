@@ -9,19 +9,19 @@ from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any
 
-from app.config import AppConfig, LoadedConfig, resolve_paths
-from app.runtime import Runtime, Zone
-from app.tui import HuichatApp
-from app.widgets.chat_message import ChatMessage
-from memory.config import RetrieverConfig
-from memory.embedding import HashEmbedder
-from memory.kernel import MemoryKernel
-from memory.location import MemoryLocation
-from memory.opening import open_kernel
-from memory.turns import Message, TurnDraft
-from providers.llm import LLMClient
+from benchmarks.fakellm import FakeLLM, Reply, ToolCall
+from huichat.app.config import AppConfig, LoadedConfig, resolve_paths
+from huichat.app.runtime import Runtime, Zone
+from huichat.app.tui.app import HuichatApp
+from huichat.app.tui.widgets.chat_message import ChatMessage
+from huichat.memory.config import RetrieverConfig
+from huichat.memory.embedding import HashEmbedder
+from huichat.memory.kernel import MemoryKernel
+from huichat.memory.location import MemoryLocation
+from huichat.memory.opening import open_kernel
+from huichat.memory.turns import Message, TurnDraft
+from huichat.providers.llm import LLMClient
 from tests.conftest import NOW, ZONE
-from tests.fakellm import FakeLLM, Reply, ToolCall
 
 CONFIG_FILE = Path("/home/you/.config/huichat/config.yaml")
 

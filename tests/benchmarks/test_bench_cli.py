@@ -6,12 +6,12 @@ import argparse
 import importlib
 import inspect
 
-from benchmarks.cli import BENCHES, add_bench_arguments
+from benchmarks.cli import BENCHES, add_parser
 
 
 def _kinds() -> set[str]:
     parser = argparse.ArgumentParser()
-    add_bench_arguments(parser)
+    add_parser(parser)
     (subparsers,) = (a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
     return set(subparsers.choices)
 

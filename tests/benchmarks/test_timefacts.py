@@ -7,7 +7,7 @@ from datetime import datetime
 import pytest
 
 from benchmarks.timefacts import generate
-from memory.timeparse import TimeResolver
+from huichat.memory.timeparse import TimeResolver
 from tests.conftest import ZONE
 
 

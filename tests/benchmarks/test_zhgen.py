@@ -12,7 +12,7 @@ from zoneinfo import ZoneInfo
 import pytest
 
 from benchmarks.zhgen import CATEGORIES, generate, main
-from memory.timeparse import TimeResolver
+from huichat.memory.timeparse import TimeResolver
 
 ZONE = ZoneInfo("Asia/Shanghai")
 

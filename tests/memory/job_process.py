@@ -15,12 +15,12 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from memory.config import ConsolidationConfig, LifecycleConfig, RetrieverConfig
-from memory.consolidation import run_consolidation
-from memory.embedding import HashEmbedder
-from memory.joblog import JobLog
-from memory.lifecycle import run_lifecycle
-from memory.opening import MemoryLocation, open_kernel
+from huichat.memory.config import ConsolidationConfig, LifecycleConfig, RetrieverConfig
+from huichat.memory.consolidation import run_consolidation
+from huichat.memory.embedding import HashEmbedder
+from huichat.memory.joblog import JobLog
+from huichat.memory.lifecycle import run_lifecycle
+from huichat.memory.opening import MemoryLocation, open_kernel
 from tests.conftest import NOW, ZONE
 
 

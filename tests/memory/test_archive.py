@@ -5,8 +5,8 @@ from __future__ import annotations
 from datetime import date, timedelta
 from pathlib import Path
 
-from memory.archive import ARCHIVE_DIR, pack_months, read_archive
-from memory.turns import Message, TurnDraft
+from huichat.memory.archive import ARCHIVE_DIR, pack_months, read_archive
+from huichat.memory.turns import Message, TurnDraft
 from tests.conftest import NOW, open_kernel
 
 

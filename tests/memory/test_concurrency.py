@@ -8,7 +8,7 @@ import sys
 import time
 from pathlib import Path
 
-from memory.results import SearchRequest
+from huichat.memory.results import SearchRequest
 from tests.conftest import NOW, open_kernel
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -9,14 +9,14 @@ from pathlib import Path
 
 import pytest
 
-from memory.config import ConsolidationConfig
-from memory.consolidation import cluster_turns, clusters_of, run_consolidation, undo
-from memory.errors import KernelError
-from memory.joblog import JobLog
-from memory.kernel import MemoryKernel
-from memory.lifecycle import run_lifecycle
-from memory.results import SearchRequest, format_search_result
-from memory.turns import Message, TurnDraft
+from huichat.memory.config import ConsolidationConfig
+from huichat.memory.consolidation import cluster_turns, clusters_of, run_consolidation, undo
+from huichat.memory.errors import KernelError
+from huichat.memory.joblog import JobLog
+from huichat.memory.kernel import MemoryKernel
+from huichat.memory.lifecycle import run_lifecycle
+from huichat.memory.results import SearchRequest, format_search_result
+from huichat.memory.turns import Message, TurnDraft
 from tests.conftest import NOW, ZONE
 from tests.memory.test_lifecycle import lifecycle_kernel, say
 

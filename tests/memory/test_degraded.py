@@ -7,11 +7,11 @@ from pathlib import Path
 
 import pytest
 
-from memory.config import RetrieverConfig
-from memory.errors import IndexUnavailable
-from memory.opening import MemoryLocation, open_transcripts_only
-from memory.results import SearchRequest
-from memory.turns import Message, TurnDraft
+from huichat.memory.config import RetrieverConfig
+from huichat.memory.errors import IndexUnavailable
+from huichat.memory.opening import MemoryLocation, open_transcripts_only
+from huichat.memory.results import SearchRequest
+from huichat.memory.turns import Message, TurnDraft
 from tests.conftest import NOW, ZONE, open_kernel
 
 

@@ -9,9 +9,9 @@ from __future__ import annotations
 from datetime import datetime, timedelta
 from pathlib import Path
 
-from memory.kernel import MemoryKernel
-from memory.results import SearchRequest, SearchResults, format_search_result, placement, time_summary
-from memory.turns import Message, Turn, TurnDraft
+from huichat.memory.kernel import MemoryKernel
+from huichat.memory.results import SearchRequest, SearchResults, format_search_result, placement, time_summary
+from huichat.memory.turns import Message, Turn, TurnDraft
 from tests.conftest import ZONE, open_kernel
 
 SAID = datetime(2026, 11, 30, 10, 0, tzinfo=ZONE)

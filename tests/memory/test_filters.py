@@ -7,8 +7,8 @@ from datetime import datetime
 
 import pytest
 
-from memory.filters import All, Any_, Compare, Filter, FilterError, Not, parse_filter
-from memory.index_schema import compile_filter
+from huichat.memory.filters import All, Any_, Compare, Filter, FilterError, Not, parse_filter
+from huichat.memory.index_schema import compile_filter
 from tests.conftest import ZONE
 
 

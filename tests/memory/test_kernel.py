@@ -10,15 +10,15 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from memory.embedding import HashEmbedder
-from memory.errors import KernelError
-from memory.filters import FilterError
-from memory.kernel import MemoryKernel
-from memory.location import MemoryLocation
-from memory.opening import open_kernel as open_memory
-from memory.results import SearchRequest
-from memory.transcript import TurnChunker
-from memory.turns import Message, TurnDraft, is_turn_id
+from huichat.memory.embedding import HashEmbedder
+from huichat.memory.errors import KernelError
+from huichat.memory.filters import FilterError
+from huichat.memory.kernel import MemoryKernel
+from huichat.memory.location import MemoryLocation
+from huichat.memory.opening import open_kernel as open_memory
+from huichat.memory.results import SearchRequest
+from huichat.memory.transcript import TurnChunker
+from huichat.memory.turns import Message, TurnDraft, is_turn_id
 from tests.conftest import NOW, ZONE, open_kernel
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -7,15 +7,15 @@ from pathlib import Path
 
 import pytest
 
-from memory import importance
-from memory.config import ImportanceWeights, LifecycleConfig, RetrieverConfig, TierPrior
-from memory.embedding import HashEmbedder
-from memory.joblog import JobLog
-from memory.kernel import MemoryKernel
-from memory.lifecycle import due, next_tier, plan_moves, run_lifecycle
-from memory.opening import MemoryLocation, open_kernel
-from memory.results import SearchRequest, TurnState
-from memory.turns import Message, TurnDraft
+from huichat.memory import importance
+from huichat.memory.config import ImportanceWeights, LifecycleConfig, RetrieverConfig, TierPrior
+from huichat.memory.embedding import HashEmbedder
+from huichat.memory.joblog import JobLog
+from huichat.memory.kernel import MemoryKernel
+from huichat.memory.lifecycle import due, next_tier, plan_moves, run_lifecycle
+from huichat.memory.opening import MemoryLocation, open_kernel
+from huichat.memory.results import SearchRequest, TurnState
+from huichat.memory.turns import Message, TurnDraft
 from tests.conftest import NOW, ZONE
 
 

@@ -13,15 +13,15 @@ import numpy as np
 import numpy.typing as npt
 import pytest
 
-from memory.config import RetrieverConfig
-from memory.embedding import HashEmbedder
-from memory.errors import KernelError
-from memory.kernel import MemoryKernel, SessionHandle
-from memory.results import SearchRequest
-from memory.store import TurnStore
-from memory.timeparse import TimeResolver
-from memory.transcript import TranscriptWriter
-from memory.turns import Message, Turn, TurnDraft
+from huichat.memory.config import RetrieverConfig
+from huichat.memory.embedding import HashEmbedder
+from huichat.memory.errors import KernelError
+from huichat.memory.kernel import MemoryKernel, SessionHandle
+from huichat.memory.results import SearchRequest
+from huichat.memory.store import TurnStore
+from huichat.memory.timeparse import TimeResolver
+from huichat.memory.transcript import TranscriptWriter
+from huichat.memory.turns import Message, Turn, TurnDraft
 from tests.conftest import NOW, ZONE, open_kernel
 
 EVENTS = TimeResolver(ZONE).event_ranges

@@ -6,7 +6,7 @@ from datetime import datetime
 
 import pytest
 
-from memory.timeparse import TimeResolver
+from huichat.memory.timeparse import TimeResolver
 from tests.conftest import ZONE
 
 NOWS = {

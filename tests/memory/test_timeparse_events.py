@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from datetime import datetime
 
-from memory.timeparse import TimeResolver
+from huichat.memory.timeparse import TimeResolver
 from tests.conftest import ZONE
 
 SAID = datetime(2026, 11, 30, 10, 0, tzinfo=ZONE)  # a Monday morning

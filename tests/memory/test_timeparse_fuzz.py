@@ -15,7 +15,7 @@ import pytest
 from hypothesis import HealthCheck, given, seed, settings
 from hypothesis import strategies as st
 
-from memory.timeparse import TimeRange, TimeResolver
+from huichat.memory.timeparse import TimeRange, TimeResolver
 from tests.conftest import ZONE
 from tests.memory.test_timeparse_table import ROWS
 

@@ -6,8 +6,8 @@ from datetime import date, datetime
 
 import pytest
 
-from memory.timeparse import TimeResolver
-from memory.timeparse.holidays import easter, lunar, solar_term
+from huichat.memory.timeparse import TimeResolver
+from huichat.memory.timeparse.holidays import easter, lunar, solar_term
 from tests.conftest import NOW, ZONE
 
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from memory.timeparse import TimeResolver
+from huichat.memory.timeparse import TimeResolver
 from tests.conftest import NOW, ZONE
 
 # query, role, reason

@@ -13,7 +13,7 @@ from datetime import datetime, timedelta
 
 import pytest
 
-from memory.timeparse import TimeRange, TimeResolver
+from huichat.memory.timeparse import TimeRange, TimeResolver
 from tests.conftest import ZONE
 
 NOWS = {

@@ -7,11 +7,11 @@ from pathlib import Path
 
 import numpy as np
 
-from memory.filters import Compare
-from memory.kernel import MemoryKernel, SessionHandle
-from memory.results import SearchRequest
-from memory.transcript import TurnChunker
-from memory.turns import Message, SessionTitle, Turn, TurnDraft
+from huichat.memory.filters import Compare
+from huichat.memory.kernel import MemoryKernel, SessionHandle
+from huichat.memory.results import SearchRequest
+from huichat.memory.transcript import TurnChunker
+from huichat.memory.turns import Message, SessionTitle, Turn, TurnDraft
 from tests.conftest import NOW, open_kernel
 
 

@@ -10,9 +10,9 @@ from pathlib import Path
 
 import pytest
 
-from memory.errors import KernelError
-from memory.transcript import TranscriptWriter, TurnChunker
-from memory.turns import Message, Turn, session_relpath
+from huichat.memory.errors import KernelError
+from huichat.memory.transcript import TranscriptWriter, TurnChunker
+from huichat.memory.turns import Message, Turn, session_relpath
 from tests.conftest import ZONE
 
 TRICKY = [

@@ -10,9 +10,9 @@ from pathlib import Path
 
 import pytest
 
-from memory.kernel import MemoryKernel, ReconcileReport
-from memory.results import SearchRequest
-from memory.watch import TranscriptWatcher, is_transcript
+from huichat.memory.kernel import MemoryKernel, ReconcileReport
+from huichat.memory.results import SearchRequest
+from huichat.memory.watch import TranscriptWatcher, is_transcript
 from tests.conftest import NOW
 from tests.memory.test_lifecycle import lifecycle_kernel, say
 

@@ -9,12 +9,12 @@ import lancedb
 import pyarrow as pa
 from lancedb.index import FTS
 
-from memory.index_schema import SCHEMA_VERSION
-from memory.kernel import MemoryKernel
-from memory.results import SearchRequest
-from memory.retrieval import Fusion
-from memory.turns import Message, TurnDraft, in_context, search_text
-from memory.words import index_words
+from huichat.memory.index_schema import SCHEMA_VERSION
+from huichat.memory.kernel import MemoryKernel
+from huichat.memory.results import SearchRequest
+from huichat.memory.retrieval import Fusion
+from huichat.memory.turns import Message, TurnDraft, in_context, search_text
+from huichat.memory.words import index_words
 from tests.conftest import NOW, open_kernel
 
 

@@ -19,8 +19,8 @@ from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
-from memory.results import SearchRequest
-from memory.turns import Message, TurnDraft
+from huichat.memory.results import SearchRequest
+from huichat.memory.turns import Message, TurnDraft
 from tests.conftest import NOW, open_kernel
 
 

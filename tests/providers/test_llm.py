@@ -6,12 +6,12 @@ from typing import Any
 
 import pytest
 
-from providers.config import ProviderConfig, ProvidersConfig
-from providers.errors import ProviderError
-from providers.events import ReplyDone, TextDelta
-from providers.llm import LLMClient
-from providers.textcalls import CallSieve, calls_in_text
-from tests.fakellm import FakeLLM, Reply, ToolCall
+from benchmarks.fakellm import FakeLLM, Reply, ToolCall
+from huichat.providers.config import ProviderConfig, ProvidersConfig
+from huichat.providers.errors import ProviderError
+from huichat.providers.events import ReplyDone, TextDelta
+from huichat.providers.llm import LLMClient
+from huichat.providers.textcalls import CallSieve, calls_in_text
 
 TOOLS = ("recall_memory", "recall_by_id")
 MESSAGES = [{"role": "user", "content": "你好"}]

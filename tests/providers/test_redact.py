@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import pytest
 
-from providers.config import ProviderConfig, ProvidersConfig
-from providers.errors import ProviderError
-from providers.llm import LLMClient
-from providers.redact import REDACTED, redact
-from tests.fakellm import FakeLLM, Reply
+from benchmarks.fakellm import FakeLLM, Reply
+from huichat.providers.config import ProviderConfig, ProvidersConfig
+from huichat.providers.errors import ProviderError
+from huichat.providers.llm import LLMClient
+from huichat.providers.redact import REDACTED, redact
 
 KEY = "k3y-0123456789abcdefABCDEF"
 

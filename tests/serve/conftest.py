@@ -18,8 +18,8 @@ from typing import Any
 import httpx
 import pytest
 
-from app.apikeys import KeyRing
-from tests.fakellm import FakeLLM, Reply, ToolCall
+from benchmarks.fakellm import FakeLLM, Reply, ToolCall
+from huichat.app.users.keys import KeyRing
 
 ROOT = Path(__file__).resolve().parents[2]
 RATE_LIMIT = 40
@@ -71,7 +71,7 @@ def start_server(config: Path, port: int, log: Path) -> subprocess.Popen[bytes]:
     """``huichat --config CONFIG serve --port PORT`` from this checkout; waits until it answers."""
     env = {**os.environ, "PYTHONPATH": str(ROOT), "HF_HUB_OFFLINE": "1"}
     process = subprocess.Popen(
-        [sys.executable, "-m", "app", "--config", str(config), "serve", "--port", str(port)],
+        [sys.executable, "-m", "huichat", "--config", str(config), "serve", "--port", str(port)],
         stdout=log.open("wb"),
         stderr=subprocess.STDOUT,
         env=env,

@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 from mcp import ClientSession, StdioServerParameters, stdio_client
 
-from app.tools import TOOLS
-from memory.turns import Message, TurnDraft
+from huichat.app.tools import TOOLS
+from huichat.memory.turns import Message, TurnDraft
 from tests.conftest import NOW, open_kernel
 
 pytestmark = pytest.mark.slow
@@ -20,7 +20,7 @@ ROOT = Path(__file__).resolve().parents[2]
 def _params(config: Path, *extra: str) -> StdioServerParameters:
     return StdioServerParameters(
         command=sys.executable,
-        args=["-m", "app", "--config", str(config), "mcp", *extra],
+        args=["-m", "huichat", "--config", str(config), "mcp", *extra],
         env={"PYTHONPATH": str(ROOT), "HF_HUB_OFFLINE": "1", "HOME": str(config.parent), "PATH": os.environ["PATH"]},
         cwd=str(ROOT),
     )

@@ -6,9 +6,9 @@ from pathlib import Path
 
 import pytest
 
-from app.serve.errors import ApiError
-from app.serve.transcripts import read_transcript
-from memory.archive import pack_months
+from huichat.app.serve.errors import ApiError
+from huichat.app.serve.transcripts import read_transcript
+from huichat.memory.archive import pack_months
 
 REL = "2026-W48/2026-11-25/chat_20261125-150000-abcd.md"
 

@@ -8,15 +8,15 @@ from pathlib import Path
 
 import pytest
 
-from memory.exports import ExportFormat
-from memory.exports.selection import Selection
-from memory.exports.writer import export
-from memory.imports.ingest import import_conversations
-from memory.imports.model import ImportedConversation, SourceFormat
-from memory.imports.reader import iter_conversations
-from memory.kernel import MemoryKernel
-from memory.turns import Message, TurnDraft
-from providers.redact import REDACTED, redact
+from huichat.memory.exports import ExportFormat
+from huichat.memory.exports.selection import Selection
+from huichat.memory.exports.writer import export
+from huichat.memory.imports.ingest import import_conversations
+from huichat.memory.imports.model import ImportedConversation, SourceFormat
+from huichat.memory.imports.reader import iter_conversations
+from huichat.memory.kernel import MemoryKernel
+from huichat.memory.turns import Message, TurnDraft
+from huichat.providers.redact import REDACTED, redact
 from tests.conftest import NOW, ZONE, open_kernel
 from tests.memory.imports.stored_helpers import SOURCES, canonical, source_path, stored_conversations
 

@@ -5,8 +5,8 @@ from __future__ import annotations
 import sqlite3
 from pathlib import Path
 
-from memory.imports.model import ImportedConversation, ImportedMessage, Part, PartKind, SourceFormat
-from memory.imports.reader import ImportReader
+from huichat.memory.imports.model import ImportedConversation, ImportedMessage, Part, PartKind, SourceFormat
+from huichat.memory.imports.reader import ImportReader
 
 FIXTURES = Path(__file__).parent / "fixtures"
 

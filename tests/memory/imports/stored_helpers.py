@@ -5,8 +5,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from memory.imports.model import ImportedConversation
-from memory.imports.stored import SessionLocator, restore
+from huichat.memory.imports.model import ImportedConversation
+from huichat.memory.imports.stored import SessionLocator, restore
 from tests.memory.imports.helpers import FIXTURES, database
 
 SOURCES = ("chatgpt", "claude", "deepseek", "deepseek-web", "jsonl", "elia", "llm", "llm-legacy")

@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from memory.imports.grouping import group_turns
-from memory.imports.model import ImportedConversation, NoteKind, PartKind, Role, SkipReason
+from huichat.memory.imports.grouping import group_turns
+from huichat.memory.imports.model import ImportedConversation, NoteKind, PartKind, Role, SkipReason
 from tests.memory.imports.helpers import FIXTURES, ids, message, parts, read_all
 
 

@@ -6,8 +6,8 @@ from datetime import UTC, datetime
 
 import pytest
 
-from memory.imports.grouping import group_turns
-from memory.imports.model import ImportedConversation, NoteKind, PartKind, SkipReason
+from huichat.memory.imports.grouping import group_turns
+from huichat.memory.imports.model import ImportedConversation, NoteKind, PartKind, SkipReason
 from tests.memory.imports.helpers import FIXTURES, ids, message, parts, read_all
 
 

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from memory.imports.model import ImportedConversation, NoteKind, PartKind, Role, SourceFormat
+from huichat.memory.imports.model import ImportedConversation, NoteKind, PartKind, Role, SourceFormat
 from tests.memory.imports.helpers import FIXTURES, ids, message, parts, read_all
 
 

@@ -9,10 +9,10 @@ from pathlib import Path
 
 import pytest
 
-from memory.imports.detect import detect
-from memory.imports.model import ImportFormatError, SourceFormat
-from memory.imports.reader import ImportReader
-from memory.imports.sources import expand
+from huichat.memory.imports.detect import detect
+from huichat.memory.imports.model import ImportFormatError, SourceFormat
+from huichat.memory.imports.reader import ImportReader
+from huichat.memory.imports.sources import expand
 from tests.memory.imports.helpers import FIXTURES, database, read_all
 
 CHATGPT = FIXTURES / "chatgpt" / "conversations.json"

@@ -6,9 +6,18 @@ from datetime import UTC, datetime
 
 import pytest
 
-from memory.imports.grouping import group_turns
-from memory.imports.model import ImportedMessage, NoteKind, Part, PartKind, Role, SkipReason, SourceFormat, SourceTime
-from memory.imports.tree import Header, Node, assemble
+from huichat.memory.imports.grouping import group_turns
+from huichat.memory.imports.model import (
+    ImportedMessage,
+    NoteKind,
+    Part,
+    PartKind,
+    Role,
+    SkipReason,
+    SourceFormat,
+    SourceTime,
+)
+from huichat.memory.imports.tree import Header, Node, assemble
 
 T0 = datetime(2025, 1, 1, tzinfo=UTC)
 

@@ -9,15 +9,15 @@ from typing import Any
 
 import pytest
 
-from memory.imports import sidecar
-from memory.imports.codec import session_id_for
-from memory.imports.ingest import ImportTally, import_conversations
-from memory.imports.model import ImportedConversation
-from memory.imports.reader import iter_conversations
-from memory.kernel import MemoryKernel
-from memory.results import SearchRequest
-from memory.transcript import TurnChunker
-from memory.turns import Turn
+from huichat.memory.imports import sidecar
+from huichat.memory.imports.codec import session_id_for
+from huichat.memory.imports.ingest import ImportTally, import_conversations
+from huichat.memory.imports.model import ImportedConversation
+from huichat.memory.imports.reader import iter_conversations
+from huichat.memory.kernel import MemoryKernel
+from huichat.memory.results import SearchRequest
+from huichat.memory.transcript import TurnChunker
+from huichat.memory.turns import Turn
 from tests.conftest import NOW, ZONE, open_kernel
 from tests.memory.imports.helpers import FIXTURES
 from tests.memory.imports.stored_helpers import SOURCES, canonical, source_path, stored_conversations
@@ -240,7 +240,7 @@ def test_two_installs_that_imported_the_same_export_merge_without_duplicates(tmp
 
 
 def test_a_session_written_in_huichat_imports_once_into_another_install(tmp_path: Path, kernel: MemoryKernel) -> None:
-    from memory.turns import Message, TurnDraft
+    from huichat.memory.turns import Message, TurnDraft
 
     session = kernel.new_session(NOW)
     kernel.append_turn(session, TurnDraft((Message("user", "你好"), Message("assistant", "你好！")), NOW, "问候"))
@@ -263,7 +263,7 @@ def test_conversations_that_began_in_the_same_second_with_the_same_digest_start_
     kernel = open_kernel(tmp_path)
     # a stranger already holds the id this conversation would get
     stranger = kernel.new_session(conversation.created.instant, base)
-    from memory.turns import Message, TurnDraft
+    from huichat.memory.turns import Message, TurnDraft
 
     kernel.append_turn(stranger, TurnDraft((Message("user", "mine"),), conversation.created.instant))
     _import(kernel, FIXTURES / "chatgpt" / "conversations.json")

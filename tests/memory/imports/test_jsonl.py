@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from memory.imports.model import ImportedConversation, ImportFormatError, NoteKind, PartKind, Role, SkipReason
+from huichat.memory.imports.model import ImportedConversation, ImportFormatError, NoteKind, PartKind, Role, SkipReason
 from tests.memory.imports.helpers import FIXTURES, ids, parts, read_all
 
 

@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from memory.imports.grouping import group_turns
-from memory.imports.model import ImportedConversation, ImportFormatError, NoteKind, PartKind, Role, SkipReason
+from huichat.memory.imports.grouping import group_turns
+from huichat.memory.imports.model import ImportedConversation, ImportFormatError, NoteKind, PartKind, Role, SkipReason
 from tests.memory.imports.helpers import database, ids, message, parts, read_all
 
 R = "01jm8ec74wxsdatyn5pq1fp0s"  # the legacy fixture's response ids: R + 5 … 9

@@ -8,11 +8,11 @@ from typing import IO
 
 import pytest
 
-from memory.imports import chatgpt
-from memory.imports.reader import iter_conversations
-from memory.imports.sources import Source, expand
-from memory.imports.summary import summarise
-from memory.imports.synthetic import write_chatgpt_export
+from benchmarks.synthetic import write_chatgpt_export
+from huichat.memory.imports import chatgpt
+from huichat.memory.imports.reader import iter_conversations
+from huichat.memory.imports.sources import Source, expand
+from huichat.memory.imports.summary import summarise
 
 
 class _Counted:

@@ -6,8 +6,8 @@ from datetime import UTC, datetime
 
 import pytest
 
-from memory.imports.reader import iter_conversations
-from memory.imports.summary import SummaryBuilder, language_of, summarise
+from huichat.memory.imports.reader import iter_conversations
+from huichat.memory.imports.summary import SummaryBuilder, language_of, summarise
 from tests.memory.imports.helpers import FIXTURES
 
 

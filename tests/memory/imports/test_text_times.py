@@ -7,8 +7,8 @@ from decimal import Decimal
 
 import pytest
 
-from memory.imports.text import readable_citations
-from memory.imports.times import from_epoch, from_iso, parse_stamp
+from huichat.memory.imports.text import readable_citations
+from huichat.memory.imports.times import from_epoch, from_iso, parse_stamp
 
 
 @pytest.mark.parametrize(

@@ -5,11 +5,11 @@ from __future__ import annotations
 from datetime import date, datetime
 from pathlib import Path
 
-from memory.archive import pack_months
-from memory.imports.grouping import group_turns
-from memory.imports.model import Role, SourceFormat
-from memory.transcript import TranscriptWriter
-from memory.turns import STATUS_FAILED, Message, Turn, session_relpath
+from huichat.memory.archive import pack_months
+from huichat.memory.imports.grouping import group_turns
+from huichat.memory.imports.model import Role, SourceFormat
+from huichat.memory.transcript import TranscriptWriter
+from huichat.memory.turns import STATUS_FAILED, Message, Turn, session_relpath
 from tests.conftest import ZONE
 from tests.memory.imports.helpers import read_all
 

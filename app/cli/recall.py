@@ -1,0 +1,67 @@
+"""``huichat recall``: search memory from the shell and print the seed's result format (or JSON)."""
+
+from __future__ import annotations
+
+import argparse
+import json
+from typing import TYPE_CHECKING
+
+from huichat.app.cli import add_now, moment
+from huichat.app.errors import CommandError
+
+if TYPE_CHECKING:
+    from huichat.app.runtime import Runtime
+
+HELP = "search memory from the shell (no TUI)"
+
+
+def add_parser(parser: argparse.ArgumentParser) -> None:
+    """The query and its options."""
+    parser.add_argument(
+        "query",
+        help="what to look for; time words such as 上周三下午 or 'last week' are understood",
+    )
+    parser.add_argument("--top-k", type=int, default=None, metavar="N", help="number of hits (default from config)")
+    parser.add_argument("--filter", dest="filter_expr", metavar="EXPR", help="e.g. \"timestamp >= '2026-04-06'\"")
+    parser.add_argument("--context", type=int, default=0, metavar="N", help="add ±N neighbouring turns")
+    parser.add_argument("--json", action="store_true", help="print JSON instead of the seed's text format")
+    add_now(parser, "resolve time words against this moment")
+    parser.add_argument(
+        "--include-failed", action="store_true", help="also find failed turns (replies that never came)"
+    )
+
+
+def run(args: argparse.Namespace, runtime: Runtime) -> int:
+    """Search memory and print the seed's format (or JSON)."""
+    from huichat.memory.config import MAX_TOP_K
+    from huichat.memory.filters import FilterError
+    from huichat.memory.results import SearchRequest, time_summary
+
+    if args.top_k is not None and not 1 <= args.top_k <= MAX_TOP_K:
+        raise CommandError(f"--top-k must be between 1 and {MAX_TOP_K} (got {args.top_k})")
+    now = moment(args.now, runtime)
+    kernel = runtime.open_kernel()
+    try:
+        request = SearchRequest(
+            args.query, now, args.top_k, args.filter_expr, max(0, args.context), include_failed=args.include_failed
+        )
+        results = kernel.search(request)
+    except FilterError as exc:
+        raise CommandError(f"--filter: {exc}") from None
+    finally:
+        kernel.close()
+    if args.json:
+        payload = results.to_record(runtime.zone.tz)
+        print(json.dumps(payload, ensure_ascii=False, indent=2))
+        return 0
+    if results.time_range is not None:
+        scan = f" (progressive scan: {len(results.rounds)} weeks)" if results.rounds else ""
+        summary = time_summary(results)
+        print(f"# time: {results.time_range.phrase} → {results.time_range.describe()}{scan} · {summary}\n")
+    if not results.results:
+        near = results.below
+        below = f" (nearest: {near.turn.id} at {near.similarity or 0.0:.3f}, below the threshold)" if near else ""
+        print(f"no relevant memory{below}")
+        return 0
+    print(kernel.retriever.format_results(results))
+    return 0

@@ -1,0 +1,172 @@
+"""``huichat retitle``: give existing sessions titles that describe them.
+
+Sessions keep the titles they have until this runs. It is bounded (``--limit``, most
+recent sessions first), resumable (a session the model titled already is skipped unless
+``--force``), and works without a provider (each session's first message's leading
+clause). Each title is written to the session's transcript first, then to the index; an
+interrupted run leaves every session either titled or as it was, and the next start
+brings the index in line with the transcripts.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import os
+import sys
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
+
+from huichat.app.errors import CommandError
+from huichat.app.titles import fallback_title, model_title
+from huichat.memory.errors import KernelError
+from huichat.memory.turns import TITLE_IMPORTED, TITLE_LOCAL, TITLE_MODEL, SessionTitle
+from huichat.providers.errors import ProviderError
+
+if TYPE_CHECKING:
+    from huichat.app.runtime import Runtime
+    from huichat.memory.kernel import MemoryKernel
+    from huichat.memory.results import SessionInfo
+    from huichat.providers.llm import LLMClient
+
+EXIT_INTERRUPTED = 130
+GIVE_UP_AFTER = 3
+"""Failed title requests in a row after which the rest of the run uses the local fallback."""
+
+
+HELP = "give existing sessions titles that describe them"
+
+
+def add_parser(parser: argparse.ArgumentParser) -> None:
+    """The command's options."""
+    parser.add_argument("--limit", type=int, default=100, metavar="N", help="title at most N sessions (default 100)")
+    parser.add_argument("--force", action="store_true", help="title again sessions the model titled already")
+    parser.add_argument("--local", action="store_true", help="use no provider: each session's first message")
+
+
+@dataclass
+class Tally:
+    """What a run did."""
+
+    model: int = 0
+    local: int = 0
+    unchanged: int = 0
+    failures: int = 0
+    last_error: str = ""
+    problems: list[str] = field(default_factory=list)
+
+
+def _client(args: argparse.Namespace, runtime: Runtime) -> tuple[LLMClient | None, str]:
+    """The provider to ask and how it is named, or None and why the local fallback is used."""
+    providers = runtime.loaded.config.providers
+    if args.local:
+        return None, "--local"
+    if not providers.named:
+        return None, "no provider is configured"
+    from huichat.providers.config import key_problem
+
+    name = args.provider or providers.default_name()
+    if name is None:
+        return None, "no provider is configured"
+    problem = key_problem(name, providers.named[name], os.environ)
+    if problem:
+        return None, problem
+    llm = runtime.open_llm()
+    llm.switch(name)
+    return llm, f"{name} · {providers.named[name].model}"
+
+
+def _pending(infos: list[SessionInfo], asking_model: bool, force: bool) -> list[SessionInfo]:
+    """Sessions still to title: the model skips its own titles and imported ones, the fallback any recorded title."""
+    if force:
+        return infos
+    if asking_model:
+        return [s for s in infos if s.title_source not in (TITLE_MODEL, TITLE_IMPORTED)]
+    return [s for s in infos if not s.title_source]
+
+
+async def _title_one(kernel: MemoryKernel, llm: LLMClient | None, info: SessionInfo, tally: Tally) -> None:
+    turns = kernel.session_turns(info.session_id)
+    if not turns:
+        tally.problems.append(f"{info.session_id}: no turns in the index (run huichat reindex)")
+        return
+    title: SessionTitle | None = None
+    if llm is not None and tally.failures < GIVE_UP_AFTER:
+        try:
+            text = await model_title(llm, turns, info.title if info.title_source == TITLE_MODEL else "")
+        except ProviderError as exc:
+            tally.failures += 1
+            tally.last_error = str(exc)
+        else:
+            tally.failures = 0
+            title = SessionTitle(text, TITLE_MODEL, len(turns)) if text else None
+    if title is None:
+        title = SessionTitle(fallback_title(turns) or info.title, TITLE_LOCAL, len(turns))
+    if (title.text, title.source) == (info.title, info.title_source):
+        tally.unchanged += 1
+        return
+    try:
+        kernel.set_title(info.session_file, title)
+    except KernelError as exc:
+        tally.problems.append(f"{info.session_id}: {exc}")
+        return
+    if title.source == TITLE_MODEL:
+        tally.model += 1
+    else:
+        tally.local += 1
+
+
+def run(args: argparse.Namespace, runtime: Runtime) -> int:
+    """Title up to ``--limit`` sessions, most recent first, with a progress bar."""
+    if args.limit < 1:
+        raise CommandError("--limit must be at least 1")
+    from rich.progress import Progress
+
+    llm, using = _client(args, runtime)
+    todo = _pending(runtime.open_catalogue().sessions(), llm is not None, args.force)
+    if not todo:
+        print("nothing to retitle: every session has its title (--force titles them again)")
+        return 0
+    left = max(0, len(todo) - args.limit)
+    todo = todo[: args.limit]
+    print(f"titling {len(todo)} sessions with " + (using if llm is not None else f"the local fallback ({using})"))
+    kernel = runtime.open_kernel()
+    tally = Tally()
+    done = 0
+    interrupted = False
+
+    async def run_all() -> None:
+        nonlocal done
+        with Progress(transient=True) as progress:
+            task = progress.add_task("titling sessions", total=len(todo))
+            for info in todo:
+                await _title_one(kernel, llm, info, tally)
+                done += 1
+                progress.advance(task)
+
+    try:
+        asyncio.run(run_all())
+    except KeyboardInterrupt:
+        interrupted = True
+    finally:
+        kernel.close()
+    _report(tally, llm is not None, done, len(todo) - done + left, interrupted)
+    return EXIT_INTERRUPTED if interrupted else 0
+
+
+def _report(tally: Tally, asked_model: bool, done: int, left: int, interrupted: bool) -> None:
+    parts = []
+    if asked_model:
+        parts.append(f"{tally.model} by the model")
+    parts.append(f"{tally.local} with the local fallback")
+    if tally.unchanged:
+        parts.append(f"{tally.unchanged} unchanged")
+    print(
+        f"{'stopped: ' if interrupted else ''}titled {tally.model + tally.local} of {done} sessions ({', '.join(parts)})"
+    )
+    if tally.last_error:
+        print(f"  the model failed ({tally.last_error}); those sessions got the local fallback", file=sys.stderr)
+    for problem in tally.problems:
+        print(f"  skipped {problem}", file=sys.stderr)
+    if left:
+        print(f"{left} sessions left: run huichat retitle again to continue")

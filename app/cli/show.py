@@ -1,0 +1,45 @@
+"""``huichat show``: one turn by its id, in the seed's format (or JSON)."""
+
+from __future__ import annotations
+
+import argparse
+import json
+from typing import TYPE_CHECKING
+
+from huichat.app.errors import CommandError
+
+if TYPE_CHECKING:
+    from huichat.app.runtime import Runtime
+
+HELP = "print one turn by its id"
+
+
+def add_parser(parser: argparse.ArgumentParser) -> None:
+    """The turn id and ``--json``."""
+    parser.add_argument("turn_id")
+    parser.add_argument("--json", action="store_true", help="print JSON")
+
+
+def run(args: argparse.Namespace, runtime: Runtime) -> int:
+    """Print one turn by id: from its transcript, or with ``--json`` from the index (every field)."""
+    from huichat.memory.results import format_turn, turn_record
+    from huichat.memory.turns import is_turn_id
+
+    turn_id = args.turn_id.strip().lower().removeprefix("id:").strip()
+    if not is_turn_id(turn_id):
+        raise CommandError(f"{args.turn_id[:40]!r} is not a turn id (6 lowercase letters or digits, e.g. a3f2c7)")
+    if args.json:
+        kernel = runtime.open_kernel()
+        try:
+            found = kernel.recall_by_id(turn_id)
+        finally:
+            kernel.close()
+        if found.turn is None:
+            raise CommandError(found.error)
+        print(json.dumps(turn_record(found.turn, runtime.zone.tz), ensure_ascii=False, indent=2))
+        return 0
+    turn = runtime.open_catalogue().turn(turn_id)
+    if turn is None:
+        raise CommandError(f"no turn with id {turn_id}")
+    print(format_turn(turn, runtime.zone.tz))
+    return 0

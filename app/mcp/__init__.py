@@ -1,0 +1,1 @@
+"""The MCP face: memory for MCP hosts over stdio."""

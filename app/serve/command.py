@@ -1,0 +1,45 @@
+"""``huichat serve``: the command that starts the HTTP face."""
+
+from __future__ import annotations
+
+import argparse
+from typing import TYPE_CHECKING
+
+from huichat.app.errors import CommandError
+
+if TYPE_CHECKING:
+    from huichat.app.runtime import Runtime
+
+HELP = "serve chat with memory (OpenAI-compatible), the memory API, a dashboard"
+
+
+def add_parser(parser: argparse.ArgumentParser) -> None:
+    """Where to listen."""
+    parser.add_argument("--host", metavar="ADDR", help="address to listen on (default serve.host, 127.0.0.1)")
+    parser.add_argument("--port", type=int, metavar="N", help="port to listen on (default serve.port, 8000)")
+
+
+def run(args: argparse.Namespace, runtime: Runtime) -> int:
+    """Serve until interrupted."""
+    import uvicorn
+
+    from huichat.app.serve.app import create_app
+    from huichat.app.users.keys import KeyRing, KeyRingError
+
+    settings = runtime.loaded.config.serve
+    host = args.host or settings.host
+    port = args.port or settings.port
+    try:
+        active = [k for k in KeyRing(runtime.loaded.paths.data_dir).entries() if k.active]
+    except KeyRingError as exc:
+        raise CommandError(str(exc)) from None
+    where = f"http://{host if ':' not in host else f'[{host}]'}:{port}"
+    print(f"huichat serve: {where}  ·  API docs {where}/docs  ·  dashboard {where}/v1/memory/viz", flush=True)
+    if active:
+        print(f"{len(active)} API key(s) active: every request needs one.", flush=True)
+    elif settings.allow_loopback_without_keys:
+        print("no API key yet: clients on this machine are let in as the owner (serve.allow_loopback_without_keys).")
+    else:
+        print("no API key yet, so every request is refused: create one with `huichat keys create --user NAME`.")
+    uvicorn.run(create_app(runtime), host=host, port=port, log_level="info", server_header=False)
+    return 0

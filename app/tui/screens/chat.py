@@ -1,0 +1,560 @@
+"""The chat screen: transcript, prompt, memory panel and status — it owns the conversation."""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, cast
+
+from rich.markup import escape
+from textual import events, on, work
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import Horizontal, VerticalScroll
+from textual.message import Message
+from textual.reactive import reactive
+from textual.screen import Screen
+from textual.widgets import Footer, Header
+
+from huichat.app.tui.widgets.chat_message import ChatMessage, call_label
+from huichat.app.tui.widgets.memory_panel import MemoryPanel
+from huichat.app.tui.widgets.prompt_input import PromptInput
+from huichat.app.tui.widgets.status_line import StatusLine
+from huichat.memory.errors import KernelError
+from huichat.providers.config import key_problem
+from huichat.providers.errors import ProviderError
+
+if TYPE_CHECKING:
+    from huichat.app.session import ChatSession, SessionEvent
+    from huichat.app.tui.app import HuichatApp
+    from huichat.app.tui.gateway import Gateway
+    from huichat.memory.results import SearchResults
+    from huichat.memory.turns import Turn
+
+
+@dataclass
+class MemorySynced(Message):
+    """Transcripts changed outside this screen (by hand, by another huichat) and were reconciled."""
+
+    changed_ids: frozenset[str]
+
+
+def plural(count: int, noun: str) -> str:
+    """``1 turn``, ``2 turns``."""
+    return f"{count} {noun}{'' if count == 1 else 's'}"
+
+
+class ChatScreen(Screen[None]):
+    """One conversation in takeover mode."""
+
+    BINDINGS = [
+        Binding("ctrl+f", "search", "Search"),
+        Binding("f2", "toggle_panel", "Memory"),
+        Binding("ctrl+n", "new_session", "New"),
+        Binding("ctrl+o", "open_session", "Sessions"),
+        Binding("ctrl+r", "retry", "Retry", show=False),
+        Binding("f1", "help", "Help"),
+        # where nothing is being typed (the transcript, the memory panel)
+        Binding("slash", "search", "Search", show=False),
+        Binding("question_mark", "help", "Help", show=False),
+        Binding("escape", "focus_prompt", "Prompt", show=False),
+    ]
+
+    HORIZONTAL_BREAKPOINTS = [(0, "-narrow"), (90, "-wide")]
+    """Below 90 columns the memory panel sits under the conversation instead of beside it."""
+
+    panel_open: reactive[bool] = reactive(False)
+    provider_status: reactive[str] = reactive("no provider")
+    session_status: reactive[str] = reactive("new session")
+    memory_status: reactive[str] = reactive("memory: loading…")
+    busy: reactive[bool] = reactive(False)
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.session: ChatSession | None = None
+        self.session_id: str | None = None
+        """The stored session the next message continues (None: a new one)."""
+        self.session_title = ""
+        """That session's title (its topic), shown in the status line."""
+        self.failed_text: str | None = None
+        self.replying = False
+
+    @property
+    def huichat(self) -> HuichatApp:
+        """The app, typed (screens sit below the app and never import it)."""
+        return cast("HuichatApp", self.app)
+
+    @property
+    def gateway(self) -> Gateway:
+        return self.huichat.gateway
+
+    @property
+    def transcript(self) -> VerticalScroll:
+        return self.query_one("#transcript", VerticalScroll)
+
+    @property
+    def panel(self) -> MemoryPanel:
+        return self.query_one("#panel", MemoryPanel)
+
+    @property
+    def prompt(self) -> PromptInput:
+        return self.query_one("#prompt", PromptInput)
+
+    # ---------------------------------------------------------------- compose
+
+    def compose(self) -> ComposeResult:
+        ui = self.huichat.runtime.loaded.config.ui
+        yield Header()
+        with Horizontal(id="main"):
+            yield VerticalScroll(id="transcript")
+            yield MemoryPanel(self.huichat.runtime.zone.tz, ui.snippet_chars, id="panel")
+        yield PromptInput(id="prompt", cursor_blink=ui.cursor_blink)
+        yield StatusLine(id="status").data_bind(
+            provider=ChatScreen.provider_status,
+            session=ChatScreen.session_status,
+            memory=ChatScreen.memory_status,
+            busy=ChatScreen.busy,
+        )
+        yield Footer()
+
+    def on_mount(self) -> None:
+        self.transcript.anchor()
+        self.prompt.focus()
+        self.panel_open = self.huichat.runtime.loaded.config.ui.memory_panel == "open"
+        self.watch(self.app, "provider_name", self._provider_changed)
+        notice = self.provider_notice()
+        self.transcript.mount(ChatMessage("system", notice or self.welcome(), label="setup" if notice else "huichat"))
+        self.track_memory()
+
+    def on_key(self, event: events.Key) -> None:
+        # a character that reached the screen unhandled was typed where nothing takes text: keys
+        # typed while the app was starting (before anything had focus), or over the memory panel
+        # or the transcript. They are the words of a message, not lost keystrokes.
+        if event.is_printable and event.character and event.key not in self.active_bindings:
+            event.stop()
+            self.prompt.focus()
+            self.prompt.insert(event.character)
+
+    def on_screen_resume(self) -> None:
+        # back from search, a turn or a dialog: typing goes to the prompt again
+        self.prompt.focus()
+
+    def watch_panel_open(self, open_: bool) -> None:
+        self.set_class(open_, "-panel-open")
+
+    def _provider_changed(self, name: str | None) -> None:
+        providers = self.huichat.runtime.loaded.config.providers.named
+        self.provider_status = f"{name} · {providers[name].model}" if name in providers else "no provider"
+
+    # ----------------------------------------------------------------- status
+
+    def welcome(self) -> str:
+        """The first screen when a provider is ready: what to do and which keys matter."""
+        return (
+            "Ask anything — earlier conversations are searched when they help "
+            "(try [i]what did we decide about … last week?[/i]). "
+            "[b]ctrl+f[/b] searches memory yourself · [b]F2[/b] shows what was recalled · "
+            "[b]ctrl+o[/b] reopens a session · [b]F1[/b] lists every key."
+        )
+
+    def provider_problem(self) -> str:
+        """Why no reply can be asked for, in one line; '' when a provider can be used."""
+        app = self.huichat
+        providers = app.runtime.loaded.config.providers
+        if not providers.named:
+            return "No LLM provider is configured."
+        name = app.provider_name
+        if name is None:
+            return ""
+        problem = key_problem(name, providers.named[name], os.environ)
+        return f"{problem}." if problem else ""
+
+    def provider_notice(self) -> str:
+        """What to configure when no provider can be used (Rich markup); '' when one can."""
+        app = self.huichat
+        providers = app.runtime.loaded.config.providers
+        config_file = escape(str(app.runtime.loaded.paths.config_file))
+        problem = self.provider_problem()
+        if not problem:
+            return ""
+        if not providers.named:
+            return (
+                f"[b]{problem}[/b] Add one to [b]{config_file}[/b]:\n\n"
+                "[dim]  providers:\n    named:\n      deepseek:\n        model: deepseek/deepseek-chat\n"
+                "        api_key_env: DEEPSEEK_API_KEY[/dim]\n\nthen set [b]DEEPSEEK_API_KEY[/b] in your environment "
+                "(any litellm model works; [b]api_base[/b] reaches llama.cpp, vLLM, LM Studio or Ollama). "
+                "Search (ctrl+f) and sessions (ctrl+o) work without it."
+            )
+        variable = providers.named[app.provider_name or ""].api_key_env
+        return (
+            f"[b]{escape(problem)}[/b] Set it in the environment that starts huichat "
+            f"([b]export {escape(str(variable))}=…[/b]), or pick another provider with ctrl+p. "
+            f"Config: [b]{config_file}[/b]. Search and sessions still work."
+        )
+
+    @work(group="memory-status", exit_on_error=False)
+    async def track_memory(self) -> None:
+        """Follow the background loading of memory in the status line, then reopen where the user left off."""
+        self.busy = True
+        self.memory_status = "memory: loading…"
+        try:
+            await self.gateway.kernel()
+        except KernelError as exc:
+            self.memory_status = "memory unavailable (chat still works)"
+            self.notify(str(exc), title="Memory", severity="error", timeout=10)
+            return
+        finally:
+            self.busy = False
+        await self.update_memory_status()
+        self.embed_pending()
+        app = self.huichat
+        if app.start_session:
+            await self.open_session(app.start_session)
+        elif app.runtime.loaded.config.ui.on_start == "continue" and self.session_id is None:
+            await self.continue_last_session()
+
+    async def update_memory_status(self) -> None:
+        """Turn count and embedding model."""
+        try:
+            kernel = await self.gateway.kernel()
+            count = await self.gateway.count()
+        except KernelError:
+            return
+        waiting = kernel.pending_vectors
+        vectors = f" · embedding {waiting}…" if waiting else ""
+        self.memory_status = f"memory: {plural(count, 'turn')} · {kernel.embedder.name}{vectors}"
+
+    @work(group="embedding", exclusive=True, exit_on_error=False)
+    async def embed_pending(self) -> None:
+        """Give turns indexed without a vector their vectors, a batch at a time, off the UI thread."""
+        kernel = self.gateway.loaded_kernel
+        if kernel is None or not kernel.pending_vectors:
+            return
+        self.busy = True
+        try:
+            while kernel.pending_vectors:
+                await self.update_memory_status()
+                if not await self.gateway.run(lambda k: k.embed_pending()):
+                    break
+        except KernelError as exc:
+            self.notify(str(exc), title="Memory", severity="warning")
+        finally:
+            self.busy = False
+            await self.update_memory_status()
+
+    @work(group="maintenance", exclusive=True, exit_on_error=False)
+    async def maintain_memory(self) -> None:
+        """Fold new turns into the indexes now and then (compaction, index refresh), off the UI thread."""
+        kernel = self.gateway.loaded_kernel
+        if kernel is None or not kernel.needs_maintenance():
+            return
+        self.busy = True
+        try:
+            await self.gateway.maintain()
+        except KernelError as exc:
+            self.notify(str(exc), title="Memory maintenance", severity="warning")
+        finally:
+            self.busy = False
+
+    def refresh_session_label(self) -> None:
+        """Show which session the next message goes to, by its title when it has one."""
+        if self.session_id is None:
+            self.session_status = "new session"
+            return
+        title = f"{self.session_title} · " if self.session_title else ""
+        self.session_status = f"{title}session {self.session_id}"
+
+    @work(group="title", exit_on_error=False)
+    async def refresh_title(self, session: ChatSession) -> None:
+        """Let the session title itself when due, beside the conversation (a reply never waits for it)."""
+        titled = session.handle.session_id if session.handle else None
+        title = await session.refresh_title()
+        if title is not None and titled == self.session_id:
+            self.session_title = title.text
+            self.refresh_session_label()
+
+    # ------------------------------------------------------------------ reply
+
+    @on(PromptInput.Submitted)
+    def _submitted(self, event: PromptInput.Submitted) -> None:
+        if self.replying:
+            self.notify("Wait for the current reply to finish.", timeout=3)
+            return
+        problem = self.provider_problem()
+        if problem:
+            self.notify(problem, severity="error", timeout=8)
+            return
+        event.prompt.clear()
+        self.send(event.text)
+
+    @on(PromptInput.LeaveRequested)
+    def _leave_prompt(self) -> None:
+        if self.panel_open and self.panel.hits:
+            self.panel.focus_list()
+
+    def send(self, text: str) -> None:
+        """Show the user's message at once and answer it in the background."""
+        message = ChatMessage("user", text, label="you")
+        self.transcript.mount(message)
+        self.reply(text, message)
+
+    async def _ensure_session(self) -> ChatSession:
+        """The conversation loop, once memory and the LLM client are loaded (raises their errors)."""
+        if self.session is None:
+            from huichat.app.session import ChatSession
+
+            kernel = await self.gateway.kernel()
+            llm = await self.gateway.llm()
+            app = self.huichat
+            if app.provider_name:
+                llm.switch(app.provider_name)
+            config = app.runtime.loaded.config
+            session = ChatSession(
+                kernel,
+                llm,
+                config.chat,
+                app.runtime.clock,
+                app.runtime.zone.tz,
+                app.runtime.zone.name,
+                None,
+                config.retriever.context_window,
+            )
+            if self.session_id is not None:
+                await session.resume(self.session_id)
+            self.session = session
+        return self.session
+
+    @work(exclusive=True, group="reply", exit_on_error=False)
+    async def reply(self, text: str, user_message: ChatMessage) -> None:
+        """Run one reply: wait for memory if needed, stream, show recalls, store."""
+        self.replying = True
+        try:
+            if not (self.gateway.kernel_settled and self.gateway.llm_settled):
+                self.huichat.start_llm()  # a reply needs it now, not after memory
+                user_message.state = "waiting"
+                user_message.set_note("waiting for memory and the model to load…")
+            try:
+                session = await self._ensure_session()
+            except (KernelError, ProviderError) as exc:
+                self.notify(str(exc), title="Cannot reply", severity="error", timeout=10)
+                self.restore_prompt(text)
+                user_message.remove()
+                return
+            user_message.state = "done"
+            user_message.set_note("")
+            self.panel.clear("Recalling…")
+            answer = ChatMessage("assistant", label=self.huichat.provider_name or "assistant")
+            await self.transcript.mount(answer)
+            answer.state = "streaming"
+            async for event in session.reply(text):
+                await self.show_event(event, answer)
+        finally:
+            self.replying = False
+
+    async def show_event(self, event: SessionEvent, answer: ChatMessage) -> None:
+        """Render one event of the reply."""
+        from huichat.app.session import RecallFinished, ReplyCompleted, ReplyFailed, ToolCalled
+        from huichat.providers.events import TextDelta
+
+        if isinstance(event, TextDelta):
+            await answer.append(event.text)
+        elif isinstance(event, ToolCalled):
+            answer.add_tool_note(call_label(event.name, event.arguments))
+        elif isinstance(event, RecallFinished):
+            self.show_recall(event.results, event.turn, event.error)
+        elif isinstance(event, ReplyCompleted):
+            await answer.finish("done")
+            self.failed_text = None
+            self.session_id = event.turn.session_id
+            self.session_title = event.turn.topic
+            self.refresh_session_label()
+            await self.update_memory_status()
+            self.maintain_memory()
+            if self.session is not None:
+                self.refresh_title(self.session)
+        elif isinstance(event, ReplyFailed):
+            await answer.finish("failed")
+            hint = "press ctrl+r to retry" if event.turn is not None else "your message is back in the prompt"
+            answer.set_note(f"⚠ {event.message} — {hint}")
+            self.notify(event.message, title="Reply failed", severity="error", timeout=8)
+            if event.turn is None:
+                self.restore_prompt(event.user_text)
+            else:
+                self.failed_text = event.user_text
+                self.session_id = event.turn.session_id
+                self.session_title = event.turn.topic
+                self.refresh_session_label()
+
+    def show_recall(self, results: SearchResults | None, turn: Turn | None, error: str) -> None:
+        """Put what a memory tool found into the panel (opening it when configured so)."""
+        from huichat.memory.results import SearchHit
+
+        if error and results is None:
+            self.panel.show([], f"⚠ {error}", append=True)
+            return
+        if results is not None:
+            from huichat.app.tui.screens.search import describe_results
+
+            scope = describe_results(results)
+            if error:  # an id that does not exist: the user's message was searched instead
+                scope = f"⚠ {error} · searched your message instead: {scope}"
+            self.panel.show(list(results), scope, append=True)
+        elif turn is not None:
+            self.panel.show([SearchHit(turn, None)], f"recall_by_id → {turn.id}", append=True)
+        if self.panel.hits and self.huichat.runtime.loaded.config.ui.memory_panel == "auto":
+            self.panel_open = True
+
+    def restore_prompt(self, text: str) -> None:
+        """Give the user's text back (nothing typed is ever lost)."""
+        prompt = self.prompt
+        if not prompt.text.strip():
+            prompt.text = text
+            prompt.move_cursor(prompt.document.end)
+        prompt.focus()
+
+    # ---------------------------------------------------------------- actions
+
+    def action_focus_prompt(self) -> None:
+        """Esc: back to typing."""
+        self.prompt.focus()
+
+    def action_toggle_panel(self) -> None:
+        """F2: open the memory panel and move into it; from inside it, close it."""
+        if self.panel_open and self.panel.has_focus_within:
+            self.panel_open = False
+            self.prompt.focus()
+            return
+        self.panel_open = True
+        self.panel.focus_list()
+
+    async def fetch_turn(self, turn_id: str) -> Turn | None:
+        """A turn by id, off the UI thread (None when memory is unavailable or the id unknown)."""
+        try:
+            return await self.gateway.turn(turn_id)
+        except KernelError:
+            return None
+
+    async def search_memory(self, query: str, include_failed: bool = False) -> SearchResults:
+        """The kernel's search as the user sees it (time words resolved, neighbours around hits)."""
+        from huichat.memory.results import SearchRequest
+
+        runtime = self.huichat.runtime
+        window = runtime.loaded.config.retriever.context_window
+        request = SearchRequest(query, runtime.clock(), context_window=window, include_failed=include_failed)
+        return await self.gateway.search(request)
+
+    async def on_memory_panel_turn_chosen(self, event: MemoryPanel.TurnChosen) -> None:
+        from huichat.app.tui.screens.turn_detail import TurnDetailScreen
+
+        turn = await self.fetch_turn(event.turn_id)
+        if turn is not None:
+            await self.app.push_screen(
+                TurnDetailScreen(turn, event.hit_id, self.fetch_turn, self.huichat.runtime.zone.tz)
+            )
+
+    def action_search(self) -> None:
+        """Open the search screen."""
+        from huichat.app.tui.screens.search import SearchScreen
+
+        runtime = self.huichat.runtime
+        ui = runtime.loaded.config.ui
+        self.app.push_screen(
+            SearchScreen(self.search_memory, self.fetch_turn, runtime.zone.tz, ui.snippet_chars, ui.cursor_blink)
+        )
+
+    def action_help(self) -> None:
+        """Show every binding."""
+        from huichat.app.tui.screens.help import HelpScreen
+
+        self.app.push_screen(HelpScreen())
+
+    async def action_new_session(self) -> None:
+        """Start a new session: an empty transcript; memory keeps everything."""
+        if self.replying:
+            self.notify("Wait for the current reply to finish.", timeout=3)
+            return
+        if self.session is not None:
+            self.session.start_new()
+        self.session_id = None
+        self.session_title = ""
+        self.failed_text = None
+        await self.transcript.remove_children()
+        self.panel.clear()
+        self.refresh_session_label()
+        self.notify("New session.", timeout=2)
+
+    @work(group="sessions", exit_on_error=False)
+    async def action_open_session(self) -> None:
+        """Choose a past session and continue it."""
+        from huichat.app.tui.screens.sessions import SessionsScreen
+
+        try:
+            infos = await self.gateway.sessions()
+        except KernelError as exc:
+            self.notify(str(exc), title="Sessions", severity="error")
+            return
+        chosen = await self.app.push_screen_wait(SessionsScreen(infos, self.huichat.runtime.zone.tz, self.session_id))
+        if chosen:
+            await self.open_session(chosen)
+
+    async def continue_last_session(self) -> None:
+        """At start-up: show the most recent session and continue it (ctrl+n starts a new one)."""
+        try:
+            infos = await self.gateway.sessions()
+        except KernelError:
+            return
+        if infos and self.session_id is None and not self.replying:
+            await self.open_session(infos[0].session_id, note="Continuing your last session · ctrl+n starts a new one")
+
+    async def open_session(self, session_id: str, note: str = "") -> None:
+        """Show a stored session's transcript and continue its anchor chain."""
+        if self.replying:
+            self.notify("Wait for the current reply to finish.", timeout=3)
+            return
+        try:
+            turns = await self.gateway.run(lambda kernel: kernel.session_turns(session_id))
+        except KernelError as exc:
+            self.notify(str(exc), severity="error")
+            return
+        if not turns:
+            self.notify(f"No session '{session_id}'.", severity="error")
+            return
+        if self.session is not None:
+            await self.session.resume(session_id)
+        self.session_id = session_id
+        self.session_title = self.session.topic if self.session is not None else turns[-1].topic
+        self.failed_text = None
+        self.panel.clear()
+        await self.transcript.remove_children()
+        widgets = [widget for turn in turns for widget in ChatMessage.for_turn(turn)]
+        if note:
+            widgets.append(ChatMessage("system", note, label="huichat"))
+        await self.transcript.mount_all(widgets)
+        self.transcript.scroll_end(animate=False)
+        self.refresh_session_label()
+
+    def action_retry(self) -> None:
+        """Send the last failed message again."""
+        if self.replying:
+            self.notify("Wait for the current reply to finish.", timeout=3)
+            return
+        if not self.failed_text:
+            self.notify("Nothing to retry: the last reply did not fail.", timeout=3)
+            return
+        text, self.failed_text = self.failed_text, None
+        self.send(text)
+
+    # ------------------------------------------ live sync hook (issue 13, memory over time)
+
+    async def on_memory_synced(self, event: MemorySynced) -> None:
+        """The app reconciled changed transcripts: update the count, embed, refresh what the panel shows."""
+        await self.update_memory_status()
+        self.embed_pending()
+        stale = event.changed_ids & self.panel.shown_ids
+        if not stale:
+            return
+        try:
+            fresh = await self.gateway.run(lambda kernel: kernel.store.get(stale))
+        except KernelError:
+            return
+        self.panel.replace_turns(fresh)

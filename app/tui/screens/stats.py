@@ -1,0 +1,144 @@
+"""The statistics screen: the seed's dashboard in the terminal, with real charts (textual-plotext)."""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+from datetime import tzinfo
+from typing import TYPE_CHECKING
+
+from textual import on, work
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import Grid, Vertical
+from textual.screen import Screen
+from textual.widgets import Footer, Header, Label, OptionList, Static
+from textual.widgets.option_list import Option
+from textual_plotext import PlotextPlot
+
+from huichat.app.tui.screens.turn_detail import TIER_NAMES, Fetch, TurnDetailScreen
+from huichat.memory.errors import KernelError
+
+if TYPE_CHECKING:
+    from huichat.memory.stats import MemoryItem, MemoryStats
+
+Load = Callable[[], Awaitable["MemoryStats"]]
+_WEEKS_SHOWN = 26
+
+
+def size(count: float) -> str:
+    """Bytes for people: ``12.3 MB``."""
+    for unit in ("B", "kB", "MB", "GB"):
+        if count < 1000 or unit == "GB":
+            return f"{count:.0f} {unit}" if unit == "B" else f"{count:.1f} {unit}"
+        count /= 1000
+    return f"{count:.1f} GB"
+
+
+def summary(stats: MemoryStats) -> str:
+    """The headline figures, one line each."""
+    tiers = " · ".join(f"{TIER_NAMES.get(t, t)} {n}" for t, n in stats.tiers.items())
+    languages = " · ".join(f"{k} {v}" for k, v in sorted(stats.languages.items(), key=lambda kv: -kv[1])) or "—"
+    return (
+        f"{stats.total_turns} turns in {stats.total_sessions} sessions · {tiers}\n"
+        f"average importance {stats.avg_importance:.2f} · {stats.total_accesses} accesses · "
+        f"{stats.clusters} clusters ({stats.clustered_turns} turns behind a representative) · "
+        f"languages {languages} · {size(stats.disk_bytes)} on disk"
+    )
+
+
+class StatsScreen(Screen[None]):
+    """Tiers, importance, turns per week and what was retrieved lately; Enter opens a turn."""
+
+    BINDINGS = [
+        Binding("escape,q,f3", "dismiss", "Close"),
+        Binding("r", "reload", "Refresh"),
+    ]
+
+    def __init__(self, load: Load, fetch: Fetch, zone: tzinfo) -> None:
+        super().__init__()
+        self.load = load
+        self.fetch = fetch
+        self.zone = zone
+        self._items: list[MemoryItem] = []
+
+    def compose(self) -> ComposeResult:
+        yield Header()
+        yield Static("Collecting statistics…", id="stats-summary")
+        with Grid(id="stats-grid"):
+            yield PlotextPlot(id="tier-chart")
+            yield PlotextPlot(id="importance-chart")
+            yield PlotextPlot(id="weeks-chart")
+            with Vertical(id="recent"):
+                yield Label("Recently retrieved · Enter opens", classes="title")
+                yield OptionList(id="recent-list")
+        yield Footer()
+
+    def on_mount(self) -> None:
+        self.action_reload()
+
+    @work(group="stats", exclusive=True, exit_on_error=False)
+    async def action_reload(self) -> None:
+        """Collect the statistics off the UI thread and draw them."""
+        try:
+            stats = await self.load()
+        except KernelError as exc:
+            self.query_one("#stats-summary", Static).update(f"Statistics unavailable: {exc}")
+            return
+        self.show(stats)
+
+    def show(self, stats: MemoryStats) -> None:
+        """Draw every chart and list from ``stats``."""
+        self.query_one("#stats-summary", Static).update(summary(stats))
+        names = [TIER_NAMES.get(t, t) for t in stats.tiers]
+        self._bars("#tier-chart", "Turns per tier", names, list(stats.tiers.values()))
+        deciles = [f"{i / 10:.1f}" for i in range(len(stats.importance_histogram))]
+        self._bars("#importance-chart", "Importance (turns per decile)", deciles, list(stats.importance_histogram))
+        weeks = stats.turns_per_week[-_WEEKS_SHOWN:]
+        self._timeline([w[5:] for w, _ in weeks], [n for _, n in weeks])
+        self._items = list(stats.recent_accesses)
+        listed = self.query_one("#recent-list", OptionList)
+        listed.clear_options()
+        listed.add_options(
+            [
+                Option(
+                    f"{i.last_accessed_at.astimezone(self.zone):%m-%d %H:%M} [{i.id}] "
+                    f"{TIER_NAMES.get(i.tier, i.tier)} · {i.access_count}× · {i.snippet}"
+                    if i.last_accessed_at
+                    else i.snippet,
+                    id=str(n),
+                )
+                for n, i in enumerate(self._items)
+            ]
+            or [Option("Nothing retrieved yet.", disabled=True)]
+        )
+
+    def _bars(self, selector: str, title: str, labels: list[str], values: list[int]) -> None:
+        chart = self.query_one(selector, PlotextPlot)
+        plt = chart.plt
+        plt.clear_data()
+        plt.clear_figure()
+        plt.title(title)
+        plt.bar(labels, values)
+        chart.refresh()
+
+    def _timeline(self, labels: list[str], values: list[int]) -> None:
+        chart = self.query_one("#weeks-chart", PlotextPlot)
+        plt = chart.plt
+        plt.clear_data()
+        plt.clear_figure()
+        plt.title(f"Turns per week (last {len(labels)})")
+        if labels:
+            positions = [float(i) for i in range(len(labels))]
+            plt.plot(positions, values, marker="braille")
+            step = max(1, len(labels) // 6)
+            plt.xticks(positions[::step], labels[::step])
+        chart.refresh()
+
+    @on(OptionList.OptionSelected, "#recent-list")
+    async def _open(self, event: OptionList.OptionSelected) -> None:
+        item = self._items[int(event.option.id or 0)]
+        turn = await self.fetch(item.id)
+        if turn is None:
+            self.notify(f"Turn {item.id} is not in memory.", severity="error")
+            return
+        await self.app.push_screen(TurnDetailScreen(turn, turn.id, self.fetch, self.zone))

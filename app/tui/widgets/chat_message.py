@@ -1,0 +1,130 @@
+"""One message in the transcript: the speaker's label over Markdown that can be streamed."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable
+from typing import TYPE_CHECKING, Any
+
+from textual.app import ComposeResult
+from textual.containers import Vertical
+from textual.reactive import reactive
+from textual.widgets import Label, Static
+
+if TYPE_CHECKING:
+    from textual.widgets._markdown import MarkdownStream
+
+    from huichat.memory.turns import Message, Turn
+
+
+def call_label(name: str, arguments: dict[str, Any]) -> str:
+    """The small note shown above an answer for each memory tool the model called."""
+    shown = ", ".join(f"{k}={v!r}" for k, v in arguments.items() if v not in (None, ""))
+    return f"🔎 {name}({shown})"
+
+
+def tool_lines(messages: Iterable[Message]) -> list[str]:
+    """The tool calls recorded in a stored turn, as they were shown live."""
+    lines = []
+    for message in messages:
+        if message.kind != "tool_call":
+            continue
+        try:
+            arguments = json.loads(message.text)
+        except ValueError:
+            arguments = None
+        if isinstance(arguments, dict):
+            lines.append(call_label(message.speaker, arguments))
+        else:
+            lines.append(f"🔎 {message.speaker}({message.text[:80]})")
+    return lines
+
+
+class ChatMessage(Vertical):
+    """A user, assistant or system message. ``state`` drives the look through TCSS classes.
+
+    Above the body sit the memory tools the model called for it (they led to the answer);
+    below it, a note about the message itself (waiting, failed, how to retry).
+    """
+
+    state: reactive[str] = reactive("done")
+    """``streaming``, ``done``, ``failed`` or ``waiting``."""
+
+    def __init__(self, role: str, text: str = "", *, label: str = "", note: str = "", tools: str = "") -> None:
+        super().__init__(classes=f"-{role}")
+        self.role = role
+        self._text = text
+        self._label = label or role
+        self._note = note
+        self._tools = [line for line in tools.splitlines() if line]
+        self._stream: MarkdownStream | None = None
+        self.chunks: list[str] = [text] if text else []
+
+    @classmethod
+    def for_turn(cls, turn: Turn) -> list[ChatMessage]:
+        """A stored turn as it looked live: the user's message, then the answer with its tool calls."""
+        user = [m for m in turn.messages if m.is_chat and m.role == "user"]
+        said = [m for m in turn.messages if m.is_chat and m.role != "user"]
+        widgets = [cls("user", m.text, label=m.speaker or "you") for m in user]
+        tools = "\n".join(tool_lines(turn.messages))
+        if said or tools:
+            speaker = next((m.speaker for m in said if m.speaker), "") or "assistant"
+            widgets.append(cls("assistant", "\n\n".join(m.text for m in said), label=speaker, tools=tools))
+        if turn.status != "ok" and widgets:
+            widgets[-1].add_class("-failed")
+        return widgets
+
+    def compose(self) -> ComposeResult:
+        yield Label(self._label, classes="label")
+        yield Static("\n".join(self._tools), classes="tools")
+        if self.role == "system":
+            # huichat's own notes (Rich markup): painted at start-up without loading markdown-it
+            yield Static(self._text, classes="body")
+        else:
+            from textual.widgets import Markdown  # markdown-it loads with the first message, not with the app
+
+            yield Markdown(self._text, classes="body")
+        yield Static(self._note, classes="note")
+
+    def on_mount(self) -> None:
+        self.set_class(bool(self._note), "-has-note")
+        self.set_class(bool(self._tools), "-has-tools")
+
+    def watch_state(self, old: str, new: str) -> None:
+        self.remove_class(f"-{old}")
+        self.add_class(f"-{new}")
+
+    @property
+    def text(self) -> str:
+        """Everything written so far."""
+        return "".join(self.chunks)
+
+    async def append(self, fragment: str) -> None:
+        """Stream more text into the body (only the new fragment is rendered)."""
+        if not fragment:
+            return
+        self.chunks.append(fragment)
+        if self._stream is None:
+            from textual.widgets import Markdown
+
+            self._stream = Markdown.get_stream(self.query_one(".body", Markdown))
+        await self._stream.write(fragment)
+
+    async def finish(self, state: str = "done") -> None:
+        """Stop streaming and settle into ``state``."""
+        if self._stream is not None:
+            await self._stream.stop()
+            self._stream = None
+        self.state = state
+
+    def add_tool_note(self, line: str) -> None:
+        """One memory tool call, shown above the answer it led to."""
+        self._tools.append(line)
+        self.query_one(".tools", Static).update("\n".join(self._tools))
+        self.add_class("-has-tools")
+
+    def set_note(self, note: str) -> None:
+        """A small line under the message (waiting, errors, the retry hint)."""
+        self._note = note
+        self.query_one(".note", Static).update(note)
+        self.set_class(bool(note), "-has-note")

@@ -1,0 +1,168 @@
+"""The memory panel: what was recalled for the current reply, walkable from the keyboard."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+from datetime import tzinfo
+from typing import TYPE_CHECKING
+
+from rich.console import RenderableType
+from rich.padding import Padding
+from rich.text import Text
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import Vertical
+from textual.message import Message
+from textual.widgets import Label, OptionList, Static
+from textual.widgets.option_list import Option
+
+if TYPE_CHECKING:
+    from huichat.memory.results import SearchHit
+    from huichat.memory.turns import Turn
+
+
+def hit_prompt(hit: SearchHit, zone: tzinfo, snippet_chars: int, *, similar_to: str = "") -> RenderableType:
+    """Two lines for one recalled turn: similarity, time, anchor, topic, which time matched; then a snippet.
+
+    A neighbour is indented under its hit, dimmed, and has no similarity of its own; so is a
+    near-duplicate shown under its representative (``similar_to``). A representative says
+    how many near-duplicates it stands for (``+N similar``; ``+`` shows them).
+    """
+    from huichat.memory.results import placement  # memory is open once there are hits; the panel paints without it
+
+    turn = hit.turn
+    local = turn.timestamp.astimezone(zone)
+    is_hit = hit.role == "hit" and not similar_to
+    text = Text(style="" if is_hit else "dim")
+    if is_hit:
+        text.append("● by id " if hit.similarity is None else f"● {hit.similarity:.3f} ", style="bold")
+    else:
+        text.append("≈ similar " if similar_to else f"↳ context for {hit.hit_id} ")
+    text.append(f"{local:%Y-%m-%d %a %H:%M} ")
+    text.append(f"[{turn.id}]", style="italic")
+    if turn.topic and is_hit:
+        text.append(f" {turn.topic}", style="dim")
+    matched = placement(hit, zone) if is_hit else ""
+    if matched:
+        text.append(f" · {matched}", style="yellow" if hit.outside else "cyan")
+    if hit.similar:
+        text.append(f" +{len(hit.similar)} similar", style="bold")
+    snippet = " ".join(turn.text.split())
+    if len(snippet) > snippet_chars:
+        snippet = snippet[: snippet_chars - 1] + "…"
+    text.append("\n" + snippet)
+    return text if is_hit else Padding(text, (0, 0, 0, 4))
+
+
+class MemoryPanel(Vertical):
+    """Recalled turns (hits, each with its neighbours under it) and the time range that was understood.
+
+    A consolidation representative can be expanded (``+``) to list the near-duplicates it
+    stands for under it; each opens like any other turn.
+    """
+
+    BINDINGS = [Binding("plus,equals_sign", "toggle_similar", "Similar", show=False)]
+
+    @dataclass
+    class TurnChosen(Message):
+        """The user opened a recalled turn (Enter or click)."""
+
+        turn_id: str
+        hit_id: str
+
+    def __init__(self, zone: tzinfo, snippet_chars: int = 160, *, id: str | None = None) -> None:
+        super().__init__(id=id)
+        self.zone = zone
+        self.snippet_chars = snippet_chars
+        self._results: list[SearchHit] = []
+        """What was recalled, hits first (neighbours under their hit)."""
+        self._expanded: set[str] = set()
+        self._rows: list[tuple[SearchHit, str]] = []
+        """What the list shows: each result, and the near-duplicates of an expanded one (with its id)."""
+
+    def compose(self) -> ComposeResult:
+        yield Label("Memory", classes="title")
+        yield Static("Nothing recalled yet.", classes="scope")
+        yield OptionList(classes="hits")
+
+    @property
+    def hits(self) -> list[SearchHit]:
+        """What the panel shows, in order."""
+        return [hit for hit, _ in self._rows]
+
+    @property
+    def options(self) -> OptionList:
+        return self.query_one(OptionList)
+
+    def focus_list(self) -> None:
+        """Move the keyboard into the list (↑ ↓ Enter)."""
+        self.options.focus()
+
+    def clear(self, scope: str = "Nothing recalled yet.") -> None:
+        """Empty the list (a new reply or search starts)."""
+        self._results = []
+        self._expanded = set()
+        self._render_rows()
+        self.query_one(".scope", Static).update(scope)
+
+    def show(self, hits: list[SearchHit], scope: str, *, append: bool = False) -> None:
+        """Show ``hits`` (hits first, neighbours under them) under a ``scope`` line."""
+        from huichat.memory.results import hits_first  # memory is open once there are hits; the panel paints without it
+
+        if not append:
+            self._results = []
+            self._expanded = set()
+        seen = {(h.turn.id, h.role) for h in self._results}
+        self._results.extend(h for h in hits_first(hits) if (h.turn.id, h.role) not in seen)
+        self._render_rows(keep_highlight=append)
+        self.query_one(".scope", Static).update(scope)
+
+    def replace_turns(self, turns: dict[str, Turn]) -> None:
+        """Show newer versions of turns already listed (a transcript changed under them)."""
+        self._results = [replace(h, turn=turns[h.turn.id]) if h.turn.id in turns else h for h in self._results]
+        self._render_rows()
+
+    @property
+    def shown_ids(self) -> set[str]:
+        """Every turn the panel lists, near-duplicates included."""
+        return {h.turn.id for h in self._results} | {m.id for h in self._results for m in h.similar}
+
+    def _render_rows(self, *, keep_highlight: bool = True) -> None:
+        options = self.options
+        highlighted = options.highlighted if keep_highlight else None
+        rows: list[tuple[SearchHit, str]] = []
+        for hit in self._results:
+            rows.append((hit, ""))
+            if hit.turn.id in self._expanded:
+                rows.extend(
+                    (replace(hit, turn=m, role="neighbor", hit_id=hit.turn.id, similar=()), hit.turn.id)
+                    for m in hit.similar
+                )
+        self._rows = rows
+        options.clear_options()
+        options.add_options(
+            [
+                Option(hit_prompt(h, self.zone, self.snippet_chars, similar_to=parent), id=str(i))
+                for i, (h, parent) in enumerate(rows)
+            ]
+        )
+        if rows:
+            options.highlighted = min(highlighted, len(rows) - 1) if highlighted is not None else 0
+
+    def action_toggle_similar(self) -> None:
+        """Show or hide the near-duplicates of the highlighted representative."""
+        index = self.options.highlighted
+        if index is None or index >= len(self._rows):
+            return
+        hit, parent = self._rows[index]
+        owner = parent or hit.turn.id
+        owner_hit = next((h for h in self._results if h.turn.id == owner), None)
+        if owner_hit is None or not owner_hit.similar:
+            return
+        self._expanded ^= {owner}
+        self._render_rows()
+
+    def on_option_list_option_selected(self, event: OptionList.OptionSelected) -> None:
+        event.stop()
+        hit, parent = self._rows[int(event.option.id or 0)]
+        self.post_message(self.TurnChosen(hit.turn.id, parent or hit.hit_id or hit.turn.id))

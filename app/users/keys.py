@@ -1,0 +1,191 @@
+"""API keys for ``huichat serve``: created once, stored hashed (argon2), revocable.
+
+A key reads ``hc_<id>_<secret>``. The id is public (listing, revoking, rate limits); the
+secret is shown once when the key is made and only its argon2 hash is kept, in
+``<data_dir>/api-keys.json`` (mode 0600). A verified key is remembered in this process
+until the file changes (a ``keys revoke`` from another process takes effect on the next
+request), so argon2's deliberate slowness is paid once per key, not per request.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import fcntl
+import hashlib
+import json
+import os
+import re
+import secrets
+import threading
+from collections.abc import Iterator
+from dataclasses import asdict, dataclass, replace
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+from argon2 import PasswordHasher
+from argon2.exceptions import InvalidHashError, VerificationError
+
+from huichat.app.users.memories import check_user_name
+
+KEYS_FILE = "api-keys.json"
+_TOKEN = re.compile(r"^hc_([0-9a-f]{8})_([A-Za-z0-9_-]{20,100})$")
+_FORMAT = 1
+
+
+class KeyRingError(Exception):
+    """A key operation that cannot be done (unknown id, unreadable key file)."""
+
+
+@dataclass(frozen=True)
+class ApiKey:
+    """One key as stored: never the secret, only its hash."""
+
+    id: str
+    user: str
+    created: str
+    hash: str
+    admin: bool = False
+    """An admin key may act for any user (``user`` in a request) and list every user."""
+    revoked: str | None = None
+
+    @property
+    def active(self) -> bool:
+        """False once revoked."""
+        return self.revoked is None
+
+
+class KeyRing:
+    """The key file: create, list, revoke, verify."""
+
+    def __init__(self, data_dir: Path) -> None:
+        self.path = data_dir / KEYS_FILE
+        self._hasher = PasswordHasher()
+        self._lock = threading.Lock()
+        self._state: tuple[int, int] | None = None
+        self._keys: dict[str, ApiKey] = {}
+        self._verified: dict[str, str] = {}
+        """sha256(token) -> key id, for keys verified since the file last changed."""
+
+    # ----------------------------------------------------------------- file
+
+    def _stat(self) -> tuple[int, int] | None:
+        try:
+            stat = self.path.stat()
+        except FileNotFoundError:
+            return None
+        return (stat.st_mtime_ns, stat.st_size)
+
+    def _read(self) -> dict[str, ApiKey]:
+        try:
+            data = json.loads(self.path.read_text(encoding="utf-8"))
+        except FileNotFoundError:
+            return {}
+        except (OSError, ValueError) as exc:
+            raise KeyRingError(f"cannot read the API key file {self.path}: {exc}") from exc
+        if not isinstance(data, dict) or data.get("format") != _FORMAT:
+            raise KeyRingError(f"{self.path} is not a huichat API key file (format {_FORMAT})")
+        return {k["id"]: ApiKey(**k) for k in data.get("keys", [])}
+
+    def _current(self) -> dict[str, ApiKey]:
+        state = self._stat()
+        if state != self._state:
+            self._keys = self._read() if state is not None else {}
+            self._verified = {}
+            self._state = state
+        return self._keys
+
+    @contextlib.contextmanager
+    def _editing(self) -> Iterator[dict[str, ApiKey]]:
+        """Read-modify-write under an exclusive lock; written atomically with mode 0600."""
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        with (self.path.parent / f".{KEYS_FILE}.lock").open("a") as lock, self._lock:
+            fcntl.flock(lock, fcntl.LOCK_EX)
+            keys = self._read()
+            yield keys
+            payload = {"format": _FORMAT, "keys": [asdict(k) for k in keys.values()]}
+            temporary = self.path.with_suffix(f".{os.getpid()}.tmp")
+            descriptor = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+            with os.fdopen(descriptor, "w", encoding="utf-8") as handle:
+                json.dump(payload, handle, indent=1)
+                handle.flush()
+                os.fsync(handle.fileno())
+            temporary.replace(self.path)
+
+    # ------------------------------------------------------------ commands
+
+    def create(self, user: str, now: datetime, *, admin: bool = False) -> tuple[ApiKey, str]:
+        """A new key for ``user``; returns it and the token, which is never shown again."""
+        check_user_name(user)
+        with self._editing() as keys:
+            key_id = secrets.token_hex(4)
+            while key_id in keys:
+                key_id = secrets.token_hex(4)
+            secret = secrets.token_urlsafe(32)
+            key = ApiKey(key_id, user, now.isoformat(timespec="seconds"), self._hasher.hash(secret), admin)
+            keys[key_id] = key
+        return key, f"hc_{key_id}_{secret}"
+
+    def entries(self) -> list[ApiKey]:
+        """Every key, revoked ones included, oldest first."""
+        with self._lock:
+            return sorted(self._current().values(), key=lambda k: k.created)
+
+    def revoke(self, key_id: str, now: datetime) -> ApiKey:
+        """Revoke a key by id (it stays listed, marked revoked)."""
+        with self._editing() as keys:
+            key = keys.get(key_id.strip())
+            if key is None:
+                raise KeyRingError(f"no key with id '{key_id[:20]}' (see `huichat keys list`)")
+            if key.active:
+                key = replace(key, revoked=now.isoformat(timespec="seconds"))
+                keys[key.id] = key
+        return key
+
+    # ---------------------------------------------------------- requests
+
+    def any_active(self) -> bool:
+        """True when at least one key can be used (then every request needs one)."""
+        with self._lock:
+            return any(k.active for k in self._current().values())
+
+    def remembered(self, token: str) -> ApiKey | None:
+        """The key of ``token`` if it was verified since the file last changed (cheap: no argon2)."""
+        match = _TOKEN.match(token.strip())
+        if match is None:
+            return None
+        digest = hashlib.sha256(token.strip().encode()).hexdigest()
+        with self._lock:
+            key = self._current().get(match.group(1))
+            if key is not None and key.active and self._verified.get(digest) == key.id:
+                return key
+        return None
+
+    def verify(self, token: str) -> ApiKey | None:
+        """The active key ``token`` belongs to, or None (malformed, unknown, revoked or wrong)."""
+        match = _TOKEN.match(token.strip())
+        if match is None:
+            return None
+        key_id, secret = match.groups()
+        digest = hashlib.sha256(token.strip().encode()).hexdigest()
+        with self._lock:
+            key = self._current().get(key_id)
+            if key is None or not key.active:
+                return None
+            if self._verified.get(digest) == key_id:
+                return key
+        try:
+            self._hasher.verify(key.hash, secret)
+        except (VerificationError, InvalidHashError):
+            return None
+        with self._lock:
+            if self._current().get(key_id) == key:
+                self._verified[digest] = key_id
+        return key
+
+    def describe(self) -> list[dict[str, Any]]:
+        """The keys as rows for listing (no hashes)."""
+        return [
+            {"id": k.id, "user": k.user, "admin": k.admin, "created": k.created, "revoked": k.revoked}
+            for k in self.entries()
+        ]

@@ -1,0 +1,197 @@
+"""Users and their memories, for the faces that serve other programs (HTTP and MCP).
+
+The owner's memory is the terminal app's own (the configured data dir); every other user
+has a folder of their own, ``<data_dir>/users/<name>/`` with its transcripts and index, so
+nothing one user says can reach another's store. A ``Memory`` opens a user's kernel in
+the background and degrades instead of failing: when the index cannot be opened or fails,
+turns still go to the transcripts, searches say memory is unavailable, and the index is
+reopened (and reconciled with what was written meanwhile) once it works again.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import re
+import threading
+import time
+from collections.abc import Callable, Iterable
+from pathlib import Path
+from typing import TYPE_CHECKING, TypeVar
+
+from huichat.app.runtime import Runtime
+from huichat.memory.errors import KernelError
+from huichat.memory.location import MemoryLocation
+
+if TYPE_CHECKING:
+    from huichat.memory.embedding import Embedder
+    from huichat.memory.kernel import MemoryKernel
+
+T = TypeVar("T")
+USER_NAME = re.compile(r"^[a-z0-9][a-z0-9_-]{0,31}$")
+USERS_DIR = "users"
+_EMBED_BATCH = 64
+
+
+class UnknownUser(Exception):
+    """A user name that is malformed or has no memory."""
+
+
+def check_user_name(name: str) -> str:
+    """``name`` if it can name a user (and a folder): 1–32 of a-z, 0-9, '-', '_'."""
+    if not USER_NAME.match(name or ""):
+        raise UnknownUser(f"'{(name or '')[:40]}' is not a user name (1-32 of a-z, 0-9, '-' and '_')")
+    return name
+
+
+class Memory:
+    """One user's kernel: opened in a thread, degraded when the index fails, reopened when due."""
+
+    def __init__(
+        self, user: str, open_kernel: Callable[[], MemoryKernel], fallback: Callable[[str], MemoryKernel]
+    ) -> None:
+        self.user = user
+        self._open = open_kernel
+        self._fallback = fallback
+        self._kernel: MemoryKernel | None = None
+        self._lock = asyncio.Lock()
+        self._retry_at = 0.0
+        self._embedding: asyncio.Task[None] | None = None
+        self._maintaining: asyncio.Task[None] | None = None
+
+    @property
+    def opened(self) -> MemoryKernel | None:
+        """The kernel if it was opened (degraded or not), else None."""
+        return self._kernel
+
+    def _open_or_degrade(self) -> MemoryKernel:
+        try:
+            return self._open()
+        except KernelError as exc:
+            return self._fallback(str(exc))
+
+    async def kernel(self, retry_seconds: float) -> MemoryKernel:
+        """The kernel; a degraded one is reopened first when ``retry_seconds`` passed since the last try."""
+        async with self._lock:
+            kernel = self._kernel
+            if kernel is not None and not (kernel.degraded and time.monotonic() >= self._retry_at):
+                return kernel
+            fresh = await asyncio.to_thread(self._open_or_degrade)
+            if fresh.degraded:
+                self._retry_at = time.monotonic() + retry_seconds
+                if kernel is not None:
+                    await asyncio.to_thread(fresh.close)
+                    return kernel
+            elif kernel is not None:
+                await asyncio.to_thread(kernel.close)
+            self._kernel = fresh
+            self._embed_in_background(fresh)
+            return fresh
+
+    async def reopen(self) -> MemoryKernel:
+        """Try to reopen a degraded memory now (``sync``)."""
+        self._retry_at = 0.0
+        return await self.kernel(0.0)
+
+    async def run(self, call: Callable[[MemoryKernel], T], retry_seconds: float) -> T:
+        """``call(kernel)`` in a thread."""
+        kernel = await self.kernel(retry_seconds)
+        return await asyncio.to_thread(call, kernel)
+
+    def wrote(self) -> None:
+        """After a turn was stored: compact the index in the background when enough writes piled up."""
+        kernel = self._kernel
+        if kernel is None or kernel.degraded or not kernel.needs_maintenance():
+            return
+        if self._maintaining is None or self._maintaining.done():
+            self._maintaining = asyncio.create_task(self._maintain(kernel), name=f"maintain {self.user}")
+
+    async def _maintain(self, kernel: MemoryKernel) -> None:
+        try:
+            await asyncio.to_thread(kernel.maintain)
+        except KernelError:
+            return  # the index failed: the kernel is degraded and will be reopened
+
+    def _embed_in_background(self, kernel: MemoryKernel) -> None:
+        if kernel.degraded or not kernel.pending_vectors:
+            return
+        if self._embedding is None or self._embedding.done():
+            self._embedding = asyncio.create_task(self._embed(kernel), name=f"embed {self.user}")
+
+    async def _embed(self, kernel: MemoryKernel) -> None:
+        # turns reconciled at open are found by their words at once; their vectors follow here
+        while kernel is self._kernel and not kernel.degraded:
+            try:
+                done = await asyncio.to_thread(kernel.embed_pending, _EMBED_BATCH)
+            except KernelError:
+                return
+            if not done:
+                return
+
+    async def close(self) -> None:
+        """Stop background embedding, flush statistics and release the store."""
+        if self._embedding is not None:
+            self._embedding.cancel()
+        if self._maintaining is not None:
+            await asyncio.wait([self._maintaining])
+        async with self._lock:
+            if self._kernel is not None:
+                await asyncio.to_thread(self._kernel.close)
+                self._kernel = None
+
+
+class Stores:
+    """Every user's memory location, and the open memories (one embedder shared by all)."""
+
+    def __init__(self, runtime: Runtime) -> None:
+        self.runtime = runtime
+        self.owner = runtime.loaded.config.serve.owner
+        self._embedder: Embedder | None = None
+        self._embedder_lock = threading.Lock()
+        self._memories: dict[str, Memory] = {}
+
+    @property
+    def users_dir(self) -> Path:
+        """The folder holding every user but the owner."""
+        return self.runtime.loaded.paths.data_dir / USERS_DIR
+
+    def location(self, user: str) -> MemoryLocation:
+        """Where ``user``'s transcripts and index live."""
+        paths = self.runtime.loaded.paths
+        if check_user_name(user) == self.owner:
+            return MemoryLocation(paths.data_dir, paths.sessions_dir, paths.db_uri)
+        return MemoryLocation.under(self.users_dir / user)
+
+    def users(self, also: Iterable[str] = ()) -> list[str]:
+        """The owner, every user with a store, and ``also`` (e.g. users holding a key), sorted."""
+        found = {self.owner, *also}
+        if self.users_dir.is_dir():
+            found.update(p.name for p in self.users_dir.iterdir() if p.is_dir() and USER_NAME.match(p.name))
+        return sorted(found)
+
+    def _shared_embedder(self) -> Embedder:
+        with self._embedder_lock:
+            if self._embedder is None:
+                self._embedder = self.runtime.open_embedder()
+            return self._embedder
+
+    def memory(self, user: str) -> Memory:
+        """``user``'s memory (not opened until first used)."""
+        location = self.location(user)
+        if user not in self._memories:
+            config = self.runtime.loaded.config
+
+            def open_kernel() -> MemoryKernel:
+                return self.runtime.open_kernel(self._shared_embedder(), embed=False, location=location)
+
+            def fallback(reason: str) -> MemoryKernel:
+                from huichat.memory.opening import open_transcripts_only
+
+                return open_transcripts_only(location, config.retriever, self.runtime.zone.tz, reason)
+
+            self._memories[user] = Memory(user, open_kernel, fallback)
+        return self._memories[user]
+
+    async def close(self) -> None:
+        """Close every open memory."""
+        for memory in list(self._memories.values()):
+            await memory.close()

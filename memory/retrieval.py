@@ -18,9 +18,11 @@ from huichat.memory.config import RetrieverConfig, TierPrior
 from huichat.memory.deadline import in_background
 from huichat.memory.embedding import Embedder
 from huichat.memory.filters import (
+    About,
     Filter,
     In,
     Not,
+    clamp_utc,
     combine,
     excluding,
     parse_filter,
@@ -392,15 +394,15 @@ class Retriever:
         below: SearchHit | None = None
         if span is None:
             ranked, below = self._ranked(keywords, base, top_k, request.mode)
-        elif span.fuzzy and request.progressive and self.config.enable_progressive_scan:
+        elif span.fuzzy and asked.role == "filter" and request.progressive and self.config.enable_progressive_scan:
             ranked = self._progressive(keywords, span, base, top_k, request.now, request.mode, rounds, on_round)
         else:
-            where = combine(base, said_or_about(span.start, span.end))
+            where = combine(base, _within(span, request.now))
             ranked, below = self._ranked(keywords, where, top_k, request.mode)
         if span is not None:
-            ranked = _placed(ranked, span)
+            ranked = _placed(ranked, span, request.now)
             if len(ranked) < top_k:
-                ranked += self._outside(keywords, base, span, top_k - len(ranked), request.mode)
+                ranked += self._outside(keywords, base, span, top_k - len(ranked), request.mode, request.now)
         results = self._with_neighbours(ranked, request.context_window, allowed)
         return SearchResults(
             tuple(results),
@@ -421,9 +423,11 @@ class Retriever:
             return QueryTime(request.query.strip(), None, "none")
         return self.resolver.read_query(request.query, request.now)
 
-    def _outside(self, keywords: str, base: Filter | None, span: TimeRange, count: int, mode: Mode) -> list[SearchHit]:
+    def _outside(
+        self, keywords: str, base: Filter | None, span: TimeRange, count: int, mode: Mode, now: datetime
+    ) -> list[SearchHit]:
         """The best matches outside ``span`` (without keywords: the turns said nearest to it), marked outside."""
-        where = combine(base, Not(said_or_about(span.start, span.end)))
+        where = combine(base, Not(_within(span, now)))
         if keywords.strip():
             hits, _ = self._ranked(keywords, where, count, mode)
         else:
@@ -559,7 +563,16 @@ class Retriever:
         return [replace(h, turn=t) for t, h in zip(turns, ordered, strict=True)]
 
 
-def _placed(hits: list[SearchHit], span: TimeRange) -> list[SearchHit]:
+def _within(span: TimeRange, now: datetime) -> Filter:
+    """The turns said in ``span`` or talking about a time in it; for a span still to come (下周六,
+    "next month"), only those talking about it: what was said about next Saturday, not what
+    happens to carry a later timestamp (an import's clock, a test's)."""
+    if span.start > now:
+        return About(clamp_utc(span.start), clamp_utc(span.end))
+    return said_or_about(span.start, span.end)
+
+
+def _placed(hits: list[SearchHit], span: TimeRange, now: datetime) -> list[SearchHit]:
     """The hits that were said in ``span`` or talk about a time in it, each saying which.
 
     The index's filter may over-match a turn with more event ranges than it has slots
@@ -567,7 +580,7 @@ def _placed(hits: list[SearchHit], span: TimeRange) -> list[SearchHit]:
     """
     placed = []
     for hit in hits:
-        said = span.start <= hit.turn.timestamp < span.end
+        said = span.start <= hit.turn.timestamp < span.end and span.start <= now
         about = tuple(e for e in hit.turn.events if e.overlaps(span.start, span.end))
         if said or about:
             placed.append(replace(hit, said_in_range=said, about=about))

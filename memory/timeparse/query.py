@@ -22,6 +22,12 @@ A calendar date (2026-03-05, 3月5日, "March 5", a clock time on one) given wit
 is a **hint**, not a one-day filter: models make dates up. The caller ranks turns inside it
 first and still finds the rest. A relative phrase (昨天, 上周三, "two weeks ago") is the
 user's own word and stays a filter.
+
+Two kinds of vague phrase never restrict a search that holds other words. 之前 / 以前 /
+previously ("before now") exclude nothing and are mostly part of a noun phrase (以前的室友,
+"my former roommate"): content. 刚才 / 最近 / recently are as often chit-chat or an aside
+(刚才一直在想…, 最近有哪些安排) as a constraint: a hint, ranking recent turns first and
+dropping none.
 """
 
 from __future__ import annotations
@@ -97,9 +103,13 @@ _CJK = re.compile(r"[\u4e00-\u9fff]")
 
 def classify(rest: str, piece: Piece) -> tuple[Role, str]:
     """The role of the time phrase ``piece`` in a query; ``rest`` is the query without it."""
+    if piece.kind == "vague-before":
+        return "content", "before now (no constraint)"
     role, reason = _role(rest)
     if role == "filter" and reason != "bare filter" and _calendar_day(piece):
         return "hint", "calendar date with other words"
+    if role == "filter" and reason != "bare filter" and piece.kind == "vague-soft":
+        return "hint", "vague recency with other words"
     return role, reason
 
 

@@ -64,7 +64,7 @@ _VAGUE_CN = {
 @rule("|".join(sorted(_VAGUE_CN, key=len, reverse=True)), needs="".join(name[0] for name in _VAGUE_CN))
 def _cn_vague(cal: Calendar, m: re.Match[str]) -> Piece:
     kind = _VAGUE_CN[m.group(0)]
-    return Piece(vague(cal, kind), kind="vague-before" if m.group(0) in ("之前", "以前") else "")
+    return Piece(vague(cal, kind), kind=_piece_kind(kind))
 
 
 _VAGUE_EN = {
@@ -91,4 +91,12 @@ _VAGUE_EN = {
 )
 def _en_vague(cal: Calendar, m: re.Match[str]) -> Piece:
     kind = _VAGUE_EN[" ".join(m.group(0).lower().split())]
-    return Piece(vague(cal, kind))
+    return Piece(vague(cal, kind), kind=_piece_kind(kind))
+
+
+def _piece_kind(kind: str) -> str:
+    """``vague-before`` for 之前/以前/previously (before now: no constraint at all), ``vague-soft`` for
+    刚才/最近/recently (a recency that orders but excludes nothing), else '' (see ``query``)."""
+    if kind == "before":
+        return "vague-before"
+    return "vague-soft" if kind in ("just_now", "recent") else ""

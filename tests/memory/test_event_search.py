@@ -131,3 +131,29 @@ def test_events_reach_the_transcript_and_reindex_rebuilds_them(tmp_path: Path) -
     assert stored is not None and stored.events == turn.events
     assert _search(kernel, "上周三下午 部署", SAID).hits[0].turn.id == turn.id
     kernel.close()
+
+
+def test_a_question_about_a_day_to_come_finds_what_was_said_about_it(tmp_path: Path) -> None:
+    # 我下周六要干嘛？ asks what was said about next Saturday, not what carries a timestamp on that day
+    kernel = open_kernel(tmp_path)
+    now = SAID + timedelta(days=2)  # Wednesday 12-02: 下周六 is 12-12
+    (plan,) = _say(kernel, SAID, "下周六要带朵朵去上钢琴课")  # Monday 11-30: 下周六 is 12-12 too
+    (stamped,) = _say(kernel, datetime(2026, 12, 12, 9, 0, tzinfo=ZONE), "钢琴 周六")  # a clock ahead of time
+    results = _search(kernel, "我下周六要干嘛？", now)
+    assert results.time_range is not None and results.time_range.start.date().isoformat() == "2026-12-12"
+    inside = [h.turn.id for h in results.hits if not h.outside]
+    assert inside == [plan.id]
+    assert stamped.id not in inside
+    kernel.close()
+
+
+def test_time_words_that_are_content_or_asides_filter_nothing(tmp_path: Path) -> None:
+    kernel = open_kernel(tmp_path)
+    now = SAID
+    (roommate,) = _say(kernel, SAID - timedelta(days=400), "以前的室友小李搬去深圳了")
+    (plan,) = _say(kernel, SAID - timedelta(days=40), "安排：下个月去杭州看展")
+    for query, wanted in [("以前的室友", roommate), ("最近有哪些安排", plan), ("刚才一直在想室友小李", roommate)]:
+        results = _search(kernel, query, now)
+        assert wanted.id in [h.turn.id for h in results.hits], query
+        assert not results.rounds, query  # no week-by-week scan that stops short of older turns
+    kernel.close()

@@ -26,7 +26,7 @@ CASES = [
     ("did we talk about Redis yesterday", "filter", "question"),
     ("how did the deployment go last Friday", "filter", "question"),
     ("上个月的预算超了多少", "filter", "question"),
-    ("最近有没有聊过面试", "filter", "question"),
+    ("最近有没有聊过面试", "hint", "vague recency with other words"),
     ("which book was I reading in March", "filter", "question"),
     ("前几天提到的那本书叫什么", "filter", "question"),
     # search requests
@@ -60,6 +60,17 @@ CASES = [
     ("国庆去了一趟杭州", "content", "statement"),
     ("I will call the bank on Monday", "content", "statement"),
     ("下周五我们打算去爬山", "content", "statement"),
+    # "before now" restricts nothing and mostly names a thing (以前的室友: the former roommate)
+    ("以前的室友", "content", "before now (no constraint)"),
+    ("我以前的室友叫什么", "content", "before now (no constraint)"),
+    ("之前说的那个餐厅叫什么", "content", "before now (no constraint)"),
+    ("previously discussed VPN issue", "content", "before now (no constraint)"),
+    # a vague recency beside other words is chit-chat or an aside as often as a constraint: soft
+    ("刚才一直在想那家店叫什么", "hint", "vague recency with other words"),
+    ("最近有哪些安排", "hint", "vague recency with other words"),
+    ("what did I say recently about Rust", "hint", "vague recency with other words"),
+    ("刚才一直在想", "content", "statement"),
+    ("最近", "filter", "bare filter"),
     # calendar dates beside other words: a hint, not a one-day filter
     ("2026-03-05 VPN 密码", "hint", "calendar date with other words"),
     ("what did we decide on 2026-03-05?", "hint", "calendar date with other words"),

@@ -30,6 +30,7 @@ from rich.table import Table
 
 from benchmarks.common import bench_embedder, machine, scratch_kernel, write_json
 from benchmarks.recall import ingest, moment, read_jsonl
+from benchmarks.vectorcache import cached
 from huichat.app.config import LoadedConfig
 from huichat.memory.kernel import MemoryKernel
 from huichat.memory.results import SearchRequest
@@ -144,7 +145,7 @@ def run_abstain_bench(args: argparse.Namespace, loaded: LoadedConfig, zone: Zone
     conversation_ids = sorted(by_conversation)[: args.limit] if args.limit else sorted(by_conversation)
     threshold = loaded.config.retriever.min_similarity if args.threshold is None else args.threshold
     garbage = garbage_queries(100)
-    embedder = bench_embedder(loaded, args.embedder)
+    embedder = cached(bench_embedder(loaded, args.embedder), getattr(args, "vectors", None))
     searches: list[dict[str, Any]] = []
     if getattr(args, "resume", False) and args.dump is not None and args.dump.exists():
         kept = json.loads(args.dump.read_text(encoding="utf-8"))

@@ -69,6 +69,13 @@ def add_parser(parser: argparse.ArgumentParser) -> None:
     )
     recall.add_argument("--modes", default="hybrid,text,vector", help="search modes to run (default all three)")
     recall.add_argument(
+        "--vectors",
+        type=Path,
+        default=None,
+        metavar="FILE",
+        help="keep embeddings in this SQLite file and reuse them in later runs (search latency then excludes the query's embedding)",
+    )
+    recall.add_argument(
         "--lifecycle",
         action="store_true",
         help="run the lifecycle job at each question's time and add 'hybrid+tiers' (the tier prior on)",
@@ -91,6 +98,13 @@ def add_parser(parser: argparse.ArgumentParser) -> None:
         "--embedder", default=None, help="'hash' for the fast test embedder, else the configured model"
     )
     abstain.add_argument("--json", type=Path, default=None, metavar="OUT", help="also write the results as JSON")
+    abstain.add_argument(
+        "--vectors",
+        type=Path,
+        default=None,
+        metavar="FILE",
+        help="keep embeddings in this SQLite file and reuse them in later runs (search latency then excludes the query's embedding)",
+    )
     abstain.add_argument(
         "--resume",
         action="store_true",

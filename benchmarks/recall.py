@@ -23,6 +23,7 @@ from rich.progress import Progress
 from rich.table import Table
 
 from benchmarks.common import bench_embedder, machine, percentile, scratch_kernel, write_json
+from benchmarks.vectorcache import cached
 from huichat.app.config import LoadedConfig
 from huichat.memory.config import TierPrior
 from huichat.memory.joblog import JobLog
@@ -121,7 +122,7 @@ def run_recall_bench(args: argparse.Namespace, loaded: LoadedConfig, zone: Zone)
     runs: list[str] = [*modes, TIERED] if getattr(args, "lifecycle", False) else list(modes)
     cutoffs = sorted(set(args.top_k))
     depth = max(cutoffs)
-    embedder = bench_embedder(loaded, args.embedder)
+    embedder = cached(bench_embedder(loaded, args.embedder), getattr(args, "vectors", None))
     scores: dict[str, dict[str, Score]] = {m: defaultdict(Score) for m in runs}
     latencies: dict[str, list[float]] = {m: [] for m in runs}
     ingest_seconds = 0.0

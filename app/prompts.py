@@ -106,6 +106,28 @@ def time_note(language: str, now: datetime, zone_name: str) -> str:
     )
 
 
+_DATE = r"\d{4}-\d{2}-\d{2}"
+_TIME_NOTE = re.compile(
+    # the note in its brackets, to the closing one (or the end of the line, when cut short)
+    rf"\[\s*(?:It is now|现在是)\s*{_DATE}[^\]\n]*\]?"
+    # without brackets: the note's own parts, as far as they were copied
+    rf"|It is now {_DATE}(?: [A-Za-z]{{3}})?(?: \d{{1,2}}:\d{{2}})?(?: \([^)\n]*\))?"
+    rf"(?:; this week began on {_DATE})?(?:; last week ran from {_DATE} to {_DATE})?\]?"
+    rf"|现在是 {_DATE}(?: 周[一二三四五六日])?(?: \d{{1,2}}:\d{{2}})?(?:（[^）\n]*）)?"
+    rf"(?:；本周一是 {_DATE})?(?:；上周是 {_DATE} 到 {_DATE})?\]?"
+)
+
+
+def without_time_note(text: str) -> str:
+    """``text`` without any copy of ``time_note``'s line, whole or cut short.
+
+    Models pass the user's message as a search query, and with it the time line the app
+    put in front of it: read as time words it would confine the search to today. What the
+    app wrote is never searched for; a query that was only the note is left empty.
+    """
+    return _TIME_NOTE.sub(" ", text).strip() if ("It is now" in text or "现在是" in text) else text
+
+
 def tool_response(contents: list[str]) -> str:
     """Tool results as the observation block of a user message (``tool_results: observation``)."""
     return "\n".join(f"<tool_response>\n{content}\n</tool_response>" for content in contents)

@@ -25,6 +25,7 @@ from huichat.app.prompts import (
     system_prompt,
     time_note,
     uses_chinese,
+    without_time_note,
 )
 from huichat.app.rounds import EchoCut, Progress, call_key, round_messages
 from huichat.app.titles import fallback_title, model_title, title_due
@@ -329,8 +330,11 @@ class ChatSession:
     async def _call(self, call: ToolCallRequest, context: ToolContext) -> ToolOutcome:
         if call.error:
             return ToolOutcome.failure(call.error)
+        arguments = dict(call.arguments)
+        if isinstance(arguments.get("query"), str):  # models copy the time line this session wrote into queries
+            arguments["query"] = without_time_note(arguments["query"])
         try:
-            return await asyncio.to_thread(run_tool, self.kernel, call.name, call.arguments, context)
+            return await asyncio.to_thread(run_tool, self.kernel, call.name, arguments, context)
         except Exception as exc:  # a tool's failure is the model's to read, never the end of the reply
             _log.warning("tool %s failed", call.name, exc_info=exc)
             return ToolOutcome.failure(f"the tool failed ({type(exc).__name__}: {exc})")

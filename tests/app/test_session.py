@@ -481,3 +481,37 @@ async def test_auto_recall_injects_memory_for_models_without_tools(
     assert isinstance(events[0], RecallStarted) and events[0].source == "auto"
     injected = [m for m in fake_llm.requests[0]["messages"] if m["role"] == "system"][1]["content"]
     assert f"[id:{remembered}" in injected
+
+
+@pytest.mark.parametrize("copied", ["whole", "only"])
+async def test_the_time_line_the_app_wrote_is_never_searched_for(
+    kernel: MemoryKernel, fake_llm: FakeLLM, remembered: str, copied: str
+) -> None:
+    # models pass the newest message as the query, time line and all: read as time words it
+    # confined the search to today and hid every older memory
+    def respond(body: dict[str, Any]) -> Reply:
+        last = body["messages"][-1]
+        if _results_in(last):
+            return Reply(text="ok")
+        query = last["content"] if copied == "whole" else last["content"].split("\n", 1)[0]
+        return Reply(tool_calls=[ToolCall("recall_memory", {"query": query})])
+
+    fake_llm.responder = respond
+    events = await _reply(_session(kernel, fake_llm), "本地模型部署用什么")
+    finished = [e for e in events if isinstance(e, RecallFinished)]
+    result = fake_llm.requests[1]["messages"][-1]["content"]
+    if copied == "whole":
+        assert finished[0].results is not None and finished[0].results.time_range is None
+        assert remembered in [h.turn.id for h in finished[0].results.hits]
+    else:  # nothing but the time line: not a search of today, an error the model can correct
+        assert result.startswith("错误 (error): ") and "query is empty" in result
+
+
+@pytest.mark.parametrize("language", ["en", "zh"])
+def test_the_time_line_is_taken_out_of_a_query_whole_or_cut_short(language: str) -> None:
+    from huichat.app.prompts import time_note, without_time_note
+
+    note = time_note(language, NOW, "Asia/Shanghai")
+    assert without_time_note(f"{note}\nwhat did I say about Rust?") == "what did I say about Rust?"
+    assert without_time_note(note) == without_time_note(note[:30]) == without_time_note(note[1:-1]) == ""
+    assert without_time_note("It is now time to talk about Rust") == "It is now time to talk about Rust"

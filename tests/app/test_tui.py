@@ -288,3 +288,26 @@ async def test_what_opening_memory_found_in_the_transcripts_is_told(tmp_path: Pa
         await wait_until(pilot, lambda: any("could not read" in str(n.message) for n in app._notifications))
         told = next(str(n.message) for n in app._notifications if "could not read" in str(n.message))
         assert turn.session_file in told and "marker is missing" in told
+
+
+async def test_a_turn_id_typed_in_search_opens_that_turn(tmp_path: Path) -> None:
+    kernel = deterministic_kernel(tmp_path)
+    ids = seed_memory(kernel)
+    app = build_app(tmp_path, loaded_config(), kernel=kernel)
+    async with app.run_test(size=(140, 40)) as pilot:
+        await ready(pilot)
+        await pilot.press("ctrl+f")
+        await wait_until(pilot, lambda: isinstance(app.screen, SearchScreen))
+        search = app.screen
+        for typed in (ids[2], f"id:{ids[1]}", f"[id:{ids[0].upper()}]"):
+            search.query_box.value = typed
+            await pilot.press("enter")
+            await wait_until(pilot, lambda: isinstance(app.screen, TurnDetailScreen))
+            assert app.screen.turn.id == typed.strip("[]").lower().removeprefix("id:"), typed
+            await pilot.press("escape")
+            await wait_until(pilot, lambda: app.screen is search)
+        search.query_box.value = "id:zzzzzz"  # asked as an id, and none has it: said so, nothing searched
+        await pilot.press("enter")
+        panel = search.query_one(MemoryPanel)
+        await wait_until(pilot, lambda: "No turn with id zzzzzz" in str(panel.query_one(".scope").render()))
+        assert app.screen is search

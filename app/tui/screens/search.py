@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Awaitable, Callable
 from datetime import tzinfo
 from typing import TYPE_CHECKING
@@ -23,6 +24,15 @@ if TYPE_CHECKING:
 
 Search = Callable[[str, bool], Awaitable["SearchResults"]]
 """``search(query, include_failed)``."""
+
+_TURN_ID = re.compile(r"\[?\s*(?P<prefix>id:)?\s*(?P<id>[a-z0-9]{6})\s*\]?", re.IGNORECASE)
+
+
+def asked_turn_id(query: str) -> tuple[str, bool] | None:
+    """``(id, said as id:…)`` when the whole query is a turn id (``tsr5bv``, ``id:tsr5bv``,
+    ``[id:tsr5bv]``, as results print them), else None."""
+    found = _TURN_ID.fullmatch(query.strip())
+    return (found["id"].lower(), bool(found["prefix"])) if found else None
 
 
 def describe_results(results: SearchResults) -> str:
@@ -84,7 +94,9 @@ class SearchScreen(Screen[None]):
         with Vertical(id="search"):
             # typing after coming back from the results continues the query instead of replacing it
             query = Input(
-                placeholder="Search memory — e.g. 上周三下午 部署, VPN last week", id="query", select_on_focus=False
+                placeholder="Search memory — e.g. 上周三下午 部署, VPN last week, or a turn id",
+                id="query",
+                select_on_focus=False,
             )
             query.cursor_blink = self.cursor_blink
             yield query
@@ -123,7 +135,21 @@ class SearchScreen(Screen[None]):
 
     @work(exclusive=True, group="search", exit_on_error=False)
     async def run_search(self, query: str) -> None:
-        """Search in the background and show the results."""
+        """Open the turn when the query is the id of one, else search in the background and show the results.
+
+        A bare id is also a word (``python`` has the shape of one): when no turn has it, it is searched for.
+        """
+        asked = asked_turn_id(query)
+        if asked is not None:
+            turn_id, explicit = asked
+            turn = await self.fetch(turn_id)
+            if turn is not None:
+                self.results.clear(f"Turn {turn_id} opened · Esc comes back here.")
+                await self.app.push_screen(TurnDetailScreen(turn, turn.id, self.fetch, self.zone))
+                return
+            if explicit:
+                self.results.clear(f"No turn with id {turn_id}.")
+                return
         self.results.clear("Searching…")
         try:
             results = await self.search(query, self.include_failed)

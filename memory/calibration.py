@@ -38,14 +38,18 @@ if TYPE_CHECKING:
 class Evidence:
     """What one candidate of a hybrid search brings, before calibration."""
 
-    cosine: float
-    """Its cosine with the query (the vector list's lowest when that list did not hold it)."""
+    cosine: float | None
+    """Its cosine with the query (the vector list's lowest when that list did not hold it); None
+    for a turn that has no vector yet (imported with ``--no-embed``, or its vector still pending)."""
     bm25: float
     """Its BM25 score (0 when full text did not return it)."""
     background: float
     """The query's mean cosine with unrelated reference texts in the candidate's script (see ``Reference``)."""
     spread: float
     """The spread of unrelated cosines in the candidate's script."""
+    words: float = 0.0
+    """The share of the query's content words it holds (``memory.words.words_share``); its
+    similarity when it has no vector: found by its words, judged by them."""
 
 
 @dataclass(frozen=True)
@@ -56,13 +60,18 @@ class Calibration:
     intercept: float
 
     def probability(self, evidence: Evidence) -> float:
-        """The calibrated similarity of one candidate, in (0, 1)."""
+        """The calibrated similarity of one candidate, in (0, 1); for one without a vector, the share
+        of the query's words it holds (no cosine to calibrate: its own words are the evidence)."""
+        if evidence.cosine is None:
+            return evidence.words
         logit = self.intercept + sum(w * x for w, x in zip(self.weights, features(evidence), strict=True))
         return 1.0 / (1.0 + math.exp(-max(-30.0, min(30.0, logit))))
 
 
 def features(evidence: Evidence) -> tuple[float, float]:
     """The calibration's inputs: cosine above the query's background (in spreads), and log(1 + BM25)."""
+    if evidence.cosine is None:
+        raise ValueError("a candidate without a vector has no calibration features")
     return ((evidence.cosine - evidence.background) / evidence.spread, math.log1p(max(0.0, evidence.bm25)))
 
 
@@ -154,15 +163,15 @@ class Reference:
             pass  # a read-only data folder: measured again by the next process
         return measured
 
-    def evidence(self, query: npt.NDArray[np.float32]) -> Callable[[float, float, bool], Evidence]:
-        """For one query: ``(cosine, bm25, candidate is CJK) -> Evidence`` with the query's background."""
+    def evidence(self, query: npt.NDArray[np.float32]) -> Callable[[float | None, float, bool, float], Evidence]:
+        """For one query: ``(cosine, bm25, candidate is CJK, words share) -> Evidence`` with the query's background."""
         unit = _unit(query[None, :])[0]
         latin, cjk = float((self.latin @ unit).mean()), float((self.cjk @ unit).mean())
 
-        def make(cosine: float, bm25: float, is_cjk: bool) -> Evidence:
+        def make(cosine: float | None, bm25: float, is_cjk: bool, words: float = 0.0) -> Evidence:
             if is_cjk:
-                return Evidence(cosine, bm25, cjk, self.cjk_spread)
-            return Evidence(cosine, bm25, latin, self.latin_spread)
+                return Evidence(cosine, bm25, cjk, self.cjk_spread, words)
+            return Evidence(cosine, bm25, latin, self.latin_spread, words)
 
         return make
 

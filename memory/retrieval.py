@@ -44,7 +44,7 @@ from huichat.memory.results import (
 from huichat.memory.store import TurnStore
 from huichat.memory.timeparse import QueryTime, TimeRange, TimeResolver
 from huichat.memory.turns import CONTEXT_GAP, ROLE_MEMBER, ROLE_REPRESENTATIVE, Turn
-from huichat.memory.words import has_cjk
+from huichat.memory.words import has_cjk, words_share
 
 
 @dataclass(frozen=True)
@@ -268,14 +268,23 @@ class Retriever:
         bm25 = {s.turn.id: s.score for s in text}
         # embed_query is cached: this is the vector the search just used
         evidence = self.reference.evidence(self.embedder.embed_query(keywords or " "))
+        waiting = self._without_vector([t.id for t in ranked if t.id not in cosines])
         return [
             Candidate(
                 t,
                 scores.get(t.id, floor),
-                evidence(cosines.get(t.id, lowest), bm25.get(t.id, 0.0), has_cjk(t.text)),
+                evidence(None, bm25.get(t.id, 0.0), has_cjk(t.text), words_share(keywords, t.text))
+                if t.id in waiting
+                else evidence(cosines.get(t.id, lowest), bm25.get(t.id, 0.0), has_cjk(t.text)),
             )
             for t in ranked
         ]
+
+    def _without_vector(self, ids: list[str]) -> set[str]:
+        """Those of ``ids`` that have no vector yet (none is looked up while every turn has one)."""
+        if not ids or not self.store.pending_count:
+            return set()
+        return set(ids) - set(self.store.vectors(ids))
 
     def _recent(self, where: Filter | None, limit: int) -> list[Candidate]:
         """With no keywords (``query=""`` + a time filter): the most recent turns in range."""

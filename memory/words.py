@@ -16,6 +16,9 @@ into character n-grams, which blurs English. Here each script gets its own treat
   ``10.0.3.17`` → 10.0.3.17 10 0 3 17; an exact identifier then outranks a partial one.
 
 Text is NFKC-normalised first, so full-width letters and digits match their ASCII forms.
+
+``words_share`` says how much of a query a text holds in these terms, without any statistics
+of the store: the similarity of a turn that has no vector yet (``memory.calibration``).
 """
 
 from __future__ import annotations
@@ -29,6 +32,17 @@ _RUN = re.compile(rf"[{_CJK}]+|[{_LETTER}]+(?:[._\-/@:#+'][{_LETTER}]+)*")
 _PART = re.compile(rf"[{_LETTER}]+")
 _IS_CJK = re.compile(rf"[{_CJK}]")
 _FUNCTION = frozenset("的了是我你他她它们和跟与在有这那就也都要去个么什怎吗呢吧啊呀哦嗯把被给让说对还很")
+_FUNCTION_EN_WORDS = (
+    "a an the i me my mine we us our you your he him his she her it its they them their this that these those "
+    "is am are was were be been being do does did done have has had will would shall should can could may might "
+    "must of in on at to for from by with about as into onto over under after before than then and or but if so "
+    "not no yes what which who whom whose when where why how there here just also too very any some all "
+    "s t ll re ve d m don didn doesn isn wasn"
+)
+_FUNCTION_EN = frozenset(_FUNCTION_EN_WORDS.split())
+"""English words that say nothing about what a text is about (for ``words_share`` only: the
+index keeps them, BM25 weighs them down by itself)."""
+_SUFFIX_EN = re.compile(r"(?:'s|ing|ed|es|s)$")
 
 
 def has_cjk(text: str) -> bool:
@@ -51,3 +65,24 @@ def index_words(text: str) -> str:
         if len(parts) > 1:
             terms.extend(parts)
     return " ".join(terms)
+
+
+def content_terms(text: str) -> frozenset[str]:
+    """What ``text`` is about, as terms: Latin words other than function words (suffixes -s, -ed,
+    -ing cut from longer ones) and CJK characters other than function characters."""
+    terms: set[str] = set()
+    for match in _RUN.finditer(unicodedata.normalize("NFKC", text)):
+        run = match.group(0)
+        if _IS_CJK.match(run):
+            terms.update(c for c in run if c not in _FUNCTION)
+            continue
+        for word in _PART.findall(run.lower()):
+            if word not in _FUNCTION_EN:
+                terms.add(_SUFFIX_EN.sub("", word) if len(word) > 4 else word)
+    return frozenset(terms)
+
+
+def words_share(query: str, text: str) -> float:
+    """The share of ``query``'s content terms that ``text`` holds (0 when the query has none)."""
+    wanted = content_terms(query)
+    return len(wanted & content_terms(text)) / len(wanted) if wanted else 0.0

@@ -10,6 +10,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from huichat.memory.config import RetrieverConfig
 from huichat.memory.embedding import HashEmbedder
 from huichat.memory.errors import KernelError
 from huichat.memory.filters import FilterError
@@ -299,6 +300,28 @@ def test_turns_indexed_without_vectors_are_found_by_words_then_by_meaning(tmp_pa
     again.close()
     kernel.close()
     assert open_kernel(tmp_path).pending_vectors == 0
+
+
+def test_turns_without_vectors_are_hits_on_their_own_words_at_the_threshold(tmp_path: Path) -> None:
+    # imported with --no-embed: the README promises they are found by their words at once
+    kernel = open_kernel(tmp_path, config=RetrieverConfig(min_similarity=0.43))
+    session = kernel.new_session(NOW)
+    said = ["I installed Termux on the old phone", "Termux needs storage permission first", "午饭吃了兰州拉面"]
+    drafts = [TurnDraft((Message("user", text),), NOW + timedelta(minutes=i)) for i, text in enumerate(said)]
+    written = kernel.append_turns(session, drafts, embed=False)
+    later = NOW + timedelta(hours=1)
+    for query, wanted in [
+        ("termux", written[:2]),
+        ("Termux storage permission", written[1:2]),
+        ("兰州拉面", written[2:]),
+    ]:
+        results = kernel.search(SearchRequest(query, later, 5, record_access=False))
+        assert {h.turn.id for h in results.hits} >= {t.id for t in wanted}, query
+        assert results.hits[0].turn.id == wanted[0].id or len(wanted) > 1, query
+        assert all((h.similarity or 0.0) >= 0.43 for h in results.hits), query
+    nothing = kernel.search(SearchRequest("qwxz flurbo 8812", later, 5, record_access=False))
+    assert nothing.hits == []
+    kernel.close()
 
 
 def test_a_session_header_keeps_its_facts_and_later_updates_win(tmp_path: Path) -> None:

@@ -201,9 +201,10 @@ def _search(kernel: MemoryKernel, arguments: dict[str, Any], context: ToolContex
         if results.below is not None:
             near = results.below
             snippet = " ".join(near.turn.text.split())[:80]
+            # no id: a model handed one cites it as if it were a memory
             content += (
                 f"\n最接近的一条低于阈值，不是命中 (nearest, below the threshold — not a match): "
-                f"[id:{near.turn.id} | 相似度: {near.similarity or 0.0:.3f}] {snippet}"
+                f"相似度 {near.similarity or 0.0:.3f} · {snippet}"
             )
         return ToolOutcome(content, results, trace=f"no relevant memory{scope}")
     header = ""

@@ -3,6 +3,7 @@ context under each, which time each hit matched, and one line when nothing is re
 
 from __future__ import annotations
 
+import re
 from datetime import datetime, timedelta
 from pathlib import Path
 
@@ -64,13 +65,15 @@ def test_the_tool_lists_the_hit_then_its_context(tmp_path: Path) -> None:
 
 
 def test_nothing_above_the_threshold_is_one_line_and_names_the_nearest(tmp_path: Path) -> None:
-    kernel, _ = _office(tmp_path, RetrieverConfig(min_similarity=1.0))
+    kernel, ids = _office(tmp_path, RetrieverConfig(min_similarity=1.0))
     outcome = run_tool(kernel, RECALL_MEMORY, {"query": "zxqv 🤖🤖 ///"}, ToolContext(NOW, context_window=1))
     kernel.close()
     first, *rest = outcome.content.splitlines()
     assert first == "没有找到相关记忆。(no relevant memory)"
     assert len(rest) == 1 and "below the threshold — not a match" in rest[0]
     assert outcome.recalled_ids == () and outcome.trace == "no relevant memory"
+    # no id a model could cite as a memory: not the nearest turn's, not any other
+    assert "id:" not in outcome.content and not set(re.findall(r"[a-z0-9]{6}", outcome.content)) & set(ids)
 
 
 def test_an_id_that_does_not_exist_gets_the_error_and_a_search_of_the_users_message(tmp_path: Path) -> None:

@@ -22,10 +22,10 @@ from __future__ import annotations
 import hashlib
 import math
 import os
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Protocol
 
 import numpy as np
 import numpy.typing as npt
@@ -47,6 +47,10 @@ class Evidence:
     """The query's mean cosine with unrelated reference texts in the candidate's script (see ``Reference``)."""
     spread: float
     """The spread of unrelated cosines in the candidate's script."""
+    inherited: float = 0.0
+    """How much of ``cosine`` the turn before it explains: a turn is embedded after its
+    predecessor's tail (``memory.turns.search_text``), so an unrelated reply right after a
+    match sits close to the query too. Taken off the cosine before it is calibrated."""
     words: float = 0.0
     """The share of the query's content words it holds (``memory.words.words_share``); its
     similarity when it has no vector: found by its words, judged by them."""
@@ -72,7 +76,8 @@ def features(evidence: Evidence) -> tuple[float, float]:
     """The calibration's inputs: cosine above the query's background (in spreads), and log(1 + BM25)."""
     if evidence.cosine is None:
         raise ValueError("a candidate without a vector has no calibration features")
-    return ((evidence.cosine - evidence.background) / evidence.spread, math.log1p(max(0.0, evidence.bm25)))
+    own = evidence.cosine - evidence.inherited
+    return ((own - evidence.background) / evidence.spread, math.log1p(max(0.0, evidence.bm25)))
 
 
 # Fitted by `python -m benchmarks.calibrate` on LoCoMo-dev with multilingual-e5-small
@@ -163,17 +168,33 @@ class Reference:
             pass  # a read-only data folder: measured again by the next process
         return measured
 
-    def evidence(self, query: npt.NDArray[np.float32]) -> Callable[[float | None, float, bool, float], Evidence]:
-        """For one query: ``(cosine, bm25, candidate is CJK, words share) -> Evidence`` with the query's background."""
+    def evidence(self, query: npt.NDArray[np.float32]) -> EvidenceMaker:
+        """For one query: the ``Evidence`` of a candidate, with the query's background in its script."""
         unit = _unit(query[None, :])[0]
         latin, cjk = float((self.latin @ unit).mean()), float((self.cjk @ unit).mean())
 
-        def make(cosine: float | None, bm25: float, is_cjk: bool, words: float = 0.0) -> Evidence:
-            if is_cjk:
-                return Evidence(cosine, bm25, cjk, self.cjk_spread, words)
-            return Evidence(cosine, bm25, latin, self.latin_spread, words)
+        def make(
+            cosine: float | None, bm25: float, is_cjk: bool, words: float = 0.0, before: float | None = None
+        ) -> Evidence:
+            background, spread = (cjk, self.cjk_spread) if is_cjk else (latin, self.latin_spread)
+            # before: the cosine of the turn whose tail was embedded with this one, when its closeness is inherited
+            inherited = max(0.0, before - background) if before is not None else 0.0
+            return Evidence(cosine, bm25, background, spread, inherited, words)
 
         return make
+
+
+class EvidenceMaker(Protocol):
+    """``Reference.evidence``'s answer: builds one candidate's ``Evidence`` for the query it was made for."""
+
+    def __call__(
+        self,
+        cosine: float | None,
+        bm25: float,
+        is_cjk: bool,
+        words: float = 0.0,
+        before: float | None = None,
+    ) -> Evidence: ...
 
 
 def _unit(vectors: npt.NDArray[np.float32]) -> npt.NDArray[np.float32]:

@@ -43,7 +43,7 @@ from huichat.memory.results import (
 )
 from huichat.memory.store import TurnStore
 from huichat.memory.timeparse import QueryTime, TimeRange, TimeResolver
-from huichat.memory.turns import CONTEXT_GAP, ROLE_MEMBER, ROLE_REPRESENTATIVE, Turn
+from huichat.memory.turns import CONTEXT_GAP, ROLE_MEMBER, ROLE_REPRESENTATIVE, Turn, in_context
 from huichat.memory.words import has_cjk, words_share
 
 
@@ -275,7 +275,12 @@ class Retriever:
                 scores.get(t.id, floor),
                 evidence(None, bm25.get(t.id, 0.0), has_cjk(t.text), words_share(keywords, t.text))
                 if t.id in waiting
-                else evidence(cosines.get(t.id, lowest), bm25.get(t.id, 0.0), has_cjk(t.text)),
+                else evidence(
+                    cosines.get(t.id, lowest),
+                    bm25.get(t.id, 0.0),
+                    has_cjk(t.text),
+                    before=_inherited_from(t, turns, cosines, bm25),
+                ),
             )
             for t in ranked
         ]
@@ -570,6 +575,26 @@ class Retriever:
                     ordered.append(SearchHit(turn, None, "neighbor", hit.turn.id, hit.rank))
         turns = self.store.with_next([h.turn for h in ordered])
         return [replace(h, turn=t) for t, h in zip(turns, ordered, strict=True)]
+
+
+def _inherited_from(
+    turn: Turn, turns: dict[str, Turn], cosines: dict[str, float], bm25: dict[str, float]
+) -> float | None:
+    """When ``turn`` is embedded after the tail of the turn before it and that turn matches the
+    query's words better than ``turn`` does: that turn's cosine, the whole of its closeness to
+    the query being taken as ``turn``'s inheritance. None otherwise (a reply that holds the
+    query's words keeps its whole cosine).
+
+    The embedded tail weighs more than its share of the characters (an unrelated question right
+    after "my cat is called Mochi" sat closer to "cat name Mochi" than the cat turn itself), so
+    no share of it is trusted to be the turn's own.
+    """
+    previous = turns.get(turn.prev_id or "")
+    if previous is None or previous.id not in cosines or not in_context(turn, previous):
+        return None
+    if bm25.get(turn.id, 0.0) >= bm25.get(previous.id, 0.0):
+        return None
+    return cosines[previous.id]
 
 
 def _within(span: TimeRange, now: datetime) -> Filter:

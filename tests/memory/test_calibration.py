@@ -6,6 +6,7 @@ from collections.abc import Iterator
 from datetime import timedelta
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from huichat.memory.calibration import CALIBRATION, Evidence, Reference, calibrated
@@ -219,3 +220,36 @@ def test_garbage_and_unrelated_questions_find_nothing(life: MemoryKernel, query:
     results = life.search(SearchRequest(query, NOW, context_window=1))
     assert results.results == ()
     assert results.below is None or (results.below.similarity or 0.0) < life.retriever.config.min_similarity
+
+
+def test_an_unrelated_reply_after_a_match_is_not_a_confident_hit(tmp_path: Path, e5: Embedder) -> None:
+    # nine turns of one session: each is embedded after the tail of the one before, so the VPN
+    # question right after the cat's name sat as close to "cat name Mochi" as the cat turn (1.000)
+    kernel = open_kernel(tmp_path, e5)  # the default threshold
+    said = [
+        ("What's a quick pasta for dinner?", "Aglio e olio: garlic, olive oil, chili, parsley."),
+        ("My cat is called Mochi and she's 3", "Mochi is a lovely name for a cat!"),
+        ("My VPN keeps dropping at night", "Set the WireGuard keepalive to 25 seconds."),
+        ("Remind me to renew my passport in March", "Noted: passport renewal in March."),
+        ("How do I undo a git commit?", "git reset --soft HEAD~1 keeps your changes."),
+        ("我下周去成都出差", "记得带伞，成都最近多雨。"),
+        ("The printer on floor 3 jams", "Ticket filed, fuser replacement tomorrow."),
+        ("Best way to learn Rust?", "Read the book, then do rustlings."),
+        ("My sister Anna moves to Lisbon", "Exciting, visit her in autumn."),
+    ]
+    session = kernel.new_session(NOW - timedelta(minutes=30))
+    for i, (user, assistant) in enumerate(said):
+        draft = TurnDraft((Message("user", user), Message("assistant", assistant)), NOW - timedelta(minutes=30 - i))
+        kernel.append_turn(session, draft)
+    results = kernel.search(SearchRequest("cat name Mochi", NOW, top_k=5, record_access=False))
+    kernel.close()
+    assert [("Mochi" in h.turn.text) for h in results.hits] == [True]
+    assert results.hits[0].similarity is not None and results.hits[0].similarity > 0.9
+
+
+def test_the_part_of_a_cosine_the_turn_before_explains_is_not_evidence() -> None:
+    reference = Reference(np.zeros((1, 2), np.float32), np.zeros((1, 2), np.float32), 0.03, 0.02)
+    make = reference.evidence(np.array([1.0, 0.0], np.float32))
+    alone, after_a_match = make(0.20, 0.0, False), make(0.20, 0.0, False, before=0.125)
+    assert after_a_match.inherited == pytest.approx(0.125)
+    assert CALIBRATION.probability(after_a_match) < CALIBRATION.probability(alone)

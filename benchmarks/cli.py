@@ -46,7 +46,7 @@ def _modes(text: str) -> list[str]:
     return modes
 
 
-HELP = "benchmarks: recall, timegen, scale, startup, cli, loop, chaos, serve, import, lifecycle"
+HELP = "benchmarks: recall, abstain, words, timegen, scale, startup, cli, loop, chaos, serve, import, lifecycle"
 
 
 def add_parser(parser: argparse.ArgumentParser) -> None:
@@ -117,6 +117,19 @@ def add_parser(parser: argparse.ArgumentParser) -> None:
         metavar="FILE",
         help="write every search's candidates for benchmarks.calibrate",
     )
+
+    words = kinds.add_parser("words", help="turns imported without vectors: found by their own words at once?")
+    words.add_argument("--data", type=Path, required=True, help="folder with conversations.jsonl (FORMAT.md)")
+    words.add_argument(
+        "--per-conversation", type=int, default=200, metavar="N", help="messages searched per conversation"
+    )
+    words.add_argument("--limit", type=int, default=None, metavar="N", help="only the first N conversations")
+    words.add_argument("--seed", type=int, default=5, help="random seed of the sample (default 5)")
+    words.add_argument("--embedder", default=None, help="'hash' for the fast test embedder, else the configured model")
+    words.add_argument(
+        "--vectors", type=Path, default=None, metavar="FILE", help="the query vectors' cache (see recall)"
+    )
+    words.add_argument("--json", type=Path, default=None, metavar="OUT", help="also write the results as JSON")
 
     timegen = kinds.add_parser("timegen", help="generate and run the bilingual time benchmark")
     timegen.add_argument("--out", type=Path, default=None, help="write the generated dataset to this folder")
@@ -219,6 +232,7 @@ def add_parser(parser: argparse.ArgumentParser) -> None:
 BENCHES = {
     "recall": ("benchmarks.recall", "run_recall_bench"),
     "abstain": ("benchmarks.abstain", "run_abstain_bench"),
+    "words": ("benchmarks.ownwords", "run_words_bench"),
     "timegen": ("benchmarks.timegen", "run_time_bench"),
     "loop": ("benchmarks.loop", "run_loop_bench"),
     "import": ("benchmarks.imports", "run_import_bench"),

@@ -94,9 +94,7 @@ class SearchScreen(Screen[None]):
         with Vertical(id="search"):
             # typing after coming back from the results continues the query instead of replacing it
             query = Input(
-                placeholder="Search memory — e.g. 上周三下午 部署, VPN last week, or a turn id",
-                id="query",
-                select_on_focus=False,
+                placeholder="Search memory — e.g. 上周三下午 部署, VPN last week", id="query", select_on_focus=False
             )
             query.cursor_blink = self.cursor_blink
             yield query

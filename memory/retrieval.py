@@ -580,10 +580,10 @@ class Retriever:
 def _inherited_from(
     turn: Turn, turns: dict[str, Turn], cosines: dict[str, float], bm25: dict[str, float]
 ) -> float | None:
-    """When ``turn`` is embedded after the tail of the turn before it and that turn matches the
-    query's words better than ``turn`` does: that turn's cosine, the whole of its closeness to
-    the query being taken as ``turn``'s inheritance. None otherwise (a reply that holds the
-    query's words keeps its whole cosine).
+    """When ``turn`` is embedded after the tail of the turn before it, holds none of the query's
+    words and that turn does: that turn's cosine, the whole of its closeness to the query being
+    taken as ``turn``'s inheritance. None otherwise (a reply holding any of the query's words
+    keeps its whole cosine: answers next to their question stay hits).
 
     The embedded tail weighs more than its share of the characters (an unrelated question right
     after "my cat is called Mochi" sat closer to "cat name Mochi" than the cat turn itself), so
@@ -592,7 +592,7 @@ def _inherited_from(
     previous = turns.get(turn.prev_id or "")
     if previous is None or previous.id not in cosines or not in_context(turn, previous):
         return None
-    if bm25.get(turn.id, 0.0) >= bm25.get(previous.id, 0.0):
+    if bm25.get(turn.id, 0.0) > 0.0 or bm25.get(previous.id, 0.0) <= 0.0:
         return None
     return cosines[previous.id]
 

@@ -27,6 +27,7 @@ flattened and repeated clauses merged. The query engine's cost grows steeply wit
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, date, datetime, time, timedelta, tzinfo
 
@@ -233,18 +234,18 @@ class _Parser:
         return result
 
     def or_(self) -> Filter:
-        parts = [self.and_()]
-        while self.peek_word("or"):
-            self.i += 1
-            parts.append(self.and_())
-        return parts[0] if len(parts) == 1 else Any_(tuple(parts))
+        return self._joined("or", self.and_, Any_)
 
     def and_(self) -> Filter:
-        parts = [self.unary()]
-        while self.peek_word("and"):
+        return self._joined("and", self.unary, All)
+
+    def _joined(self, word: str, operand: Callable[[], Filter], node: Callable[[tuple[Filter, ...]], Filter]) -> Filter:
+        """Operands joined by ``word`` (one precedence level), flattened into one ``node``."""
+        parts = [operand()]
+        while self.peek_word(word):
             self.i += 1
-            parts.append(self.unary())
-        return parts[0] if len(parts) == 1 else All(tuple(parts))
+            parts.append(operand())
+        return parts[0] if len(parts) == 1 else node(tuple(parts))
 
     def unary(self) -> Filter:
         # a run of NOTs is counted, not recursed into: only its parity matters

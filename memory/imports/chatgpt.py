@@ -38,7 +38,6 @@ from huichat.memory.imports.times import from_epoch, raw_text
 from huichat.memory.imports.tree import Header, Node, assemble, latest_leaf, read_mapping
 
 EXPECTED = "a ChatGPT export (a JSON array of conversations with mapping and current_node)"
-_ROLES = {"user": Role.USER, "assistant": Role.ASSISTANT, "system": Role.SYSTEM, "tool": Role.TOOL}
 _CONTEXT_TYPES = {"user_editable_context", "model_editable_context"}
 _SYSTEM_FLAGS = (
     "is_user_system_message",
@@ -175,7 +174,7 @@ def _skip(message: Mapping[str, Any], role: Role, parts: list[Part]) -> SkipReas
 
 def _node(node_id: str, parent: str | None, message: Mapping[str, Any], notes: list[Note]) -> Node:
     author = as_dict(message.get("author"))
-    role = _ROLES.get(str(author.get("role")), Role.TOOL)
+    role = Role.from_chat(str(author.get("role")))
     parts, unknown = _content_parts(message, role)
     if unknown:
         notes.append(Note(NoteKind.UNKNOWN_CONTENT, f"content type {unknown} kept raw", node_id))
@@ -206,11 +205,7 @@ def conversation(item: Mapping[str, Any], source: Source, index: int) -> Importe
     mapping = item.get("mapping")
     if not isinstance(mapping, dict):
         raise ImportFormatError(f"{source.label}: conversation {index} has no mapping; expected {EXPECTED}")
-    notes: list[Note] = []
-    order, links, bridged = read_mapping(
-        mapping, lambda node_id, parent, message: _node(node_id, parent, message, notes)
-    )
-    notes += bridged
+    order, links, notes = read_mapping(mapping, _node)
     leaf = item.get("current_node")
     heuristic = not isinstance(leaf, str) or (leaf not in mapping)
     if heuristic:

@@ -16,18 +16,16 @@ from huichat.memory.imports.model import (
     ImportedConversation,
     ImportFormatError,
     Note,
-    NoteKind,
     Part,
     PartKind,
     Role,
-    SkipReason,
     SourceFormat,
     SourceTime,
 )
 from huichat.memory.imports.sources import Source, json_values
 from huichat.memory.imports.text import as_dict, as_list, as_text, human_size, placeholder, stable_id, to_json
 from huichat.memory.imports.times import from_iso
-from huichat.memory.imports.tree import Header, Node, assemble
+from huichat.memory.imports.tree import Header, Node, assemble, skip_reason, unknown_notes
 
 EXPECTED = "a Claude export (a JSON array of conversations with chat_messages)"
 ROOT = "00000000-0000-4000-8000-000000000000"
@@ -104,16 +102,14 @@ def _node(message: Mapping[str, Any], index: int, notes: list[Note]) -> Node:
     role = _ROLES.get(str(message.get("sender")), Role.TOOL)
     blocks = [as_dict(b) for b in as_list(message.get("content"))]
     parts = [part for part in (_block(b) for b in blocks) if part is not None]
-    for part in parts:
-        if part.kind is PartKind.UNKNOWN:
-            notes.append(Note(NoteKind.UNKNOWN_CONTENT, f"content block {part.name} kept raw", node_id))
+    notes += unknown_notes(parts, "content block", node_id)
     if not parts:  # no usable block: the flat text field is all there is
         text = as_text(message.get("text")).replace(UNSUPPORTED, "").strip("\n")
         if text.strip():
             parts.append(Part(PartKind.TEXT, text))
     parts = _files(message) + parts
     time = _time(message.get("created_at"))
-    empty = not any(p.text or p.content for p in parts)
+    skip = skip_reason(role, any(p.text or p.content for p in parts))  # no system role here: only empty
     return Node(
         id=node_id,
         parent_id=as_text(parent) if isinstance(parent, str) and parent else None,
@@ -121,8 +117,8 @@ def _node(message: Mapping[str, Any], index: int, notes: list[Note]) -> Node:
         parts=tuple(parts),
         time_raw=as_text(message.get("created_at")),
         instant=time.instant if time else None,
-        skip=SkipReason.EMPTY if empty else None,
-        raw=to_json(message) if empty else "",
+        skip=skip,
+        raw=to_json(message) if skip else "",
     )
 
 

@@ -29,6 +29,7 @@ import hashlib
 import json
 import re
 from collections.abc import Mapping, Sequence
+from dataclasses import replace
 from datetime import datetime, tzinfo
 from typing import Any
 
@@ -256,14 +257,4 @@ def with_details(message: ImportedMessage, details: Sequence[Mapping[str, Any]])
         Part.from_record({**details[i], "text": part.text}) if i < len(details) else part
         for i, part in enumerate(message.parts)
     )
-    return ImportedMessage(
-        message.id,
-        message.parent_id,
-        message.role,
-        parts,
-        message.time,
-        message.speaker,
-        message.model,
-        message.source_turn,
-        message.extra,
-    )
+    return replace(message, parts=parts)

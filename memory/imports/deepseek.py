@@ -20,14 +20,13 @@ from huichat.memory.imports.model import (
     Part,
     PartKind,
     Role,
-    SkipReason,
     SourceFormat,
     SourceTime,
 )
 from huichat.memory.imports.sources import Source, json_values
 from huichat.memory.imports.text import as_dict, as_list, as_text, human_size, placeholder, stable_id, to_json
 from huichat.memory.imports.times import parse_stamp, raw_text
-from huichat.memory.imports.tree import Header, Node, assemble, latest_leaf, read_mapping
+from huichat.memory.imports.tree import Header, Node, assemble, latest_leaf, read_mapping, skip_reason, unknown_notes
 
 EXPECTED_EXPORT = "a DeepSeek export (a JSON array of conversations with mapping and inserted_at)"
 EXPECTED_WEB = "DeepSeek web-API JSON (data.biz_data with chat_session and chat_messages)"
@@ -76,19 +75,19 @@ def _parts(message: Mapping[str, Any]) -> list[Part]:
     return parts
 
 
-def _node(node_id: str, parent: str | None, message: Mapping[str, Any], role: Role | None, notes: list[Note]) -> Node:
+def _node(
+    node_id: str, parent: str | None, message: Mapping[str, Any], notes: list[Note], role: Role | None = None
+) -> Node:
     parts = _parts(message)
     kinds = {str(as_dict(f).get("type") or "").upper() for f in as_list(message.get("fragments"))}
     if role is None:
         role = Role.USER if "REQUEST" in kinds else Role.ASSISTANT
-    for part in parts:
-        if part.kind is PartKind.UNKNOWN:
-            notes.append(Note(NoteKind.UNKNOWN_CONTENT, f"fragment {part.name} kept raw", node_id))
+    notes += unknown_notes(parts, "fragment", node_id)
     status = as_text(message.get("status"))
     if status and status != "FINISHED":
         notes.append(Note(NoteKind.INTERRUPTED, f"status {status}", node_id))
     time = _time(message.get("inserted_at"))
-    empty = not any(p.text for p in parts)
+    skip = skip_reason(role, any(p.text for p in parts))  # no system role here: only empty
     return Node(
         id=node_id,
         parent_id=parent,
@@ -99,8 +98,8 @@ def _node(node_id: str, parent: str | None, message: Mapping[str, Any], role: Ro
         else "",
         instant=time.instant if time else None,
         model=as_text(message.get("model")),
-        skip=SkipReason.EMPTY if empty else None,
-        raw=to_json(message) if empty else "",
+        skip=skip,
+        raw=to_json(message) if skip else "",
         extra=(("status", status),) if status and status != "FINISHED" else (),
     )
 
@@ -133,11 +132,7 @@ def export_conversation(item: Mapping[str, Any], source: Source, index: int) -> 
     mapping = item.get("mapping")
     if not isinstance(mapping, dict):
         raise ImportFormatError(f"{source.label}: conversation {index} has no mapping; expected {EXPECTED_EXPORT}")
-    notes: list[Note] = []
-    order, links, bridged = read_mapping(
-        mapping, lambda node_id, parent, message: _node(node_id, parent, message, None, notes)
-    )
-    notes += bridged
+    order, links, notes = read_mapping(mapping, _node)
     parents = {n.parent_id for n in order}
     heuristic = sum(1 for n in order if n.id not in parents and n.skip is None) > 1
     if heuristic:
@@ -160,7 +155,7 @@ def web_conversation(item: Mapping[str, Any], source: Source, index: int) -> Imp
         parent = message.get("parent_id")
         role = {"USER": Role.USER, "ASSISTANT": Role.ASSISTANT}.get(str(message.get("role")).upper())
         node_id = as_text(message.get("message_id"))
-        order.append(_node(node_id, as_text(parent) if parent is not None else None, message, role, notes))
+        order.append(_node(node_id, as_text(parent) if parent is not None else None, message, notes, role))
     current = session.get("current_message_id")
     leaf = as_text(current) if current is not None else None
     heuristic = leaf is None or all(n.id != leaf for n in order)

@@ -6,7 +6,6 @@ looked at), SQLite by its tables, transcripts by huichat's markers.
 
 from __future__ import annotations
 
-import sqlite3
 from collections.abc import Mapping
 
 import ijson
@@ -108,16 +107,11 @@ def _from_keys(source: Source, container: str, keys: Mapping[str, frozenset[str]
 
 
 def _from_tables(source: Source) -> SourceFormat:
-    connection = open_sqlite(source)
-    try:
+    with open_sqlite(source, "SQLite database") as connection:
         tables = sqlite_tables(connection)
         legacy_columns = (
             {str(r[1]) for r in connection.execute("pragma table_info(logs)")} if "logs" in tables else set()
         )
-    except sqlite3.Error as exc:
-        raise ImportFormatError(f"{source.label}: cannot read the SQLite database: {exc}") from exc
-    finally:
-        connection.close()
     if {"threads", "turns", "messages", "parts"} <= tables or {"responses", "conversations"} <= tables:
         return SourceFormat.LLM
     if {"chat", "message"} <= tables:

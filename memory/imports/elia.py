@@ -14,25 +14,21 @@ from __future__ import annotations
 import sqlite3
 from collections.abc import Iterator
 
-from huichat.memory.imports.llm_legacy import column
 from huichat.memory.imports.model import (
     ImportedConversation,
-    ImportFormatError,
     Note,
     NoteKind,
     Part,
     PartKind,
     Role,
-    SkipReason,
     SourceFormat,
     SourceTime,
 )
-from huichat.memory.imports.sources import Source, open_sqlite
+from huichat.memory.imports.sources import Source, column, open_sqlite
 from huichat.memory.imports.text import as_text, to_json
 from huichat.memory.imports.times import from_iso
-from huichat.memory.imports.tree import Header, Node, assemble
+from huichat.memory.imports.tree import Header, Node, assemble, skip_reason
 
-_ROLES = {"user": Role.USER, "assistant": Role.ASSISTANT, "system": Role.SYSTEM, "tool": Role.TOOL}
 _NAIVE = Note(NoteKind.TIME_ASSUMED_UTC, "elia stores times without a zone; they were read as UTC")
 
 
@@ -42,10 +38,10 @@ def _time(value: object) -> SourceTime | None:
 
 
 def _node(row: sqlite3.Row) -> Node:
-    role = _ROLES.get(as_text(row["role"]), Role.TOOL)
+    role = Role.from_chat(as_text(row["role"]))
     text = as_text(row["content"])
     parts = (Part(PartKind.TEXT, text),) if text else ()
-    skip = SkipReason.SYSTEM if role is Role.SYSTEM else (None if text.strip() else SkipReason.EMPTY)
+    skip = skip_reason(role, bool(text.strip()))
     time = _time(row["timestamp"])
     return Node(
         id=as_text(row["id"]),
@@ -62,8 +58,7 @@ def _node(row: sqlite3.Row) -> Node:
 
 def read(source: Source) -> Iterator[ImportedConversation]:
     """Every chat in an elia database."""
-    connection = open_sqlite(source)
-    try:
+    with open_sqlite(source, "elia database") as connection:
         for chat in connection.execute("select * from chat order by id").fetchall():
             rows = connection.execute("select * from message where chat_id = ? order by id", (chat["id"],)).fetchall()
             started = _time(chat["started_at"])
@@ -80,7 +75,3 @@ def read(source: Source) -> Iterator[ImportedConversation]:
                 extra=(("archived", "true"),) if column(chat, "archived") else (),
             )
             yield assemble(head, [_node(r) for r in rows], None, linear=True)
-    except sqlite3.Error as exc:
-        raise ImportFormatError(f"{source.label}: cannot read the elia database: {exc}") from exc
-    finally:
-        connection.close()

@@ -18,23 +18,14 @@ from huichat.memory.imports.model import (
     Part,
     PartKind,
     Role,
-    SkipReason,
     SourceFormat,
     SourceTime,
 )
 from huichat.memory.imports.sources import Source, json_values
 from huichat.memory.imports.text import as_dict, as_list, as_text, placeholder, stable_id, to_json
-from huichat.memory.imports.tree import Header, Node, assemble
+from huichat.memory.imports.tree import Header, Node, assemble, skip_reason, unknown_notes
 
 EXPECTED = 'OpenAI-style chat JSONL ({"messages": [...]} on each line)'
-_ROLES = {
-    "user": Role.USER,
-    "assistant": Role.ASSISTANT,
-    "system": Role.SYSTEM,
-    "developer": Role.SYSTEM,
-    "tool": Role.TOOL,
-    "function": Role.TOOL,
-}
 
 
 def _content(content: object, role: Role) -> list[Part]:
@@ -63,7 +54,8 @@ def _content(content: object, role: Role) -> list[Part]:
 
 
 def _node(index: int, message: Mapping[str, Any], notes: list[Note]) -> Node:
-    role = _ROLES.get(str(message.get("role")), Role.TOOL)
+    name = str(message.get("role"))
+    role = Role.SYSTEM if name == "developer" else Role.from_chat(name)  # newer OpenAI models' system prompt
     parts = _content(message.get("content"), role)
     if role is Role.TOOL:
         parts = [
@@ -81,14 +73,8 @@ def _node(index: int, message: Mapping[str, Any], notes: list[Note]) -> Node:
                 call_id=as_text(call.get("id")),
             )
         )
-    for part in parts:
-        if part.kind is PartKind.UNKNOWN:
-            notes.append(Note(NoteKind.UNKNOWN_CONTENT, f"content part {part.name} kept raw", str(index)))
-    skip = (
-        SkipReason.SYSTEM
-        if role is Role.SYSTEM
-        else (SkipReason.EMPTY if not any(p.text or p.raw for p in parts) else None)
-    )
+    notes += unknown_notes(parts, "content part", str(index))
+    skip = skip_reason(role, any(p.text or p.raw for p in parts))
     return Node(
         id=str(index),
         parent_id=str(index - 1) if index else None,

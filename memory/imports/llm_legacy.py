@@ -12,25 +12,23 @@ import sqlite3
 from collections.abc import Collection, Iterator
 from datetime import datetime, timedelta
 
+from huichat.memory.imports.llm_parts import fragment_part
 from huichat.memory.imports.model import (
     ImportedConversation,
     Part,
     PartKind,
     Role,
-    SkipReason,
     SourceFormat,
     SourceTime,
 )
-from huichat.memory.imports.sources import Source
+from huichat.memory.imports.sources import Source, column
 from huichat.memory.imports.text import as_text, placeholder, to_json
 from huichat.memory.imports.times import parse_stamp
-from huichat.memory.imports.tree import Header, Node, assemble
+from huichat.memory.imports.tree import Header, Node, assemble, skip_reason
 
-
-def column(row: sqlite3.Row, name: str) -> object:
-    """A column that older schemas may not have (``None`` then)."""
-    names = row.keys()  # `name in row` would search the values
-    return row[name] if name in names else None
+_TOOL_TABLES = {"tool_calls": (PartKind.TOOL_CALL, "arguments"), "tool_results": (PartKind.TOOL_RESULT, "output")}
+"""The kind of part a row of each tool table is, and the column that holds its text (only
+results have an ``exception``)."""
 
 
 class LegacyReader:
@@ -52,16 +50,7 @@ class LegacyReader:
                 'where p.response_id = ? order by p."order"',
                 response_id,
             ):
-                content = as_text(row["content"])
-                name = as_text(row["source"])
-                parts.append(
-                    Part(
-                        PartKind.ATTACHMENT,
-                        placeholder("fragment", name, f"{len(content)} chars"),
-                        name=name,
-                        content=content,
-                    )
-                )
+                parts.append(fragment_part(as_text(row["content"]), as_text(row["source"])))
         if "prompt_attachments" in self.tables and "attachments" in self.tables:
             for row in self._rows(
                 "select a.type, a.path, a.url from prompt_attachments p join attachments a on a.id = p.attachment_id "
@@ -79,23 +68,12 @@ class LegacyReader:
     def _tool_parts(self, table: str, response_id: str) -> list[Part]:
         if table not in self.tables:
             return []
-        rows = self._rows(
-            f"select * from {table} where response_id = ? order by id", response_id
-        )  # two fixed table names
-        if table == "tool_calls":
-            return [
-                Part(
-                    PartKind.TOOL_CALL,
-                    as_text(r["arguments"]),
-                    name=as_text(r["name"]),
-                    call_id=as_text(r["tool_call_id"]),
-                )
-                for r in rows
-            ]
+        kind, text = _TOOL_TABLES[table]
+        rows = self._rows(f"select * from {table} where response_id = ? order by id", response_id)  # a fixed name
         return [
             Part(
-                PartKind.TOOL_RESULT,
-                as_text(r["output"]),
+                kind,
+                as_text(r[text]),
                 name=as_text(r["name"]),
                 call_id=as_text(r["tool_call_id"]),
                 raw=to_json({"exception": column(r, "exception")}) if column(r, "exception") else "",
@@ -115,11 +93,9 @@ class LegacyReader:
             parts: list[Part],
             raw: str,
             instant: datetime | None,
-            skip: SkipReason | None = None,
         ) -> None:
             node_id = f"{rid}:{suffix}"
-            empty = not any(p.text or p.content for p in parts)
-            reason = skip or (SkipReason.EMPTY if empty else None)
+            reason = skip_reason(role, any(p.text or p.content for p in parts))
             nodes.append(
                 Node(
                     id=node_id,
@@ -136,7 +112,7 @@ class LegacyReader:
 
         system = as_text(row["system"])
         if system and system != system_before:
-            add("system", Role.SYSTEM, [Part(PartKind.TEXT, system)], start_raw, start, SkipReason.SYSTEM)
+            add("system", Role.SYSTEM, [Part(PartKind.TEXT, system)], start_raw, start)
         results = self._tool_parts("tool_results", rid)
         if results:
             add("tool_results", Role.TOOL, results, start_raw, start)

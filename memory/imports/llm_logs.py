@@ -24,22 +24,18 @@ from huichat.memory.imports.llm_legacy import LegacyReader
 from huichat.memory.imports.llm_parts import PartReader
 from huichat.memory.imports.model import (
     ImportedConversation,
-    ImportFormatError,
     Note,
     NoteKind,
     Part,
     PartKind,
     Role,
-    SkipReason,
     SourceFormat,
     SourceTime,
 )
 from huichat.memory.imports.sources import Source, open_sqlite, sqlite_tables
 from huichat.memory.imports.text import as_text, to_json
 from huichat.memory.imports.times import parse_stamp
-from huichat.memory.imports.tree import Header, Node, assemble
-
-_ROLES = {"user": Role.USER, "assistant": Role.ASSISTANT, "system": Role.SYSTEM, "tool": Role.TOOL}
+from huichat.memory.imports.tree import Header, Node, assemble, skip_reason, unknown_notes
 
 
 @dataclass(frozen=True)
@@ -144,9 +140,9 @@ class ThreadReader:
         parts_of: dict[str, list[Part]] = {}
         texts: dict[str, tuple[Role, str]] = {}
         for message_hash, row in found.items():
-            parts, unknown = self.parts.read(message_hash)
-            notes += [Note(NoteKind.UNKNOWN_CONTENT, f"part type {k} kept raw", message_hash) for k in unknown]
-            role = _ROLES.get(as_text(row["role"]), Role.TOOL)
+            parts = self.parts.read(message_hash)
+            notes += unknown_notes(parts, "part type", message_hash)
+            role = Role.from_chat(as_text(row["role"]))
             if role is Role.USER and parts and all(p.kind is PartKind.TOOL_RESULT for p in parts):
                 role = Role.TOOL  # tool output sent back to the model is not the user speaking
             parts_of[message_hash] = parts
@@ -157,8 +153,7 @@ class ThreadReader:
             parts = parts_of[message_hash]
             role = texts[message_hash][0]
             raw_time, instant, model = times.get(message_hash, ("", None, ""))
-            has_content = any(p.text or p.content or p.raw for p in parts)
-            skip = SkipReason.SYSTEM if role is Role.SYSTEM else (None if has_content else SkipReason.EMPTY)
+            skip = skip_reason(role, any(p.text or p.content or p.raw for p in parts))
             order.append(
                 Node(
                     id=message_hash,
@@ -212,8 +207,7 @@ class ThreadReader:
 
 def read(source: Source) -> Iterator[ImportedConversation]:
     """Every conversation in an llm ``logs.db``, whichever generations it holds."""
-    connection = open_sqlite(source)
-    try:
+    with open_sqlite(source, "llm database") as connection:
         tables = sqlite_tables(connection)
         covered: set[str] = set()
         if {"threads", "turns", "messages", "parts"} <= tables:
@@ -223,7 +217,3 @@ def read(source: Source) -> Iterator[ImportedConversation]:
             covered = reader.covered_responses
         if "responses" in tables:
             yield from LegacyReader(connection, source, tables).read(covered)
-    except sqlite3.Error as exc:
-        raise ImportFormatError(f"{source.label}: cannot read the llm database: {exc}") from exc
-    finally:
-        connection.close()

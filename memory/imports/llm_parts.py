@@ -11,8 +11,8 @@ import json
 import sqlite3
 from collections.abc import Collection
 
-from huichat.memory.imports.llm_legacy import column
 from huichat.memory.imports.model import Part, PartKind
+from huichat.memory.imports.sources import column
 from huichat.memory.imports.text import as_dict, as_list, as_text, placeholder
 
 
@@ -21,6 +21,11 @@ def _payload(row: sqlite3.Row) -> object:
         return json.loads(row["payload"]) if row["payload"] else None
     except ValueError:
         return None
+
+
+def fragment_part(content: str, name: str) -> Part:
+    """A fragment (text llm stores once and refers to, such as a file's) as an attachment that carries it."""
+    return Part(PartKind.ATTACHMENT, placeholder("fragment", name, f"{len(content)} chars"), name=name, content=content)
 
 
 class PartReader:
@@ -44,14 +49,7 @@ class PartReader:
                     "select content, source from fragments where id = ?", (piece["fragment"],)
                 ).fetchone()
                 content, name = (as_text(found["content"]), as_text(found["source"])) if found else ("", "")
-                parts.append(
-                    Part(
-                        PartKind.ATTACHMENT,
-                        placeholder("fragment", name, f"{len(content)} chars"),
-                        name=name,
-                        content=content,
-                    )
-                )
+                parts.append(fragment_part(content, name))
         return parts
 
     def _attachments(self, row: sqlite3.Row) -> list[Part]:
@@ -74,10 +72,9 @@ class PartReader:
             for a in found
         ]
 
-    def read(self, message_hash: str) -> tuple[list[Part], list[str]]:
-        """The parts of one message in order, and the part types kept raw because they are unknown."""
+    def read(self, message_hash: str) -> list[Part]:
+        """The parts of one message in order; a part type this reader does not know is kept raw."""
         parts: list[Part] = []
-        unknown: list[str] = []
         for row in self.db.execute("select * from parts where message_hash = ? order by position", (message_hash,)):
             kind = as_text(row["type"])
             payload = as_dict(_payload(row))
@@ -97,10 +94,9 @@ class PartReader:
             elif kind == "attachment":
                 parts += self._attachments(row)
             else:
-                unknown.append(kind)
                 parts.append(
                     Part(
                         PartKind.UNKNOWN, placeholder("unsupported part", kind), name=kind, raw=as_text(row["payload"])
                     )
                 )
-        return parts, unknown
+        return parts

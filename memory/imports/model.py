@@ -9,7 +9,7 @@ chain (kept raw, with the reason) and notes on what had to be guessed.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, fields
+from dataclasses import asdict, dataclass, field, fields
 from datetime import datetime
 from enum import StrEnum
 from typing import Any
@@ -62,6 +62,12 @@ class Role(StrEnum):
     TOOL = "tool"
     NOTE = "note"
     """huichat's own one-message note turns (only from huichat transcripts)."""
+
+    @classmethod
+    def from_chat(cls, name: str) -> Role:
+        """The role of an OpenAI-style role name, as ChatGPT, elia, llm and chat JSONL store it;
+        a name it does not know (``function``, a plugin's) is a tool's, never huichat's ``note``."""
+        return cls(name) if name in ("user", "assistant", "system", "tool") else cls.TOOL
 
 
 class PartKind(StrEnum):
@@ -145,22 +151,30 @@ class SourceTime:
 
 
 @dataclass(frozen=True)
-class ImportedMessage:
-    """One message of a conversation, in the source's own ids."""
+class MessageFields:
+    """What a message is, in the source's own ids, whether its time is settled
+    (``ImportedMessage``) or not yet (a reader's draft, ``tree.Node``); the optional
+    fields are passed by name."""
 
     id: str
     parent_id: str | None
     """The source's parent id verbatim (it may name a skipped or structural node)."""
     role: Role
     parts: tuple[Part, ...]
-    time: SourceTime
-    speaker: str = ""
+    speaker: str = field(default="", kw_only=True)
     """The author's name where the source has one (a tool's name, a custom GPT)."""
-    model: str = ""
-    source_turn: str = ""
+    model: str = field(default="", kw_only=True)
+    source_turn: str = field(default="", kw_only=True)
     """The source's own turn id when the source groups messages into turns (huichat transcripts)."""
-    extra: tuple[tuple[str, str], ...] = ()
+    extra: tuple[tuple[str, str], ...] = field(default=(), kw_only=True)
     """Source details worth keeping that have no field (a status, a topic)."""
+
+
+@dataclass(frozen=True)
+class ImportedMessage(MessageFields):
+    """One message of a conversation, in the source's own ids."""
+
+    time: SourceTime
 
     @property
     def text(self) -> str:
@@ -235,15 +249,8 @@ class SkippedNode:
     on_visible_branch: bool
 
     def to_record(self) -> dict[str, Any]:
-        """The node as plain data."""
-        return {
-            "id": self.id,
-            "parent_id": self.parent_id,
-            "reason": self.reason.value,
-            "role": self.role,
-            "raw": self.raw,
-            "on_visible_branch": self.on_visible_branch,
-        }
+        """The node as plain data: its fields, by name."""
+        return {**asdict(self), "reason": self.reason.value}
 
     @classmethod
     def from_record(cls, data: Mapping[str, Any]) -> SkippedNode:

@@ -193,8 +193,10 @@ def json_values(source: Source, expected: str) -> Iterator[tuple[int, Any]]:
         raise ImportFormatError(f"{source.label}: cannot read: {exc}") from exc
 
 
-def open_sqlite(source: Source) -> sqlite3.Connection:
-    """The source's SQLite database, opened read-only (another program may be writing it)."""
+@contextmanager
+def open_sqlite(source: Source, what: str) -> Iterator[sqlite3.Connection]:
+    """The source's SQLite database, opened read-only (another program may be writing it) and
+    closed after; an error reading it is one line naming ``what`` (``"elia database"``)."""
     if source.path is None:
         raise ImportFormatError(f"{source.label}: a SQLite database inside an archive; extract it and import the file")
     try:
@@ -203,10 +205,21 @@ def open_sqlite(source: Source) -> sqlite3.Connection:
         connection.execute("select count(*) from sqlite_master").fetchone()
     except sqlite3.Error as exc:
         raise ImportFormatError(f"{source.label}: cannot open the SQLite database: {exc}") from exc
-    return connection
+    try:
+        yield connection
+    except sqlite3.Error as exc:
+        raise ImportFormatError(f"{source.label}: cannot read the {what}: {exc}") from exc
+    finally:
+        connection.close()
 
 
 def sqlite_tables(connection: sqlite3.Connection) -> frozenset[str]:
     """The names of the tables in a database."""
     rows = connection.execute("select name from sqlite_master where type in ('table', 'view')").fetchall()
     return frozenset(str(row[0]) for row in rows)
+
+
+def column(row: sqlite3.Row, name: str) -> object:
+    """A column that older schemas may not have (``None`` then)."""
+    names = row.keys()  # `name in row` would search the values
+    return row[name] if name in names else None

@@ -9,8 +9,8 @@ every message a time — its own, or the previous message's, flagged as estimate
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass, field, fields
 from datetime import UTC, datetime
 from typing import Any
 
@@ -18,9 +18,11 @@ from huichat.memory.imports.model import (
     Branch,
     ImportedConversation,
     ImportedMessage,
+    MessageFields,
     Note,
     NoteKind,
     Part,
+    PartKind,
     Role,
     SkippedNode,
     SkipReason,
@@ -30,36 +32,18 @@ from huichat.memory.imports.model import (
 
 
 @dataclass(frozen=True)
-class Node:
+class Node(MessageFields):
     """A message as a reader found it, before its place and time are settled."""
 
-    id: str
-    parent_id: str | None
-    role: Role
-    parts: tuple[Part, ...]
     time_raw: str
     instant: datetime | None
-    speaker: str = ""
-    model: str = ""
     skip: SkipReason | None = None
     raw: str = ""
     """The source record as JSON; readers fill it for skipped nodes."""
-    source_turn: str = ""
-    extra: tuple[tuple[str, str], ...] = ()
 
     def build(self, time: SourceTime) -> ImportedMessage:
-        """The finished message, with its settled time."""
-        return ImportedMessage(
-            self.id,
-            self.parent_id,
-            self.role,
-            self.parts,
-            time,
-            self.speaker,
-            self.model,
-            self.source_turn,
-            self.extra,
-        )
+        """The finished message, with its settled time: every field of ``MessageFields`` carries over."""
+        return ImportedMessage(**{f.name: getattr(self, f.name) for f in fields(MessageFields)}, time=time)
 
 
 @dataclass(frozen=True)
@@ -95,6 +79,24 @@ class _Times:
         return time
 
 
+def skip_reason(role: Role, said: bool) -> SkipReason | None:
+    """Why a message stays off the visible chain by the rule most readers share: a system
+    prompt is not conversation, and a message that says nothing is empty."""
+    if role is Role.SYSTEM:
+        return SkipReason.SYSTEM
+    return None if said else SkipReason.EMPTY
+
+
+def unknown_notes(parts: Iterable[Part], what: str, message_id: str) -> list[Note]:
+    """A note for each part of a kind the reader does not know (it is kept raw), ``what`` naming
+    the source's word for a part (``"content block"``)."""
+    return [
+        Note(NoteKind.UNKNOWN_CONTENT, f"{what} {part.name} kept raw", message_id)
+        for part in parts
+        if part.kind is PartKind.UNKNOWN
+    ]
+
+
 def visible_path(
     nodes: Mapping[str, Node], leaf: str | None, links: Mapping[str, str | None], notes: list[Note]
 ) -> list[str]:
@@ -126,9 +128,11 @@ def visible_path(
 
 
 def read_mapping(
-    mapping: Mapping[str, Any], build: Callable[[str, str | None, Mapping[str, Any]], Node]
+    mapping: Mapping[str, Any], build: Callable[[str, str | None, Mapping[str, Any], list[Note]], Node]
 ) -> tuple[list[Node], dict[str, str | None], list[Note]]:
-    """The nodes of a ChatGPT-style ``mapping`` (``{id: {id, parent, children, message}}``).
+    """The nodes of a ChatGPT-style ``mapping`` (``{id: {id, parent, children, message}}``), the
+    links and the notes: those ``build`` adds for each message (id, parent id, message, notes),
+    then those on the tree.
 
     Entries without a message (the root) become links. A node missing from the mapping but
     named in its parent's ``children`` (exports are said to strip tool nodes) is bridged to
@@ -137,24 +141,25 @@ def read_mapping(
     order: list[Node] = []
     links: dict[str, str | None] = {}
     notes: list[Note] = []
+    bridged: list[Note] = []
     for key, value in mapping.items():
         entry = value if isinstance(value, dict) else {}
         node_id = str(entry.get("id") or key)
         parent = str(entry["parent"]) if entry.get("parent") is not None else None
         message = entry.get("message")
         if isinstance(message, dict):
-            order.append(build(node_id, parent, message))
+            order.append(build(node_id, parent, message, notes))
         else:
             links[node_id] = parent
         for child in entry.get("children") or ():
             if isinstance(child, str) and child not in mapping:
                 links[child] = node_id
-                notes.append(
+                bridged.append(
                     Note(
                         NoteKind.MISSING_PARENT, f"{child} is not in the export; its parent {node_id} stands in", child
                     )
                 )
-    return order, links, notes
+    return order, links, notes + bridged
 
 
 def latest_leaf(order: Sequence[Node]) -> str | None:

@@ -32,6 +32,8 @@ SCHEMA_VERSION = 7
 7: ``events`` and the event slots — the times a turn talks about (``memory.timeparse``)."""
 REBUILD_BELOW = 2
 """Indexes with an older layout hold derived data this code cannot use: they are rebuilt."""
+REINDEX = "run `huichat reindex` to rebuild it from the transcripts"
+"""What to tell a user whose index cannot be used as it is."""
 
 META_DIM = b"huichat.dim"
 META_MODEL = b"huichat.embedder"

@@ -17,17 +17,17 @@ from __future__ import annotations
 import importlib.util
 import json
 import os
-import random
 import secrets
 import shutil
 import sys
 import time
 from collections.abc import Callable, Iterable, Sequence
+from contextlib import AbstractContextManager
 from dataclasses import replace
 from datetime import datetime, timedelta
-from functools import partial, wraps
+from functools import partial
 from pathlib import Path
-from typing import Any, Concatenate, ParamSpec, TypeVar, cast
+from typing import Any, TypeVar, cast
 
 os.environ.setdefault("LANCEDB_LOG", "error")
 
@@ -39,19 +39,11 @@ import pyarrow as pa
 from huichat.memory.errors import IndexUnavailable, KernelError
 from huichat.memory.filters import Filter
 from huichat.memory.index_schema import (
-    COLUMNS,
     KEPT_COLUMNS,
     LIGHT_COLUMNS,
-    META_DIM,
     META_INSTANCE,
-    META_MODEL,
-    META_SCHEMA,
-    REBUILD_BELOW,
-    SCHEMA_VERSION,
-    VERSION_FIELD,
-    Column,
+    REINDEX,
     EventReader,
-    Source,
     compile_filter,
     id_list,
     kept_fields,
@@ -64,8 +56,10 @@ from huichat.memory.index_schema import (
     stored_version,
     turns_from,
 )
+from huichat.memory.migrations import migrated
 from huichat.memory.results import Scored, TurnState
 from huichat.memory.turns import ImportanceParts, Turn, index_digest, is_turn_id
+from huichat.memory.vendor_errors import VENDOR_ERRORS, one_line, retry_conflicts, translated
 from huichat.memory.words import index_words
 
 
@@ -133,7 +127,6 @@ def _defer_rest_client() -> None:
 lancedb = _import_lancedb()
 
 TABLE = "turns"
-_DERIVE_BATCH = 5000
 _CHUNK = 4096
 """Rows converted at a time in whole-table scans (the conversion holds the GIL)."""
 _STATE_COLUMNS = (
@@ -144,50 +137,18 @@ _STATE_COLUMNS = (
     "embedded",
     *KEPT_COLUMNS,
 )
-_REINDEX = "run `huichat reindex` to rebuild it from the transcripts"
 KEEP_VERSIONS = timedelta(minutes=2)
 """Old table versions kept for readers in other processes (a query takes well under a second)."""
-_ATTEMPTS = 12
-_FIRST_PAUSE = 0.02
-_LONGEST_PAUSE = 1.0
-_VENDOR_ERRORS = (OSError, ValueError, RuntimeError)
 T = TypeVar("T")
 
 
-def _detail(exc: BaseException) -> str:
-    """The vendor's message, on one line, without its Rust source location."""
-    text = (str(exc).strip().splitlines() or [type(exc).__name__])[0]
-    text = text.split(", /rustc/")[0].split(", /home/")[0]
-    for noise in ("lance error: ", "LanceError(IO): ", "Generic LocalFileSystem error: "):
-        text = text.replace(noise, "")
-    return text[:200]
-
-
-def is_conflict(exc: BaseException) -> bool:
-    """True for LanceDB's refusal of a commit that raced another writer (worth retrying)."""
-    return "conflict" in str(exc).lower()
-
-
-P = ParamSpec("P")
-R = TypeVar("R")
-
-
-def _reading(method: Callable[Concatenate[TurnStore, P], R]) -> Callable[Concatenate[TurnStore, P], R]:
-    """The net under a reading method: a LanceDB failure outside its ``_read`` calls (files gone,
-    storage unreachable while a lazily read file is opened) becomes the same one line as theirs."""
-
-    @wraps(method)
-    def guarded(store: TurnStore, /, *args: P.args, **kwargs: P.kwargs) -> R:
-        try:
-            return method(store, *args, **kwargs)
-        except (OSError, RuntimeError) as exc:
-            raise store._unreadable(exc) from exc
-
-    return guarded
-
-
 class TurnStore:
-    """Turns in one LanceDB table, with vector, full-text and time indexes."""
+    """Turns in one LanceDB table, with vector, full-text and time indexes.
+
+    Every LanceDB call runs under ``memory.vendor_errors.translated``: a read that fails
+    says the index cannot be read and what to run (``_reading``), a commit that fails says
+    what could not be written (``_write``, which retries conflicting commits first).
+    """
 
     def __init__(
         self,
@@ -212,7 +173,7 @@ class TurnStore:
         """Why the old table could not be opened, when it was opened only to be rebuilt."""
         self._pending: int | None = None
         """Turns waiting for their vector; counted at first need (a damaged table fails there, in one line)."""
-        try:
+        with translated(lambda detail: IndexUnavailable(f"cannot open the memory index at {uri}: {detail}")):
             self._db: Any = lancedb.connect(uri, read_consistency_interval=timedelta(seconds=consistency_seconds))
             # a table made by this open holds nothing, whatever a manifest says
             self.created = TABLE not in self._db.table_names()
@@ -223,32 +184,29 @@ class TurnStore:
             self._fts_ready = any(
                 i.index_type == "FTS" and list(i.columns) == ["words"] for i in self._table.list_indices()
             )
-        except KernelError:
-            raise
-        except _VENDOR_ERRORS as exc:
-            raise IndexUnavailable(f"cannot open the memory index at {uri}: {_detail(exc)}") from exc
 
     def _open_existing(self, for_rebuild: bool) -> Any:
-        try:
-            table = self._db.open_table(TABLE)
-            table.list_indices()
-        except _VENDOR_ERRORS as exc:
-            if self._never_committed():
-                # its creation was cut short (a full disk, a crash): there is nothing to lose
+        def damaged(detail: str) -> KernelError:
+            return IndexUnavailable(f"the memory index at {self.uri} cannot be opened ({detail}); {REINDEX}")
+
+        with translated(damaged):
+            try:
+                table = self._db.open_table(TABLE)
+                table.list_indices()
+            except VENDOR_ERRORS as exc:
+                if self._never_committed():
+                    # its creation was cut short (a full disk, a crash): there is nothing to lose
+                    self._drop()
+                    return self._create()
+                if not for_rebuild:
+                    raise
+                # a rebuild does not need the old table: it starts from the transcripts
+                self.open_error = one_line(exc)
                 self._drop()
                 return self._create()
-            if not for_rebuild:
-                raise IndexUnavailable(
-                    f"the memory index at {self.uri} cannot be opened ({_detail(exc)}); {_REINDEX}"
-                ) from exc
-            # a rebuild does not need the old table: it starts from the transcripts
-            self.open_error = _detail(exc)
-            self._drop()
-            return self._create()
-        self._table = table
-        if not for_rebuild:
-            self._check_compatible()
-        return table
+        if for_rebuild:
+            return table
+        return migrated(table, partial(self._db.open_table, TABLE), self.dim, self.embedder_name, self.read_events)
 
     def _never_committed(self) -> bool:
         versions = Path(self.uri) / f"{TABLE}.lance" / "_versions"
@@ -258,7 +216,7 @@ class TurnStore:
         layout = schema(self.dim, self.embedder_name, instance=secrets.token_hex(8))
         try:
             return self._db.create_table(TABLE, schema=layout)
-        except _VENDOR_ERRORS:
+        except VENDOR_ERRORS:
             # another process created it first
             return self._db.open_table(TABLE)
 
@@ -271,7 +229,7 @@ class TurnStore:
         """Remove the table, even one too damaged for LanceDB to drop."""
         try:
             self._db.drop_table(TABLE)
-        except _VENDOR_ERRORS:
+        except VENDOR_ERRORS:
             folder = Path(self.uri) / f"{TABLE}.lance"
             if "://" in self.uri or not folder.exists():
                 raise
@@ -279,37 +237,25 @@ class TurnStore:
 
     def reset(self) -> None:
         """Drop every row and start an empty table for the current embedder (never reads the old one)."""
-        try:
+        with translated(lambda detail: KernelError(f"cannot rebuild the memory index at {self.uri}: {detail}")):
             self._drop()
             self._table = self._create()
-        except _VENDOR_ERRORS as exc:
-            raise KernelError(f"cannot rebuild the memory index at {self.uri}: {_detail(exc)}") from exc
         self._fts_ready = False
         self._pending = 0
 
     def _write(self, what: str, action: Callable[[], T]) -> T:
         """Run a commit, retrying it while it conflicts with another process's commit."""
-        pause = _FIRST_PAUSE
-        for attempt in range(_ATTEMPTS):
-            try:
-                return action()
-            except _VENDOR_ERRORS as exc:
-                if not is_conflict(exc) or attempt == _ATTEMPTS - 1:
-                    raise IndexUnavailable(f"cannot {what} the memory index: {_detail(exc)}") from exc
-            self.conflicts_retried += 1
-            time.sleep(pause * (0.5 + random.random()))
-            pause = min(pause * 2, _LONGEST_PAUSE)
-        raise AssertionError("unreachable")
+        with translated(lambda detail: IndexUnavailable(f"cannot {what} the memory index: {detail}")):
+            return retry_conflicts(action, self._conflict_retried)
 
-    def _read(self, action: Callable[[], T]) -> T:
-        """Run a query; a failure means the index is damaged (or gone) and says what to run."""
-        try:
-            return action()
-        except _VENDOR_ERRORS as exc:
-            raise self._unreadable(exc) from exc
+    def _conflict_retried(self) -> None:
+        self.conflicts_retried += 1
 
-    def _unreadable(self, exc: BaseException) -> IndexUnavailable:
-        return IndexUnavailable(f"the memory index at {self.uri} cannot be read ({_detail(exc)}); {_REINDEX}")
+    def _reading(self) -> AbstractContextManager[None]:
+        """The net under a read: a failure means the index is damaged (or gone) and says what to run."""
+        return translated(
+            lambda detail: IndexUnavailable(f"the memory index at {self.uri} cannot be read ({detail}); {REINDEX}")
+        )
 
     def restore_kept(self, saved: dict[str, dict[str, Any]]) -> None:
         """Put back what only the index knew (access statistics, tier, importance, clusters) after a rebuild."""
@@ -326,7 +272,7 @@ class TurnStore:
         columns = ["id", *KEPT_COLUMNS]
         try:
             versions = sorted((v["version"] for v in self._table.list_versions()), reverse=True)
-        except _VENDOR_ERRORS:
+        except VENDOR_ERRORS:
             return {}, False
         for number, version in enumerate(versions[:5]):
             try:
@@ -334,75 +280,11 @@ class TurnStore:
                     self._table.checkout(version)
                 names = set(self._table.schema.names)
                 rows_read = self._table.search().select([c for c in columns if c in names]).limit(None).to_arrow()
-            except _VENDOR_ERRORS:
+            except VENDOR_ERRORS:
                 continue
             saved = {r["id"]: kept_fields(r) for r in rows_read.to_pylist()}
             return saved, number == 0
         return {}, False
-
-    def _check_compatible(self) -> None:
-        table_schema = self._table.schema
-        meta = table_schema.metadata or {}
-        stored_dim = int(meta.get(META_DIM, b"0") or 0) or table_schema.field("vector").type.list_size
-        stored_model = meta.get(META_MODEL, b"").decode()
-        if stored_dim != self.dim:
-            raise KernelError(
-                f"the memory index holds {stored_dim}-dimensional vectors but the embedding model "
-                f"{self.embedder_name} makes {self.dim}; {_REINDEX}"
-            )
-        if stored_model and stored_model != self.embedder_name:
-            raise KernelError(f"the memory index was built with {stored_model}, not {self.embedder_name}; {_REINDEX}")
-        self._migrate(stored_version(table_schema))
-
-    def _migrate(self, version: int) -> None:
-        """Bring an index written by an older huichat up to this layout, or say what to run."""
-        if version > SCHEMA_VERSION:
-            raise KernelError(
-                f"the memory index was written by a newer huichat (layout {version}; this one knows up to "
-                f"{SCHEMA_VERSION}); upgrade huichat, or {_REINDEX}"
-            )
-        present = set(self._table.schema.names)
-        missing = [c for c in COLUMNS if c.name not in present]
-        if version < REBUILD_BELOW or any(c.fill is None and c.derive is None for c in missing):
-            raise KernelError(f"the memory index has an older layout ({version}, now {SCHEMA_VERSION}); {_REINDEX}")
-        if missing:
-            self._add_columns(missing)
-            derived = [c for c in missing if c.derive is not None]
-            if derived:
-                self._derive(derived)
-        if version < SCHEMA_VERSION:
-            self._table.update_field_metadata({"path": VERSION_FIELD, "metadata": {META_SCHEMA: str(SCHEMA_VERSION)}})
-
-    def _add_columns(self, missing: list[Column]) -> None:
-        """Add columns an older index lacks: filled by SQL, or empty until derived."""
-        try:
-            filled = {c.name: c.fill for c in missing if c.fill is not None}
-            if filled:
-                self._table.add_columns(filled)
-            empty = [pa.field(c.name, c.type) for c in missing if c.fill is None]
-            if empty:
-                self._table.add_columns(empty)
-        except (OSError, ValueError, RuntimeError):
-            # another process migrated it first
-            self._table = self._db.open_table(TABLE)
-            if {c.name for c in missing} - set(self._table.schema.names):
-                raise
-
-    def _derive(self, columns: list[Column]) -> None:
-        """Fill new columns computed from each row's text and time, in batches (no re-embedding)."""
-        table = self._table.search().select(["id", "text", "timestamp"]).limit(None).to_arrow()
-        ids = table.column("id").to_pylist()
-        texts, times = table.column("text").to_pylist(), table.column("timestamp").to_pylist()
-        for start in range(0, len(ids), _DERIVE_BATCH):
-            chunk = slice(start, start + _DERIVE_BATCH)
-            sources = [
-                Source.of(t or "", when, self.read_events) for t, when in zip(texts[chunk], times[chunk], strict=True)
-            ]
-            update = pa.table(
-                {"id": ids[chunk]}
-                | {c.name: pa.array([c.derive(s) for s in sources], type=c.type) for c in columns if c.derive}
-            )
-            self._table.merge_insert("id").when_matched_update_all().execute(update)
 
     @property
     def version(self) -> int:
@@ -471,17 +353,17 @@ class TurnStore:
         )
         self._write("update", lambda: self._table.merge_insert("id").when_matched_update_all().execute(update))
 
-    @_reading
     def pending(self, limit: int) -> list[Turn]:
         """Turns indexed without their vector yet (oldest first, at most ``limit``)."""
-        if not self.pending_count:
-            return []
-        query = self._table.search().where("embedded = false").select(LIGHT_COLUMNS).limit(limit)
-        table = self._read(query.to_arrow)
-        found = sorted(turns_from(table), key=lambda t: (t.timestamp, t.turn_index))
-        if not found:
-            self._pending = 0
-        return found
+        with self._reading():
+            if not self.pending_count:
+                return []
+            query = self._table.search().where("embedded = false").select(LIGHT_COLUMNS).limit(limit)
+            table = query.to_arrow()
+            found = sorted(turns_from(table), key=lambda t: (t.timestamp, t.turn_index))
+            if not found:
+                self._pending = 0
+            return found
 
     def set_vectors(
         self, ids: Sequence[str], vectors: npt.NDArray[np.float32], columns: dict[str, Sequence[Any]] | None = None
@@ -496,11 +378,11 @@ class TurnStore:
     def pending_count(self) -> int:
         """How many turns wait for their vector (counted at open, kept up to date by this process)."""
         if self._pending is None:
-            has_flag = "embedded" in self._table.schema.names  # an old index opened for rebuilding may lack it
-            self._pending = int(self._read(lambda: self._table.count_rows("embedded = false"))) if has_flag else 0
+            with self._reading():
+                has_flag = "embedded" in self._table.schema.names  # an old index opened for rebuilding may lack it
+                self._pending = int(self._table.count_rows("embedded = false")) if has_flag else 0
         return self._pending
 
-    @_reading
     def delete(self, ids: Iterable[str]) -> None:
         """Remove turns by id."""
         ids_sql = id_list(ids)
@@ -513,9 +395,8 @@ class TurnStore:
         Two processes can index the same turn (one reconciling while the other is between
         its transcript and its index write).
         """
-        table = self._read(
-            lambda: self._table.search().select(["id", "access_count"]).with_row_id(True).limit(None).to_arrow()
-        )
+        with self._reading():
+            table = self._table.search().select(["id", "access_count"]).with_row_id(True).limit(None).to_arrow()
         rows_by_id: dict[str, list[tuple[int, int]]] = {}
         for row in table.to_pylist():
             rows_by_id.setdefault(row["id"], []).append((int(row["access_count"] or 0), int(row["_rowid"])))
@@ -529,7 +410,6 @@ class TurnStore:
             self._write("delete from", partial(self._table.delete, condition))
         return len(extra)
 
-    @_reading
     def record_access(self, counts: dict[str, int], now: datetime) -> None:
         """Add to ``access_count`` and set ``last_accessed_at`` for the given ids."""
         by_increment: dict[int, list[str]] = {}
@@ -544,20 +424,19 @@ class TurnStore:
 
     # ----------------------------------------------------------------- reading
 
-    @_reading
     def count(self, where: Filter | None = None) -> int:
         """Number of turns (matching ``where``)."""
-        condition = compile_filter(where) if where is not None else None
-        return int(self._read(lambda: self._table.count_rows(condition)))
+        with self._reading():
+            condition = compile_filter(where) if where is not None else None
+            return int(self._table.count_rows(condition))
 
     def check(self) -> int:
         """Read every row's id and run a tiny search: the row count, or ``KernelError`` if damaged."""
         count = self.count()
-        ids = self._read(lambda: self._table.search().select(["id"]).limit(None).to_arrow().num_rows)
+        with self._reading():
+            ids = self._table.search().select(["id"]).limit(None).to_arrow().num_rows
         if ids != count:
-            raise KernelError(
-                f"the memory index at {self.uri} is inconsistent ({ids} of {count} rows read); {_REINDEX}"
-            )
+            raise KernelError(f"the memory index at {self.uri} is inconsistent ({ids} of {count} rows read); {REINDEX}")
         if count:
             probe = np.zeros(self.dim, dtype=np.float32)
             probe[0] = 1.0
@@ -568,197 +447,197 @@ class TurnStore:
         turns = turns_from(table)
         return self.with_next(turns) if with_next else turns
 
-    @_reading
     def with_next(self, turns: list[Turn]) -> list[Turn]:
         """The turns with ``next_id`` filled in from their successors."""
-        ids_sql = id_list(t.id for t in turns)
-        if ids_sql == "()":  # none (or only ids a hand edit mangled): nothing can follow them
-            return turns
-        condition = f"prev_id IN {ids_sql}"
-        successors = self._read(
-            lambda: self._table.search().where(condition).select(["id", "prev_id"]).limit(None).to_arrow().to_pylist()
-        )
-        following = {row["prev_id"]: row["id"] for row in successors}
-        return [replace(t, next_id=following.get(t.id)) for t in turns]
+        with self._reading():
+            ids_sql = id_list(t.id for t in turns)
+            if ids_sql == "()":  # none (or only ids a hand edit mangled): nothing can follow them
+                return turns
+            condition = f"prev_id IN {ids_sql}"
+            successors = (
+                self._table.search().where(condition).select(["id", "prev_id"]).limit(None).to_arrow().to_pylist()
+            )
+            following = {row["prev_id"]: row["id"] for row in successors}
+            return [replace(t, next_id=following.get(t.id)) for t in turns]
 
-    @_reading
     def where(self, node: Filter | None, limit: int | None = None) -> list[Turn]:
         """Turns matching a filter, in time order."""
-        query = self._table.search().select(LIGHT_COLUMNS).limit(limit)
-        if node is not None:
-            query = query.where(compile_filter(node))
-        turns = self._turns_from(self._read(query.to_arrow))
-        return sorted(turns, key=lambda t: (t.timestamp, t.turn_index))
+        with self._reading():
+            query = self._table.search().select(LIGHT_COLUMNS).limit(limit)
+            if node is not None:
+                query = query.where(compile_filter(node))
+            turns = self._turns_from(query.to_arrow())
+            return sorted(turns, key=lambda t: (t.timestamp, t.turn_index))
 
-    @_reading
     def get(self, ids: Iterable[str]) -> dict[str, Turn]:
         """Turns by id (unknown or malformed ids are simply absent)."""
-        ids_sql = id_list(ids)
-        if ids_sql == "()":
-            return {}
-        query = self._table.search().where(f"id IN {ids_sql}").select(LIGHT_COLUMNS).limit(None)
-        return {t.id: t for t in self._turns_from(self._read(query.to_arrow))}
+        with self._reading():
+            ids_sql = id_list(ids)
+            if ids_sql == "()":
+                return {}
+            query = self._table.search().where(f"id IN {ids_sql}").select(LIGHT_COLUMNS).limit(None)
+            return {t.id: t for t in self._turns_from(query.to_arrow())}
 
-    @_reading
     def vectors(self, ids: Iterable[str]) -> dict[str, npt.NDArray[np.float32]]:
         """The stored vectors of turns (only those already embedded)."""
-        ids_sql = id_list(ids)
-        if ids_sql == "()":
-            return {}
-        table = (
-            self._table.search()
-            .where(f"id IN {ids_sql} AND embedded = true")
-            .select(["id", "vector"])
-            .limit(None)
-            .to_arrow()
-        )
-        vectors = table.column("vector").to_numpy(zero_copy_only=False)
-        return {
-            i: np.asarray(v, dtype=np.float32) for i, v in zip(table.column("id").to_pylist(), vectors, strict=True)
-        }
+        with self._reading():
+            ids_sql = id_list(ids)
+            if ids_sql == "()":
+                return {}
+            table = (
+                self._table.search()
+                .where(f"id IN {ids_sql} AND embedded = true")
+                .select(["id", "vector"])
+                .limit(None)
+                .to_arrow()
+            )
+            vectors = table.column("vector").to_numpy(zero_copy_only=False)
+            return {
+                i: np.asarray(v, dtype=np.float32) for i, v in zip(table.column("id").to_pylist(), vectors, strict=True)
+            }
 
-    @_reading
     def neighbours(self, hits: Sequence[Turn], window: int, where: Filter | None = None) -> list[Turn]:
         """The turns within ±``window`` positions of each hit in its session (matching ``where``)."""
-        if window <= 0 or not hits:
-            return []
-        keys = sorted(
-            {
-                position_key(hit.session_id, index)
-                for hit in hits
-                for index in range(max(0, hit.turn_index - window), hit.turn_index + window + 1)
-            }
-        )
-        condition = "position IN (" + ", ".join(quote(k) for k in keys) + ")"
-        if where is not None:
-            condition += f" AND {compile_filter(where)}"
-        query = self._table.search().where(condition).select(LIGHT_COLUMNS).limit(None)
-        return self._turns_from(self._read(query.to_arrow), with_next=False)
+        with self._reading():
+            if window <= 0 or not hits:
+                return []
+            keys = sorted(
+                {
+                    position_key(hit.session_id, index)
+                    for hit in hits
+                    for index in range(max(0, hit.turn_index - window), hit.turn_index + window + 1)
+                }
+            )
+            condition = "position IN (" + ", ".join(quote(k) for k in keys) + ")"
+            if where is not None:
+                condition += f" AND {compile_filter(where)}"
+            query = self._table.search().where(condition).select(LIGHT_COLUMNS).limit(None)
+            return self._turns_from(query.to_arrow(), with_next=False)
 
-    @_reading
     def vector_search(self, vector: npt.NDArray[np.float32], limit: int, where: Filter | None = None) -> list[Scored]:
         """Nearest turns by cosine; the score is the cosine similarity."""
-        query = (
-            self._table.search(vector.astype(np.float32), vector_column_name="vector")
-            .distance_type("cosine")
-            .select([*LIGHT_COLUMNS, "_distance"])
-            .limit(limit)
-        )
-        condition = compile_filter(where) if where is not None else ""
-        if self.pending_count:
-            # placeholder vectors of turns not embedded yet must not look like matches
-            condition = f"{condition} AND embedded = true" if condition else "embedded = true"
-        if condition:
-            query = query.where(condition, prefilter=True)
-        table = self._read(query.to_arrow)
-        distances = table.column("_distance").to_pylist()
-        turns = self._turns_from(table.drop_columns(["_distance"]), with_next=False)
-        return [Scored(t, 1.0 - float(d)) for t, d in zip(turns, distances, strict=True)]
+        with self._reading():
+            query = (
+                self._table.search(vector.astype(np.float32), vector_column_name="vector")
+                .distance_type("cosine")
+                .select([*LIGHT_COLUMNS, "_distance"])
+                .limit(limit)
+            )
+            condition = compile_filter(where) if where is not None else ""
+            if self.pending_count:
+                # placeholder vectors of turns not embedded yet must not look like matches
+                condition = f"{condition} AND embedded = true" if condition else "embedded = true"
+            if condition:
+                query = query.where(condition, prefilter=True)
+            table = query.to_arrow()
+            distances = table.column("_distance").to_pylist()
+            turns = self._turns_from(table.drop_columns(["_distance"]), with_next=False)
+            return [Scored(t, 1.0 - float(d)) for t, d in zip(turns, distances, strict=True)]
 
-    @_reading
     def text_search(self, text: str, limit: int, where: Filter | None = None) -> list[Scored]:
         """Full-text (BM25) matches over the turns' terms (``memory.words``); the score is BM25's."""
-        words = index_words(text)
-        if not words:
-            return []
-        if not self._fts_ready:
-            self.ensure_indexes()
+        with self._reading():
+            words = index_words(text)
+            if not words:
+                return []
             if not self._fts_ready:
-                return []
-        query = (
-            self._table.search(cast(Any, lancedb.query.MatchQuery)(words, "words"), query_type="fts")
-            .select(LIGHT_COLUMNS)
-            .limit(limit)
-        )
-        if where is not None:
-            query = query.where(compile_filter(where), prefilter=True)
-        try:
-            table = query.to_arrow()
-        except _VENDOR_ERRORS as exc:
-            if "no tokens" in str(exc).lower() or "empty" in str(exc).lower():
-                return []
-            raise self._unreadable(exc) from exc
-        scores = table.column("_score").to_pylist() if "_score" in table.column_names else [0.0] * table.num_rows
-        keep = [c for c in table.column_names if c not in ("_score", "_relevance_score")]
-        turns = self._turns_from(table.select(keep), with_next=False)
-        return [Scored(t, float(s)) for t, s in zip(turns, scores, strict=True)]
+                self.ensure_indexes()
+                if not self._fts_ready:
+                    return []
+            query = (
+                self._table.search(cast(Any, lancedb.query.MatchQuery)(words, "words"), query_type="fts")
+                .select(LIGHT_COLUMNS)
+                .limit(limit)
+            )
+            if where is not None:
+                query = query.where(compile_filter(where), prefilter=True)
+            try:
+                table = query.to_arrow()
+            except VENDOR_ERRORS as exc:
+                if "no tokens" in str(exc).lower() or "empty" in str(exc).lower():
+                    return []
+                raise
+            scores = table.column("_score").to_pylist() if "_score" in table.column_names else [0.0] * table.num_rows
+            keep = [c for c in table.column_names if c not in ("_score", "_relevance_score")]
+            turns = self._turns_from(table.select(keep), with_next=False)
+            return [Scored(t, float(s)) for t, s in zip(turns, scores, strict=True)]
 
-    @_reading
     def hashes(self, session_file: str | None = None) -> dict[str, tuple[str, str, dict[str, Any], str]]:
         """``id -> (session_file, text_hash, kept fields, session_id)`` for reconciliation (see
         ``KEPT_COLUMNS``)."""
-        columns = ["id", "session_file", "text_hash", "session_id", *KEPT_COLUMNS]
-        query = self._table.search().select(columns).limit(None)
-        if session_file is not None:
-            query = query.where(f"session_file = {quote(session_file)}")
-        rows_read = self._read(query.to_arrow).to_pylist()
-        return {r["id"]: (r["session_file"], r["text_hash"], kept_fields(r), r["session_id"]) for r in rows_read}
+        with self._reading():
+            columns = ["id", "session_file", "text_hash", "session_id", *KEPT_COLUMNS]
+            query = self._table.search().select(columns).limit(None)
+            if session_file is not None:
+                query = query.where(f"session_file = {quote(session_file)}")
+            rows_read = query.to_arrow().to_pylist()
+            return {r["id"]: (r["session_file"], r["text_hash"], kept_fields(r), r["session_id"]) for r in rows_read}
 
-    @_reading
     def states(self, where: Filter | None = None) -> list[TurnState]:
         """Every turn's lifecycle state (matching ``where``), without its text or vector."""
-        query = self._table.search().select(list(_STATE_COLUMNS)).limit(None)
-        if where is not None:
-            query = query.where(compile_filter(where))
-        states = []
-        for batch in query.to_arrow().to_batches(max_chunksize=_CHUNK):
-            for row in batch.to_pylist():
-                parts = row["importance_parts"]
-                states.append(
-                    TurnState(
-                        row["id"],
-                        row["session_id"],
-                        row["timestamp"],
-                        row["status"] or "ok",
-                        row["tier"] or "working",
-                        row["importance"],
-                        ImportanceParts.from_record(json.loads(parts)) if parts and parts != "null" else None,
-                        int(row["access_count"] or 0),
-                        row["last_accessed_at"],
-                        row["cluster_id"] or "",
-                        row["cluster_role"] or "",
-                        bool(row["embedded"]),
+        with self._reading():
+            query = self._table.search().select(list(_STATE_COLUMNS)).limit(None)
+            if where is not None:
+                query = query.where(compile_filter(where))
+            states = []
+            for batch in query.to_arrow().to_batches(max_chunksize=_CHUNK):
+                for row in batch.to_pylist():
+                    parts = row["importance_parts"]
+                    states.append(
+                        TurnState(
+                            row["id"],
+                            row["session_id"],
+                            row["timestamp"],
+                            row["status"] or "ok",
+                            row["tier"] or "working",
+                            row["importance"],
+                            ImportanceParts.from_record(json.loads(parts)) if parts and parts != "null" else None,
+                            int(row["access_count"] or 0),
+                            row["last_accessed_at"],
+                            row["cluster_id"] or "",
+                            row["cluster_role"] or "",
+                            bool(row["embedded"]),
+                        )
                     )
-                )
-            time.sleep(0)  # a long scan lets searches in other threads in between chunks
-        return states
+                time.sleep(0)  # a long scan lets searches in other threads in between chunks
+            return states
 
-    @_reading
     def texts(self, where: Filter | None = None) -> dict[str, str]:
         """The searchable text of every turn (matching ``where``), by id."""
-        query = self._table.search().select(["id", "text"]).limit(None)
-        if where is not None:
-            query = query.where(compile_filter(where))
-        table = query.to_arrow()
-        return dict(
-            zip(table.column("id").to_pylist(), (t or "" for t in table.column("text").to_pylist()), strict=True)
-        )
+        with self._reading():
+            query = self._table.search().select(["id", "text"]).limit(None)
+            if where is not None:
+                query = query.where(compile_filter(where))
+            table = query.to_arrow()
+            return dict(
+                zip(table.column("id").to_pylist(), (t or "" for t in table.column("text").to_pylist()), strict=True)
+            )
 
-    @_reading
     def nearest(self, vectors: npt.NDArray[np.float32], limit: int) -> list[list[tuple[str, datetime, float]]]:
         """For each vector, its ``limit`` nearest embedded turns as ``(id, timestamp, cosine)`` (one query)."""
-        if not len(vectors) or not self._table.count_rows():
-            return [[] for _ in range(len(vectors))]
-        query = (
-            self._table.search(np.ascontiguousarray(vectors, dtype=np.float32), vector_column_name="vector")
-            .distance_type("cosine")
-            .select(["id", "timestamp", "_distance"])
-            .limit(limit)
-        )
-        if self.pending_count:
-            query = query.where("embedded = true", prefilter=True)
-        table = query.to_arrow()
-        found: list[list[tuple[str, datetime, float]]] = [[] for _ in range(len(vectors))]
-        positions = table.column("query_index").to_pylist() if len(vectors) > 1 else [0] * table.num_rows
-        for position, turn_id, moment, distance in zip(
-            positions,
-            table.column("id").to_pylist(),
-            table.column("timestamp").to_pylist(),
-            table.column("_distance").to_pylist(),
-            strict=True,
-        ):
-            found[position].append((turn_id, moment, 1.0 - float(distance)))
-        return found
+        with self._reading():
+            if not len(vectors) or not self._table.count_rows():
+                return [[] for _ in range(len(vectors))]
+            query = (
+                self._table.search(np.ascontiguousarray(vectors, dtype=np.float32), vector_column_name="vector")
+                .distance_type("cosine")
+                .select(["id", "timestamp", "_distance"])
+                .limit(limit)
+            )
+            if self.pending_count:
+                query = query.where("embedded = true", prefilter=True)
+            table = query.to_arrow()
+            found: list[list[tuple[str, datetime, float]]] = [[] for _ in range(len(vectors))]
+            positions = table.column("query_index").to_pylist() if len(vectors) > 1 else [0] * table.num_rows
+            for position, turn_id, moment, distance in zip(
+                positions,
+                table.column("id").to_pylist(),
+                table.column("timestamp").to_pylist(),
+                table.column("_distance").to_pylist(),
+                strict=True,
+            ):
+                found[position].append((turn_id, moment, 1.0 - float(distance)))
+            return found
 
     def update_columns(self, ids: Sequence[str], columns: dict[str, Sequence[Any]]) -> None:
         """Set some columns of existing turns by id, in one commit (rows that vanished are skipped)."""
@@ -786,18 +665,19 @@ class TurnStore:
         root = Path(self.uri)
         return sum(f.stat().st_size for f in root.rglob("*") if f.is_file()) if root.exists() else 0
 
-    @_reading
     def all_ids(self) -> set[str]:
         """Every stored turn id."""
-        table = self._read(self._table.search().select(["id"]).limit(None).to_arrow)
-        return set(table.column("id").to_pylist())
+        with self._reading():
+            table = self._table.search().select(["id"]).limit(None).to_arrow()
+            return set(table.column("id").to_pylist())
 
     # ------------------------------------------------------------- maintenance
 
     def ensure_indexes(self, ann_min_rows: int = 50_000) -> list[str]:
         """Create missing indexes; return what was created (for reports)."""
         created: list[str] = []
-        existing = {i.name: i for i in self._read(self._table.list_indices)}
+        with self._reading():
+            existing = {i.name: i for i in self._table.list_indices()}
         rows = self.count()
         if rows == 0:
             return created
@@ -824,7 +704,8 @@ class TurnStore:
 
     def has_ann_index(self) -> bool:
         """True once an ANN vector index exists."""
-        return any(list(i.columns) == ["vector"] for i in self._read(self._table.list_indices))
+        with self._reading():
+            return any(list(i.columns) == ["vector"] for i in self._table.list_indices())
 
     def optimize(self, *, cleanup_unverified: bool = False) -> None:
         """Compact small fragments, bring indexes up to date, drop versions older than ``keep_versions``.
@@ -839,4 +720,5 @@ class TurnStore:
 
     def fragments(self) -> int:
         """Number of data fragments (a flood of tiny writes makes many)."""
-        return int(self._read(self._table.stats)["fragment_stats"]["num_fragments"])
+        with self._reading():
+            return int(self._table.stats()["fragment_stats"]["num_fragments"])

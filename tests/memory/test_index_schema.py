@@ -94,7 +94,7 @@ def test_a_missing_column_that_can_be_filled_is_added_in_place(tmp_path: Path, m
     _old_index(tmp_path, 3, LAYOUT_4, "[]")
     grown = (*COLUMNS, Column("mood", pa.float32(), fill="cast(NULL as float)"))
     monkeypatch.setattr(index_schema, "COLUMNS", grown)
-    monkeypatch.setattr("huichat.memory.store.COLUMNS", grown)
+    monkeypatch.setattr("huichat.memory.migrations.COLUMNS", grown)
     store = _store(tmp_path)
     assert "mood" in store._table.schema.names
     assert store._table.to_arrow().column("mood").to_pylist() == [None]
@@ -114,7 +114,7 @@ def test_an_index_from_before_the_lifecycle_gets_its_columns_in_place(tmp_path: 
 def test_a_layout_that_needs_rebuilding_says_to_run_reindex(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     _old_index(tmp_path, 3, LAYOUT_4, "[]")
     grown = (*COLUMNS, Column("text_segmented", pa.string()))  # derived from the text: no fill
-    monkeypatch.setattr("huichat.memory.store.COLUMNS", grown)
+    monkeypatch.setattr("huichat.memory.migrations.COLUMNS", grown)
     with pytest.raises(KernelError, match="huichat reindex"):
         _store(tmp_path)
     # reindex opens it for rebuilding and starts over in the current layout

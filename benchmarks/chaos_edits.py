@@ -205,7 +205,7 @@ def _reconciled(
             if len(sessions_of_file) > 1:  # one file is one session, whatever its header says now
                 outcome.failed += 1
                 rows = {turn_id: meta[3] for turn_id, meta in sorted(left.items())}
-                why = f"; index: {kernel.index_error}" if kernel.index_error else ""
+                why = f"; index: {kernel.health.reason}" if kernel.health.reason else ""
                 outcome.note(f"reconcile split the file into sessions {rows}{why} ← edits {chosen!r}")
     except Exception as exc:  # anything escaping reconcile is a finding
         outcome.uncaught += 1

@@ -5,7 +5,8 @@ retriever. It owns the write path (live chat, imports and benchmarks all use it)
 reconciliation of the index with the transcripts (``memory.reconcile``), and access
 statistics. A turn is stored once it is in its transcript: when the index write fails
 after that (a full disk, a damaged index), the turn is indexed again by a later
-reconcile and ``index_error`` says why it is not searchable yet.
+reconcile, and the kernel's ``health`` (``memory.health``) says why it is not searchable
+yet. When the index cannot be opened at all the kernel runs on the transcripts alone.
 """
 
 from __future__ import annotations
@@ -14,7 +15,7 @@ import contextlib
 import fcntl
 import re
 import threading
-from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime, tzinfo
 from pathlib import Path
@@ -31,6 +32,7 @@ from huichat.memory.durability import make_durable
 from huichat.memory.embedding import Embedder
 from huichat.memory.errors import IndexUnavailable, KernelError
 from huichat.memory.filters import Compare
+from huichat.memory.health import OK, IndexHealth, IndexState
 from huichat.memory.reconcile import (
     EMBED_BATCH,
     Manifest,
@@ -95,8 +97,8 @@ class MemoryKernel:
 
     def __init__(
         self,
-        store: TurnStore,
-        embedder: Embedder,
+        store: TurnStore | None,
+        embedder: Embedder | None,
         sessions_dir: Path,
         retriever_config: RetrieverConfig,
         zone: tzinfo,
@@ -107,28 +109,38 @@ class MemoryKernel:
         id_source: Callable[[], str] | None = None,
         lifecycle: LifecycleConfig | None = None,
         data_dir: Path | None = None,
+        unavailable: str = "",
     ) -> None:
-        self.store = store
+        """``store`` and ``embedder`` None, with the reason ``unavailable``: the index could not be
+        opened, and this kernel writes transcripts only (``open_transcripts_only``)."""
+        if (store is None or embedder is None) and not unavailable:
+            raise ValueError("a kernel without an index needs the reason it is unavailable")
+        self._store = store
+        self._embedder = embedder
+        self._health = IndexHealth.unavailable(unavailable) if unavailable else store.health if store else OK
         self.data_dir = data_dir or sessions_dir.parent
         """Where this memory keeps its own files (the job log, the manifest)."""
-        self.embedder = embedder
         self.sessions_dir = sessions_dir
         self.zone = zone
         self.config = retriever_config
         self.lifecycle = lifecycle or LifecycleConfig()
         self.transcripts = TranscriptWriter(sessions_dir, zone)
         self.resolver = TimeResolver(zone, retriever_config.week_start)
-        self.retriever = Retriever(
-            store,
-            embedder,
-            retriever_config,
-            self.resolver,
-            zone,
-            fusion,
-            self.lifecycle.tier_prior,
-            reference_dir=self.data_dir / "cache",
+        self._retriever = (
+            Retriever(
+                store,
+                embedder,
+                retriever_config,
+                self.resolver,
+                zone,
+                fusion,
+                self.lifecycle.tier_prior,
+                reference_dir=self.data_dir / "cache",
+            )
+            if store is not None and embedder is not None
+            else None
         )
-        self.manifest = Manifest(manifest_path, sessions_dir, store.instance)
+        self.manifest = Manifest(manifest_path, sessions_dir, store.instance if store is not None else "")
         self.catalogue = Catalogue(sessions_dir, catalogue_path or sessions_dir.parent / "catalogue.json")
         self._lock = threading.RLock()
         self._known_ids: set[str] | None = None
@@ -138,45 +150,68 @@ class MemoryKernel:
         self._lock_file: IO[str] | None = None
         self._id_source = id_source
         self._rebuilding = False
-        self._index_behind = False
-        self.index_error = ""
-        """Why the last turns written are not searchable yet ('' when the index is up to date)."""
         self.last_report: ReconcileReport | None = None
         """What the last reconcile found and did (the app shows its ``notices()``)."""
         self.searches_over_deadline = 0
-        self.index_problem = ""
-        """Why the index is unusable, or '' while it works. While set, turns are written to their
-        transcripts only (the next open reconciles them into the index) and searches raise
-        ``IndexUnavailable``: memory degrades, the conversation goes on."""
+
+    # ---------------------------------------------------------------- health
 
     @property
-    def degraded(self) -> bool:
-        """True once the index failed; reopening memory (``open_kernel``) is the way back."""
-        return bool(self.index_problem)
+    def health(self) -> IndexHealth:
+        """How the index is doing (``memory.health``): what every face shows about memory.
 
-    def _index_failed(self, exc: IndexUnavailable) -> IndexUnavailable:
-        if not self.index_problem:
-            self.index_problem = str(exc)
+        ``UNAVAILABLE`` lasts until memory is reopened (``open_kernel`` reconciles what was
+        written meanwhile) or rebuilt (``reindex``); ``BEHIND`` until the next reconcile.
+        """
+        return self._health
+
+    @property
+    def store(self) -> TurnStore:
+        """The index; raises ``IndexUnavailable`` (one line, the reason) while it is unavailable."""
+        if self._store is None or not self._health.usable:
+            raise self._health.error()
+        return self._store
+
+    @property
+    def embedder(self) -> Embedder:
+        """The embedding model (a kernel running on its transcripts alone has none)."""
+        if self._embedder is None:
+            raise self._health.error()
+        return self._embedder
+
+    @property
+    def retriever(self) -> Retriever:
+        """The search over the index (a kernel running on its transcripts alone has none)."""
+        if self._retriever is None:
+            raise self._health.error()
+        return self._retriever
+
+    def _lost(self, exc: IndexUnavailable) -> IndexUnavailable:
+        """The index cannot be read: memory is unavailable (for the first reason) until reopened."""
+        if self._health.usable:
+            self._health = IndexHealth.unavailable(str(exc))
         return exc
+
+    @contextlib.contextmanager
+    def _reading(self) -> Iterator[TurnStore]:
+        """The index for a read; a read that finds it unreadable makes memory unavailable."""
+        store = self.store
+        try:
+            yield store
+        except IndexUnavailable as exc:
+            raise self._lost(exc) from None
 
     def _write_failed(self, exc: KernelError, files: set[str]) -> None:
         """An index write failed after the transcripts were written: index them later.
 
         A full disk or a passing conflict leaves the index readable (searches go on, the
-        next ``maintain`` reconciles); an index that cannot even be read any more (deleted,
-        damaged) degrades memory until it is reopened.
+        next ``maintain`` reconciles: memory is ``BEHIND``); an index that cannot even be read
+        any more (deleted, damaged) makes memory unavailable until it is reopened.
         """
-        self.index_error = str(exc)
-        self._index_behind = True
         self.manifest.forget(files)
-        try:
-            self.store.count()
-        except IndexUnavailable as unreadable:
-            self._index_failed(unreadable)
-
-    def _usable_index(self) -> None:
-        if self.index_problem:
-            raise IndexUnavailable(f"memory is unavailable: {self.index_problem}")
+        with contextlib.suppress(IndexUnavailable), self._reading() as store:
+            store.count()
+            self._health = IndexHealth.behind(str(exc))
 
     # ------------------------------------------------------------- lifecycle
 
@@ -216,12 +251,10 @@ class MemoryKernel:
 
     def _taken(self) -> set[str]:
         if self._known_ids is None:
-            # degraded: ids are checked against those written since (a clash is ~1 in 2·10⁹ per stored turn)
-            try:
-                self._known_ids = set() if self.degraded else self.store.all_ids()
-            except IndexUnavailable as exc:
-                self._index_failed(exc)
-                self._known_ids = set()
+            # unavailable: ids are checked against those written since (a clash is ~1 in 2·10⁹ per stored turn)
+            self._known_ids = set()
+            with contextlib.suppress(IndexUnavailable), self._reading() as store:
+                self._known_ids = store.all_ids()
         return self._known_ids
 
     def _fresh_id(self, reserved: set[str]) -> str:
@@ -284,7 +317,7 @@ class MemoryKernel:
         commit per batch. Without ``embed`` the turns are found by their words at once and
         get their vectors later (``embed_pending``). ``session_meta`` goes into the header of
         a new session's transcript. When the index fails the turns are still returned: they
-        are in their transcript, and the kernel is ``degraded`` until memory is reopened.
+        are in their transcript, and ``health`` says when they will be searchable.
         """
         return self.append_sessions([SessionWrite(session, drafts, session_meta)], progress, embed=embed)[0]
 
@@ -347,7 +380,7 @@ class MemoryKernel:
                     make_durable(self.sessions_dir, [self.transcripts.path_of(f) for f in files])
                 everything = [turn for turns in written for turn in turns]
                 self._taken().update(t.id for t in everything)
-                if self.degraded:
+                if not self._health.usable:
                     # transcripts only until memory is reopened, which reconciles them into the index
                     self.manifest.forget(files)
                     return written
@@ -359,7 +392,6 @@ class MemoryKernel:
                     # stored all the same: the transcripts have them, a later reconcile indexes them
                     self._write_failed(exc, files)
                     return written
-            self.index_error = ""
             self._writes_since_maintenance += 1
             # recorded only now: the manifest marks transcript states that are fully indexed
             self.manifest.record_files(files)
@@ -427,7 +459,7 @@ class MemoryKernel:
     @property
     def pending_vectors(self) -> int:
         """Turns found by their words but still waiting for their vector."""
-        return self.store.pending_count
+        return self._store.pending_count if self._store is not None and self._health.usable else 0
 
     def embed_pending(self, limit: int = EMBED_BATCH, progress: Progress | None = None) -> int:
         """Embed up to ``limit`` turns that were indexed without a vector; returns how many.
@@ -464,11 +496,8 @@ class MemoryKernel:
                 None,
                 f"{(turn_id or '')[:40]!r} is not a turn id (6 lowercase letters or digits, e.g. a3f2c7)",
             )
-        self._usable_index()
-        try:
-            found = self.store.get([cleaned]).get(cleaned)
-        except IndexUnavailable as exc:
-            raise self._index_failed(exc) from None
+        with self._reading() as store:
+            found = store.get([cleaned]).get(cleaned)
         if found is None:
             return RecallResult(None, f"no turn with id {cleaned}")
         return RecallResult(found)
@@ -482,14 +511,14 @@ class MemoryKernel:
 
         A search that takes longer than ``retriever.search_timeout_seconds`` raises
         ``KernelError`` (it is left to finish in the background: LanceDB cannot be interrupted).
-        Raises ``IndexUnavailable`` while the kernel is degraded (its index cannot be read).
+        Raises ``IndexUnavailable`` while memory is unavailable (its index cannot be read).
         """
-        self._usable_index()
+        retriever = self.retriever
         if request.top_k is not None and not 1 <= request.top_k <= MAX_TOP_K:
             raise KernelError(f"top_k must be between 1 and {MAX_TOP_K} (got {request.top_k})")
         limit = self.config.search_timeout_seconds
         try:  # bounded work of its own, not counted against the search's deadline (only the first search does it)
-            if not self.retriever.reference_ready:
+            if not retriever.reference_ready:
                 call_with_deadline(self.prepare_search, max(limit, _PREPARE_SECONDS))
         except TimeoutError:
             self.searches_over_deadline += 1
@@ -497,9 +526,8 @@ class MemoryKernel:
                 "memory is still preparing its first search (the embedding model is slow to answer); try again"
             ) from None
         try:
-            results = call_with_deadline(lambda: self.retriever.run(request, on_round), limit)
-        except IndexUnavailable as exc:
-            raise self._index_failed(exc) from None
+            with self._reading():
+                results = call_with_deadline(lambda: retriever.run(request, on_round), limit)
         except TimeoutError:
             self.searches_over_deadline += 1
             raise KernelError(
@@ -536,18 +564,17 @@ class MemoryKernel:
     def flush_access(self) -> None:
         """Persist pending access statistics (dropped, not raised, when the index fails: they are statistics)."""
         with self._lock:
-            if not self._pending_access or self.degraded:
+            if not self._pending_access or not self._health.usable:
                 return
             pending, self._pending_access = self._pending_access, {}
             if self._access_time is not None:
-                try:
-                    self.store.record_access(pending, self._access_time)
-                except IndexUnavailable as exc:
-                    self._index_failed(exc)
+                with contextlib.suppress(IndexUnavailable), self._reading() as store:
+                    store.record_access(pending, self._access_time)
 
     def session_turns(self, session_id: str) -> list[Turn]:
         """All turns of a session, in order."""
-        return sorted(self.store.where(Compare("session_id", "=", session_id)), key=lambda t: t.turn_index)
+        with self._reading() as store:
+            return sorted(store.where(Compare("session_id", "=", session_id)), key=lambda t: t.turn_index)
 
     def sessions(self) -> list[SessionInfo]:
         """Stored sessions, most recent first (read from the transcripts' catalogue)."""
@@ -555,12 +582,24 @@ class MemoryKernel:
 
     def count(self) -> int:
         """Number of stored turns."""
-        return self.store.count()
+        with self._reading() as store:
+            return store.count()
+
+    def check(self) -> int:
+        """Read every row's id and run a tiny search (``huichat doctor``): the number of turns.
+
+        A damaged index raises ``KernelError`` saying what to run; an unreadable one also makes
+        memory unavailable.
+        """
+        with self._reading() as store:
+            return store.check()
 
     def needs_maintenance(self) -> bool:
         """True when enough writes piled up that compaction and an index refresh pay off,
-        or when turns written earlier still wait to be indexed."""
-        return self._writes_since_maintenance >= _MAINTAIN_AFTER_WRITES or self._index_behind
+        or when turns written earlier still wait to be indexed (never while the index is unavailable)."""
+        if not self._health.usable:
+            return False
+        return self._writes_since_maintenance >= _MAINTAIN_AFTER_WRITES or self._health.state is IndexState.BEHIND
 
     def maintain(self, *, force: bool = False, cleanup_unverified: bool = False) -> list[str]:
         """Index what a failed write left behind, create missing indexes, compact the table,
@@ -570,7 +609,7 @@ class MemoryKernel:
         the disk or the index itself is in trouble.
         """
         with self._lock:
-            if self._index_behind:
+            if self._health.state is IndexState.BEHIND:
                 self.reconcile()
             self.flush_manifest()
             created = self.store.ensure_indexes(self.config.ann_min_rows)
@@ -621,7 +660,9 @@ class MemoryKernel:
                 self.manifest.clear()
             self._rebuilding = full or lost
             # what failed to be indexed before now is picked up by this pass (a failure after it sets this again)
-            behind, self._index_behind, self.index_error = self._index_behind, False, ""
+            before = self._health
+            if before.state is IndexState.BEHIND:
+                self._health = OK
             reconciler = Reconciler(
                 self.store,
                 self.embedder,
@@ -640,7 +681,8 @@ class MemoryKernel:
                 # at open (or any full pass) duplicates go; a pass over a few named files leaves that to it
                 report.duplicates = self.store.remove_duplicates() if only is None else 0
         except KernelError:
-            self._index_behind = self._index_behind or behind
+            if self._health == OK:
+                self._health = before
             raise
         finally:
             self._rebuilding = False
@@ -660,16 +702,20 @@ class MemoryKernel:
         searchable by its words when this returns and gets its vector from ``embed_pending``.
         """
         with self._lock:
+            store = self._store
+            if store is None:
+                raise self._health.error()
             with contextlib.suppress(KernelError):
                 self.flush_access()
-            saved, complete = self.store.saved_kept()
+            saved, complete = store.saved_kept()
+            complete = complete and store.health == OK  # a table dropped at open took its statistics along
             self.manifest.clear()  # first: a rebuild cut short starts again at the next open
-            self.store.reset()
-            self.index_problem = ""  # a fresh table: whatever failed before is gone with the old one
-            self.manifest.rebind(self.store.instance)
+            store.reset()
+            self._health = store.health  # a fresh table: whatever failed before is gone with the old one
+            self.manifest.rebind(store.instance)
             self._known_ids = None
             report = self.reconcile(progress, full=True, embed=embed)
-            self.store.restore_kept(saved)
+            store.restore_kept(saved)
             report.access_lost = not complete
             self.maintain(force=True)
             return report

@@ -81,16 +81,19 @@ def open_kernel(
 def open_transcripts_only(
     location: MemoryLocation, retriever: RetrieverConfig, zone: tzinfo, reason: str
 ) -> MemoryKernel:
-    """Memory whose index could not be opened (``reason``): degraded from the start.
+    """Memory whose index could not be opened (``reason``): unavailable from the start.
 
-    Turns are written to the transcripts as usual and reach the index when ``open_kernel``
-    succeeds again (it reconciles them); every search raises ``IndexUnavailable`` with the
-    reason. Its stand-in index lives in memory and is never searched.
+    No index and no embedder: turns are written to the transcripts as usual and reach the
+    index when ``open_kernel`` succeeds again (it reconciles them); every search raises
+    ``IndexUnavailable`` with the reason.
     """
-    from huichat.memory.embedding import HashEmbedder
-
-    stand_in = HashEmbedder(8)
-    store = TurnStore("memory://", stand_in.dim, stand_in.name, TimeResolver(zone, retriever.week_start).event_ranges)
-    kernel = MemoryKernel(store, stand_in, location.sessions_dir, retriever, zone)
-    kernel.index_problem = reason
-    return kernel
+    return MemoryKernel(
+        None,
+        None,
+        location.sessions_dir,
+        retriever,
+        zone,
+        catalogue_path=location.catalogue_path,
+        data_dir=location.data_dir,
+        unavailable=reason,
+    )

@@ -38,6 +38,7 @@ import pyarrow as pa
 
 from huichat.memory.errors import IndexUnavailable, KernelError
 from huichat.memory.filters import Filter
+from huichat.memory.health import OK, IndexHealth
 from huichat.memory.index_schema import (
     KEPT_COLUMNS,
     LIGHT_COLUMNS,
@@ -169,8 +170,8 @@ class TurnStore:
         self.keep_versions = keep_versions
         self.conflicts_retried = 0
         """Commits that raced another process and were tried again (for reports and benchmarks)."""
-        self.open_error = ""
-        """Why the old table could not be opened, when it was opened only to be rebuilt."""
+        self.health = OK
+        """How this open found the index: ``BEHIND`` when a damaged table was dropped to be rebuilt."""
         self._pending: int | None = None
         """Turns waiting for their vector; counted at first need (a damaged table fails there, in one line)."""
         with translated(lambda detail: IndexUnavailable(f"cannot open the memory index at {uri}: {detail}")):
@@ -201,7 +202,9 @@ class TurnStore:
                 if not for_rebuild:
                     raise
                 # a rebuild does not need the old table: it starts from the transcripts
-                self.open_error = one_line(exc)
+                self.health = IndexHealth.behind(
+                    f"the old memory index could not be opened ({one_line(exc)}); it is rebuilt from the transcripts"
+                )
                 self._drop()
                 return self._create()
         if for_rebuild:
@@ -240,6 +243,7 @@ class TurnStore:
         with translated(lambda detail: KernelError(f"cannot rebuild the memory index at {self.uri}: {detail}")):
             self._drop()
             self._table = self._create()
+        self.health = OK
         self._fts_ready = False
         self._pending = 0
 

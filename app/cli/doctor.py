@@ -75,10 +75,12 @@ def run(args: argparse.Namespace, runtime: Runtime) -> int:
         try:
             kernel = runtime.open_kernel(embedder, reconcile=False)  # a check reads; it does not catch up
             try:
-                count = kernel.store.check()  # reads every row's id and runs a tiny search
+                count = kernel.check()  # reads every row's id and runs a tiny search
             finally:
                 kernel.close()
-            checks.append(Check("memory index", True, f"{loaded.paths.db_uri} · {count} turns"))
+            health = kernel.health
+            detail = f"{loaded.paths.db_uri} · {count} turns" + (f" · {health.reason}" if health.reason else "")
+            checks.append(Check("memory index", health.usable, detail))
         except KernelError as exc:
             checks.append(Check("memory index", False, str(exc)))
     checks.extend(_provider_checks(loaded, args.ping))

@@ -104,7 +104,7 @@ class MemoryTools:
         if self._session is None:
             self._session = kernel.new_session(now)
         turn = kernel.append_turn(self._session, TurnDraft(messages, now, str(arguments.get("topic") or "")))
-        kept = "" if not kernel.degraded else " (memory is degraded: indexed when it is back)"
+        kept = "" if kernel.health.usable else " (memory is degraded: indexed when it is back)"
         return f"stored{kept}\n\n{anchor_line(turn.id, turn.prev_id, None, None)}\n\n📁 {turn.session_file}"
 
 

@@ -26,6 +26,7 @@ from huichat.app.serve.conversations import SESSION_HEADER, Conversation, Unknow
 from huichat.app.serve.errors import ApiError, error_body
 from huichat.app.serve.service import Service, service_of
 from huichat.app.session import ReplyCompleted, ReplyFailed, estimate_tokens
+from huichat.memory.health import IndexHealth
 from huichat.memory.turns import Turn
 from huichat.providers.events import TextDelta
 
@@ -66,8 +67,9 @@ def _provider(service: Service, model: str) -> str:
     raise ApiError(404, f"the model '{model[:80]}' does not exist (configured providers: {known})")
 
 
-def _memory_state(degraded: bool) -> str:
-    return "degraded" if degraded else "ok"
+def memory_state(health: IndexHealth) -> str:
+    """What the ``X-Huichat-Memory`` header and the status say: ``degraded`` while the index is unavailable."""
+    return "ok" if health.usable else "degraded"
 
 
 async def _pump(
@@ -108,7 +110,7 @@ def _extension(conversation: Conversation, finished: Finished) -> dict[str, Any]
     return {
         "turn_id": turn.id if turn else None,
         "session_id": conversation.session_id,
-        "memory": _memory_state(conversation.session.kernel.degraded),
+        "memory": memory_state(conversation.session.kernel.health),
         "recalled": list(turn.recalled_ids) if turn else [],
         "provider_model": finished.model or None,
     }
@@ -168,7 +170,7 @@ async def chat_completions(
         raise ApiError(404, str(exc)) from None
     queue: asyncio.Queue[str | Finished] = asyncio.Queue()
     service.keep(_pump(service, user, conversation, question[0][1], said, queue), f"reply for {user}")
-    headers = {MEMORY_HEADER: _memory_state(kernel.degraded)}
+    headers = {MEMORY_HEADER: memory_state(kernel.health)}
     if conversation.session_id:
         headers[SESSION_HEADER] = conversation.session_id
     if body.stream:
@@ -178,7 +180,7 @@ async def chat_completions(
         )
     while isinstance(item := await queue.get(), str):
         pass
-    headers[MEMORY_HEADER] = _memory_state(conversation.session.kernel.degraded)
+    headers[MEMORY_HEADER] = memory_state(conversation.session.kernel.health)
     if item.error:
         return JSONResponse(error_body(502, item.error), status_code=502, headers=headers)
     if conversation.session_id:

@@ -7,6 +7,7 @@ user's); an id or a path from another user's memory is simply not found there (4
 from __future__ import annotations
 
 import asyncio
+import contextlib
 from typing import Annotated, Any
 
 from fastapi import APIRouter, Query, Request
@@ -14,7 +15,7 @@ from fastapi.responses import PlainTextResponse
 from pydantic import BaseModel, Field
 
 from huichat.app.serve.auth import Caller, Principal, user_for
-from huichat.app.serve.chat import MEMORY_HEADER
+from huichat.app.serve.chat import MEMORY_HEADER, memory_state
 from huichat.app.serve.errors import ApiError
 from huichat.app.serve.jobs import JOBS
 from huichat.app.serve.service import Service, service_of
@@ -141,8 +142,8 @@ async def sync(request: Request, caller: Caller, user: UserParam = None) -> dict
     service = service_of(request)
     name = user_for(request, caller, user)
     kernel = await service.memory(name).reopen()
-    if kernel.degraded:
-        raise _unavailable(IndexUnavailable(kernel.index_problem))
+    if not kernel.health.usable:
+        raise _unavailable(kernel.health.error())
     try:
         report = await asyncio.to_thread(kernel.reconcile, embed=False)
     except IndexUnavailable as exc:
@@ -160,16 +161,24 @@ async def sync(request: Request, caller: Caller, user: UserParam = None) -> dict
 
 @router.get("/status", summary="Whether memory works, and how much it holds")
 async def status(request: Request, caller: Caller, user: UserParam = None) -> dict[str, Any]:
-    """``memory`` is ``ok`` or ``degraded`` (then ``reason`` says why; chat goes on without recall)."""
+    """``memory`` is ``ok`` or ``degraded`` (then ``reason`` says why; chat goes on without recall);
+    ``index`` is the kernel's health: ``ok``, ``behind`` (some turns not searchable yet) or ``unavailable``."""
     _service, name, kernel = await _kernel(request, caller, user)
-    state: dict[str, Any] = {"user": name, "memory": "degraded" if kernel.degraded else "ok", "reason": None}
-    if kernel.degraded:
-        return {**state, "reason": kernel.index_problem, "turns": None, "pending_vectors": None}
-    try:
-        turns = await asyncio.to_thread(kernel.count)
-    except IndexUnavailable as exc:
-        return {**state, "memory": "degraded", "reason": str(exc), "turns": None, "pending_vectors": None}
-    return {**state, "turns": turns, "pending_vectors": kernel.pending_vectors, "embedder": kernel.embedder.name}
+    turns = None
+    if kernel.health.usable:
+        with contextlib.suppress(IndexUnavailable):  # a count that finds the index unreadable makes it unavailable
+            turns = await asyncio.to_thread(kernel.count)
+    health = kernel.health
+    state: dict[str, Any] = {"user": name, "memory": memory_state(health), "index": health.state.value}
+    if not health.usable:
+        return {**state, "reason": health.reason, "turns": None, "pending_vectors": None}
+    return {
+        **state,
+        "reason": health.reason or None,
+        "turns": turns,
+        "pending_vectors": kernel.pending_vectors,
+        "embedder": kernel.embedder.name,
+    }
 
 
 @router.get("/stats", summary="Memory statistics (what the dashboard draws)")

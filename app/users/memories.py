@@ -73,10 +73,10 @@ class Memory:
         """The kernel; a degraded one is reopened first when ``retry_seconds`` passed since the last try."""
         async with self._lock:
             kernel = self._kernel
-            if kernel is not None and not (kernel.degraded and time.monotonic() >= self._retry_at):
+            if kernel is not None and (kernel.health.usable or time.monotonic() < self._retry_at):
                 return kernel
             fresh = await asyncio.to_thread(self._open_or_degrade)
-            if fresh.degraded:
+            if not fresh.health.usable:
                 self._retry_at = time.monotonic() + retry_seconds
                 if kernel is not None:
                     await asyncio.to_thread(fresh.close)
@@ -100,7 +100,7 @@ class Memory:
     def wrote(self) -> None:
         """After a turn was stored: compact the index in the background when enough writes piled up."""
         kernel = self._kernel
-        if kernel is None or kernel.degraded or not kernel.needs_maintenance():
+        if kernel is None or not kernel.needs_maintenance():
             return
         if self._maintaining is None or self._maintaining.done():
             self._maintaining = asyncio.create_task(self._maintain(kernel), name=f"maintain {self.user}")
@@ -109,17 +109,17 @@ class Memory:
         try:
             await asyncio.to_thread(kernel.maintain)
         except KernelError:
-            return  # the index failed: the kernel is degraded and will be reopened
+            return  # the index failed: memory is unavailable and will be reopened
 
     def _embed_in_background(self, kernel: MemoryKernel) -> None:
-        if kernel.degraded or not kernel.pending_vectors:
+        if not kernel.pending_vectors:
             return
         if self._embedding is None or self._embedding.done():
             self._embedding = asyncio.create_task(self._embed(kernel), name=f"embed {self.user}")
 
     async def _embed(self, kernel: MemoryKernel) -> None:
         # turns reconciled at open are found by their words at once; their vectors follow here
-        while kernel is self._kernel and not kernel.degraded:
+        while kernel is self._kernel and kernel.health.usable:
             try:
                 done = await asyncio.to_thread(kernel.embed_pending, _EMBED_BATCH)
             except KernelError:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import shutil
 import threading
 from dataclasses import replace
 from pathlib import Path
@@ -249,6 +250,24 @@ async def test_a_provider_error_is_notified_and_the_turn_can_be_retried(tmp_path
         assert said(app)[-1].text == "second try works"
     turns = kernel.session_turns(kernel.sessions()[0].session_id)
     assert [t.status for t in turns] == ["failed", "ok"]
+
+
+async def test_an_index_lost_mid_session_shows_in_the_status_line_and_the_chat_goes_on(
+    tmp_path: Path, fake_llm: FakeLLM
+) -> None:
+    fake_llm.push(Reply(text="还在"))
+    app = build_app(tmp_path, loaded_config(fake_providers(fake_llm)))
+    async with app.run_test(size=(120, 36)) as pilot:
+        await ready(pilot)
+        assert "turns" in app.chat_screen.memory_status
+        shutil.rmtree(tmp_path / "index.lancedb")
+        await pilot.press(*"索引没了吗")
+        await pilot.press("enter")
+        await wait_until(pilot, lambda: _idle(app) and len(said(app)) == 2)
+        assert said(app)[-1].text == "还在"
+        await wait_until(pilot, lambda: app.chat_screen.memory_status == "memory unavailable (chat still works)")
+    transcript = next((tmp_path / "sessions").glob("*/*/chat_*.md")).read_text(encoding="utf-8")
+    assert "索引没了吗" in transcript and "还在" in transcript
 
 
 async def test_new_session_and_reopening_a_past_one(tmp_path: Path, fake_llm: FakeLLM) -> None:

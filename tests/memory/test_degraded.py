@@ -9,6 +9,7 @@ import pytest
 
 from huichat.memory.config import RetrieverConfig
 from huichat.memory.errors import IndexUnavailable
+from huichat.memory.health import IndexState
 from huichat.memory.opening import MemoryLocation, open_transcripts_only
 from huichat.memory.results import SearchRequest
 from huichat.memory.turns import Message, TurnDraft
@@ -25,7 +26,7 @@ def test_an_index_lost_mid_way_degrades_and_reopening_brings_every_turn_back(tmp
     first = kernel.append_turn(session, _draft("before the loss"))
     shutil.rmtree(tmp_path / "index.lancedb")
     second = kernel.append_turn(session, _draft("after the loss"))  # no exception: the transcript has it
-    assert kernel.degraded and "index" in kernel.index_problem
+    assert kernel.health.state is IndexState.UNAVAILABLE and "index" in kernel.health.reason
     assert second.prev_id == first.id
     with pytest.raises(IndexUnavailable, match="memory is unavailable"):
         kernel.search(SearchRequest("loss", NOW))
@@ -37,7 +38,7 @@ def test_an_index_lost_mid_way_degrades_and_reopening_brings_every_turn_back(tmp
     assert all(t in text for t in ("before the loss", "after the loss", "still degraded"))
     reopened = open_kernel(tmp_path)
     try:
-        assert not reopened.degraded
+        assert reopened.health.state is IndexState.OK
         assert reopened.count() == 3
         assert reopened.recall_by_id(third.id).turn is not None
     finally:
@@ -47,7 +48,7 @@ def test_an_index_lost_mid_way_degrades_and_reopening_brings_every_turn_back(tmp
 def test_memory_without_an_index_writes_transcripts_only(tmp_path: Path) -> None:
     location = MemoryLocation.under(tmp_path)
     kernel = open_transcripts_only(location, RetrieverConfig(), ZONE, "cannot open the memory index: disk on fire")
-    assert kernel.degraded
+    assert kernel.health.state is IndexState.UNAVAILABLE
     turn = kernel.append_turn(kernel.new_session(NOW), _draft("written while the index is down"))
     with pytest.raises(IndexUnavailable, match="disk on fire"):
         kernel.search(SearchRequest("index", NOW))

@@ -16,6 +16,7 @@ import pytest
 from huichat.memory.config import RetrieverConfig
 from huichat.memory.embedding import HashEmbedder
 from huichat.memory.errors import KernelError
+from huichat.memory.health import IndexState
 from huichat.memory.kernel import MemoryKernel, SessionHandle
 from huichat.memory.results import SearchRequest
 from huichat.memory.store import TurnStore
@@ -170,9 +171,11 @@ def test_reindex_opens_a_table_too_damaged_to_open(tmp_path: Path) -> None:
         open_kernel(tmp_path, reconcile=False)
     embedder = HashEmbedder(64)
     store = TurnStore(str(tmp_path / "index.lancedb"), embedder.dim, embedder.name, EVENTS, for_rebuild=True)
-    assert store.open_error
     rebuilt = MemoryKernel(store, embedder, tmp_path / "sessions", RetrieverConfig(), ZONE)
-    assert rebuilt.reindex().added == 2
+    assert rebuilt.health.state is IndexState.BEHIND and "could not be opened" in rebuilt.health.reason
+    report = rebuilt.reindex()
+    assert report.added == 2 and rebuilt.health.state is IndexState.OK
+    assert report.access_lost  # the damaged table was dropped with what only it knew
 
 
 # ------------------------------------------------------------------ 7: one id, one row
@@ -198,10 +201,11 @@ def test_a_failed_index_write_keeps_the_turn_and_indexes_it_later(tmp_path: Path
 
     kernel.store.add = full  # type: ignore[method-assign]  # the disk filled between transcript and index
     second = _say(kernel, session, 1)
-    assert "No space left" in kernel.index_error and kernel.needs_maintenance()
+    assert kernel.health.state is IndexState.BEHIND and "No space left" in kernel.health.reason
+    assert kernel.needs_maintenance()
     del kernel.store.add
     kernel.maintain()
-    assert kernel.index_error == "" and kernel.count() == 2
+    assert kernel.health.state is IndexState.OK and kernel.count() == 2
     assert kernel.recall_by_id(second.id).turn is not None
 
 

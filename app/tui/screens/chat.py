@@ -21,6 +21,7 @@ from huichat.app.tui.widgets.memory_panel import MemoryPanel
 from huichat.app.tui.widgets.prompt_input import PromptInput
 from huichat.app.tui.widgets.status_line import StatusLine
 from huichat.memory.errors import KernelError
+from huichat.memory.health import IndexState
 from huichat.providers.config import key_problem
 from huichat.providers.errors import ProviderError
 
@@ -214,15 +215,19 @@ class ChatScreen(Screen[None]):
             await self.continue_last_session()
 
     async def update_memory_status(self) -> None:
-        """Turn count and embedding model."""
+        """Turn count and embedding model, or what the kernel's health says is wrong with the index."""
         try:
             kernel = await self.gateway.kernel()
             count = await self.gateway.count()
         except KernelError:
+            failed = self.gateway.loaded_kernel
+            if failed is not None and not failed.health.usable:  # it failed since it opened
+                self.memory_status = "memory unavailable (chat still works)"
             return
         waiting = kernel.pending_vectors
         vectors = f" · embedding {waiting}…" if waiting else ""
-        self.memory_status = f"memory: {plural(count, 'turn')} · {kernel.embedder.name}{vectors}"
+        behind = " · index behind" if kernel.health.state is IndexState.BEHIND else ""
+        self.memory_status = f"memory: {plural(count, 'turn')} · {kernel.embedder.name}{vectors}{behind}"
 
     @work(group="embedding", exclusive=True, exit_on_error=False)
     async def embed_pending(self) -> None:

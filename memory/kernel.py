@@ -32,6 +32,7 @@ from huichat.memory.durability import make_durable
 from huichat.memory.embedding import Embedder
 from huichat.memory.errors import IndexUnavailable, KernelError
 from huichat.memory.filters import Compare
+from huichat.memory.fusion import Fusion
 from huichat.memory.health import OK, IndexHealth, IndexState
 from huichat.memory.reconcile import (
     EMBED_BATCH,
@@ -43,7 +44,7 @@ from huichat.memory.reconcile import (
     search_texts,
 )
 from huichat.memory.results import OnRound, RecallResult, SearchRequest, SearchResults, SessionInfo, format_turn
-from huichat.memory.retrieval import Fusion, Retriever
+from huichat.memory.retrieval import Retriever
 from huichat.memory.store import TurnStore
 from huichat.memory.timeparse import TimeResolver
 from huichat.memory.transcript import TranscriptWriter, TurnChunker
@@ -133,9 +134,9 @@ class MemoryKernel:
                 retriever_config,
                 self.resolver,
                 zone,
-                fusion,
+                fusion or Fusion(),
                 self.lifecycle.tier_prior,
-                reference_dir=self.data_dir / "cache",
+                self.data_dir / "cache",
             )
             if store is not None and embedder is not None
             else None

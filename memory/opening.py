@@ -8,9 +8,9 @@ from datetime import date, datetime, tzinfo
 
 from huichat.memory.config import ArchiveConfig, LifecycleConfig, RetrieverConfig
 from huichat.memory.embedding import Embedder
+from huichat.memory.fusion import Fusion
 from huichat.memory.kernel import MemoryKernel
 from huichat.memory.location import MemoryLocation
-from huichat.memory.retrieval import Fusion
 from huichat.memory.store import TurnStore
 from huichat.memory.timeparse import TimeResolver
 

@@ -8,12 +8,11 @@ and leaves meaning to the caller.
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from datetime import datetime, timedelta, tzinfo
 from pathlib import Path
 
-from huichat.memory.calibration import Evidence, Reference, calibrated
+from huichat.memory.calibration import Reference, calibrated
 from huichat.memory.config import RetrieverConfig, TierPrior
 from huichat.memory.deadline import in_background
 from huichat.memory.embedding import Embedder
@@ -31,6 +30,7 @@ from huichat.memory.filters import (
     status_filter,
     time_range_filter,
 )
+from huichat.memory.fusion import Candidate, Fusion, Scale, fuse, normalise_bm25, spread_context
 from huichat.memory.results import (
     Mode,
     OnRound,
@@ -43,167 +43,43 @@ from huichat.memory.results import (
 )
 from huichat.memory.store import TurnStore
 from huichat.memory.timeparse import QueryTime, TimeRange, TimeResolver
-from huichat.memory.turns import CONTEXT_GAP, ROLE_MEMBER, ROLE_REPRESENTATIVE, Turn, in_context
+from huichat.memory.turns import ROLE_MEMBER, ROLE_REPRESENTATIVE, Turn, in_context
 from huichat.memory.words import has_cjk, words_share
 
 
 @dataclass(frozen=True)
-class Fusion:
-    """How vector and full-text candidates become one ranking (measured in BENCHMARKS.md).
+class Ask:
+    """One question to the index within a search: its words, where to look, how many, how."""
 
-    Each list's scores are standardised (z-scores over its candidate pool; a turn missing
-    from a list gets that list's lowest score) and mixed by weight. Then every turn also
-    receives part of the strength of its strongest neighbours in the conversation
-    (``context``, by distance): in dialogue the answer often sits next to the turn whose
-    words match the question. Only neighbours in context pass strength on (written
-    within ``CONTEXT_GAP`` per step): messages hours apart are separate conversations.
-
-    A query holding Chinese (Japanese, Korean) characters is fused with ``cjk_weights``:
-    full text over single characters and pairs matches more look-alikes than English
-    words do, so the vector counts for more there.
-    """
-
-    vector_weight: float = 0.4
-    text_weight: float = 0.6
-    cjk_weights: tuple[float, float] = (0.7, 0.3)
-    """(vector, text) weights for a query with CJK characters."""
-    pool: int = 60
-    """Candidates fetched from each index."""
-    context: tuple[float, ...] = (0.3, 0.3)
-    """Share of a neighbour's strength (above the floor) passed on, at distance 1, 2, …"""
-    context_count: int = 2
-    """How many of the strongest neighbours pass strength on."""
-    expand: int = 20
-    """Top candidates whose neighbours join the pool even when neither index returned them."""
-
-    def for_query(self, keywords: str) -> Fusion:
-        """The fusion for this query: ``cjk_weights`` when it holds CJK characters."""
-        if not has_cjk(keywords):
-            return self
-        return replace(self, vector_weight=self.cjk_weights[0], text_weight=self.cjk_weights[1])
-
-
-@dataclass(frozen=True)
-class Standard:
-    """Mean and spread of one list's raw scores; ``floor`` is its lowest z-score."""
-
-    mean: float
-    spread: float
-    floor: float
-
-    @classmethod
-    def of(cls, scores: Sequence[float], baseline: float | None = None) -> Standard | None:
-        """The standardisation of ``scores`` (None for an empty list).
-
-        ``baseline`` is the score of a non-match (0 for BM25): counted once, it keeps a
-        list of one or two strong matches from standardising to nothing.
-        """
-        if not scores:
-            return None
-        values = [*scores, baseline] if baseline is not None else list(scores)
-        mean = sum(values) / len(values)
-        spread = math.sqrt(sum((x - mean) ** 2 for x in values) / len(values)) or 1e-6
-        return cls(mean, spread, (min(values) - mean) / spread)
-
-    def z(self, score: float) -> float:
-        """``score`` in standard deviations from the mean."""
-        return (score - self.mean) / self.spread
-
-
-@dataclass(frozen=True)
-class Scale:
-    """The normalisation of both lists; a progressive scan fixes it for the whole span."""
-
-    vector: Standard | None
-    text: Standard | None
-
-    @classmethod
-    def of(cls, vector: Sequence[Scored], text: Sequence[Scored]) -> Scale:
-        """The scale of these two candidate lists (BM25's non-match scores 0)."""
-        return cls(Standard.of([s.score for s in vector]), Standard.of([s.score for s in text], 0.0))
-
-
-@dataclass(frozen=True)
-class Candidate:
-    """A turn as one search ranks it: its score (fused, or one index's) and, for hybrid search, its evidence."""
-
-    turn: Turn
-    score: float
-    evidence: Evidence | None = None
-
-
-def _normalise_bm25(scores: Sequence[float]) -> list[float]:
-    top = max(scores, default=0.0)
-    return [s / top if top > 0 else 0.0 for s in scores]
-
-
-def fuse(
-    vector: Sequence[Scored], text: Sequence[Scored], fusion: Fusion, scale: Scale
-) -> tuple[dict[str, float], dict[str, Turn], float]:
-    """Mixed z-scores per turn id, the turns, and the floor (the score of a turn in neither list)."""
-    turns: dict[str, Turn] = {}
-    parts: list[tuple[float, Standard, dict[str, float]]] = []
-    for weight, items, standard in (
-        (fusion.vector_weight, vector, scale.vector),
-        (fusion.text_weight, text, scale.text),
-    ):
-        if standard is None:
-            continue  # this index had nothing at all for the query: the other decides alone
-        parts.append((weight, standard, {s.turn.id: standard.z(s.score) for s in items}))
-        for item in items:
-            turns.setdefault(item.turn.id, item.turn)
-    total = sum(weight for weight, _, _ in parts) or 1.0
-    floor = sum(weight * standard.floor for weight, standard, _ in parts) / total
-    scores = {
-        turn_id: sum(weight * z.get(turn_id, standard.floor) for weight, standard, z in parts) / total
-        for turn_id in turns
-    }
-    return scores, turns, floor
-
-
-def spread_context(scores: dict[str, float], turns: dict[str, Turn], floor: float, fusion: Fusion) -> dict[str, float]:
-    """Each turn's score plus the shares of its strongest neighbours' strength (neighbours in context only)."""
-    position = {(t.session_id, t.turn_index): turn_id for turn_id, t in turns.items()}
-    final: dict[str, float] = {}
-    for turn_id, turn in turns.items():
-        shares = []
-        for distance, share in enumerate(fusion.context, start=1):
-            for sign in (-1, 1):
-                other = position.get((turn.session_id, turn.turn_index + sign * distance))
-                if other is not None and abs(turns[other].timestamp - turn.timestamp) <= distance * CONTEXT_GAP:
-                    shares.append(share * max(0.0, scores.get(other, floor) - floor))
-        final[turn_id] = scores.get(turn_id, floor) + sum(sorted(shares, reverse=True)[: fusion.context_count])
-    return final
+    keywords: str
+    where: Filter | None
+    limit: int
+    mode: Mode
+    scale: Scale | None = None
+    """The scale of a whole span searched at once (the progressive scan's weeks share it)."""
+    lists: tuple[list[Scored], list[Scored]] | None = None
+    """The candidate lists, when they were already read."""
 
 
 _NEAREST_REACH = timedelta(days=3 * 365)
 """How far from an empty range the nearest turns are looked for when the query has no keywords."""
 
 
+@dataclass(eq=False)
 class Retriever:
     """Hybrid search with time resolution, progressive scan and neighbour expansion."""
 
-    def __init__(
-        self,
-        store: TurnStore,
-        embedder: Embedder,
-        config: RetrieverConfig,
-        resolver: TimeResolver,
-        zone: tzinfo,
-        fusion: Fusion | None = None,
-        prior: TierPrior | None = None,
-        reference_dir: Path | None = None,
-    ) -> None:
-        self.store = store
-        self.reference_dir = reference_dir
-        """Where the calibration's reference is kept once measured (None: measured by every process)."""
-        self.embedder = embedder
-        self.config = config
-        self.resolver = resolver
-        self.zone = zone
-        self.fusion = fusion or Fusion()
-        self._reference: Reference | None = None
-        self.prior = prior or TierPrior(long_term=0.0, working=0.0, archive=0.0)
+    store: TurnStore
+    embedder: Embedder
+    config: RetrieverConfig
+    resolver: TimeResolver
+    zone: tzinfo
+    fusion: Fusion = field(default_factory=Fusion)
+    prior: TierPrior = field(default_factory=lambda: TierPrior(long_term=0.0, working=0.0, archive=0.0))
+    """A small ranking nudge per tier (none unless the lifecycle gives one)."""
+    reference_dir: Path | None = None
+    """Where the calibration's reference is kept once measured (None: measured by every process)."""
+    _reference: Reference | None = field(default=None, init=False, repr=False)
 
     def format_results(self, results: SearchResults) -> str:
         """The seed's format for a search's results (hits first, context under each), in this retriever's zone."""
@@ -211,16 +87,17 @@ class Retriever:
 
     # ------------------------------------------------------------- candidates
 
-    def _lists(self, keywords: str, where: Filter | None, limit: int, mode: Mode) -> tuple[list[Scored], list[Scored]]:
-        pool = max(limit, self.fusion.pool)
+    def _lists(self, ask: Ask) -> tuple[list[Scored], list[Scored]]:
+        keywords, where = ask.keywords, ask.where
+        pool = max(ask.limit, self.fusion.pool)
         vector: list[Scored] = []
         text: list[Scored] = []
         pending = None
-        if mode in ("hybrid", "text") and keywords.strip():
+        if ask.mode in ("hybrid", "text") and keywords.strip():
             # LanceDB leaves the GIL while it searches: full text runs beside the vector search
             # (in a daemon thread: a search given up at its deadline must not hold the process)
             pending = in_background(lambda: self.store.text_search(keywords, pool, where))
-        if mode in ("hybrid", "vector"):
+        if ask.mode in ("hybrid", "vector"):
             vector = self.store.vector_search(self.embedder.embed_query(keywords or " "), pool, where)
         if pending is not None:
             text = pending.result()
@@ -238,27 +115,19 @@ class Retriever:
             self._reference = Reference.load_or_measure(self.embedder, self.reference_dir)
         return self._reference
 
-    def _candidates(
-        self,
-        keywords: str,
-        where: Filter | None,
-        limit: int,
-        mode: Mode,
-        scale: Scale | None = None,
-        lists: tuple[list[Scored], list[Scored]] | None = None,
-    ) -> list[Candidate]:
+    def _candidates(self, ask: Ask) -> list[Candidate]:
         """Candidates best first; hybrid ones carry their evidence for calibration."""
-        vector, text = lists or self._lists(keywords, where, limit, mode)
+        keywords, mode = ask.keywords, ask.mode
+        vector, text = ask.lists or self._lists(ask)
         fusion = self.fusion.for_query(keywords)
         if mode == "vector":
             return [Candidate(s.turn, max(0.0, min(1.0, s.score))) for s in vector]
         if mode == "text":
-            return [Candidate(s.turn, n) for s, n in zip(text, _normalise_bm25([s.score for s in text]), strict=True)]
-        scale = scale or Scale.of(vector, text)
-        scores, turns, floor = fuse(vector, text, fusion, scale)
+            return [Candidate(s.turn, n) for s, n in zip(text, normalise_bm25([s.score for s in text]), strict=True)]
+        scores, turns, floor = fuse(vector, text, fusion, ask.scale or Scale.of(vector, text))
         if fusion.context and scores:
             strongest = sorted(scores, key=lambda i: -scores[i])[: fusion.expand]
-            around = self.store.neighbours([turns[i] for i in strongest], len(fusion.context), where)
+            around = self.store.neighbours([turns[i] for i in strongest], len(fusion.context), ask.where)
             for turn in around:
                 turns.setdefault(turn.id, turn)
             scores = spread_context(scores, turns, floor, fusion)
@@ -296,25 +165,14 @@ class Retriever:
         turns = self.store.where(where, limit=None)
         return [Candidate(t, 1.0) for t in sorted(turns, key=lambda t: t.timestamp, reverse=True)[:limit]]
 
-    def _ranked(
-        self,
-        keywords: str,
-        where: Filter | None,
-        limit: int,
-        mode: Mode,
-        scale: Scale | None = None,
-        lists: tuple[list[Scored], list[Scored]] | None = None,
-    ) -> tuple[list[SearchHit], SearchHit | None]:
+    def _ranked(self, ask: Ask) -> tuple[list[SearchHit], SearchHit | None]:
         """The best ``limit`` candidates with their similarity, and the best one below ``min_similarity``.
 
         Hybrid candidates get the calibrated similarity (``memory.calibration``); the
         single-index modes (benchmark baselines) keep their raw score and no threshold.
         """
-        found = (
-            self._candidates(keywords, where, limit, mode, scale, lists)
-            if keywords.strip()
-            else self._recent(where, limit)
-        )
+        keywords, where, limit = ask.keywords, ask.where, ask.limit
+        found = self._candidates(ask) if keywords.strip() else self._recent(where, limit)
         if keywords.strip():
             # the tier prior only reorders near-equals (a nudge to the fused score); similarities are not touched
             found.sort(key=lambda c: -(c.score + self._prior(c.turn)))
@@ -407,12 +265,12 @@ class Retriever:
         rounds: list[ScanRound] = []
         below: SearchHit | None = None
         if span is None:
-            ranked, below = self._ranked(keywords, base, top_k, request.mode)
+            ranked, below = self._ranked(Ask(keywords, base, top_k, request.mode))
         elif span.fuzzy and asked.role == "filter" and request.progressive and self.config.enable_progressive_scan:
             ranked = self._progressive(keywords, span, base, top_k, request.now, request.mode, rounds, on_round)
         else:
             where = combine(base, _within(span, request.now))
-            ranked, below = self._ranked(keywords, where, top_k, request.mode)
+            ranked, below = self._ranked(Ask(keywords, where, top_k, request.mode))
         if span is not None:
             ranked = _placed(ranked, span, request.now)
             if len(ranked) < top_k:
@@ -443,7 +301,7 @@ class Retriever:
         """The best matches outside ``span`` (without keywords: the turns said nearest to it), marked outside."""
         where = combine(base, Not(_within(span, now)))
         if keywords.strip():
-            hits, _ = self._ranked(keywords, where, count, mode)
+            hits, _ = self._ranked(Ask(keywords, where, count, mode))
         else:
             hits = [SearchHit(turn, 1.0) for turn in self._nearest(where, span, count)]
         return [replace(hit, outside=True) for hit in hits]
@@ -511,9 +369,10 @@ class Retriever:
         scale: Scale | None = None
         best_overall: list[SearchHit] = []
         if keywords.strip():
-            lists = self._lists(keywords, whole, 1, mode)
+            ask = Ask(keywords, whole, 1, mode)
+            lists = self._lists(ask)
             scale = Scale.of(*lists) if mode == "hybrid" else None
-            best_overall, _ = self._ranked(keywords, whole, 1, mode, scale, lists)
+            best_overall, _ = self._ranked(replace(ask, scale=scale, lists=lists))
         # the scan ends one week after the week holding the best match of the whole span
         # (one more week: context spills strength onto the turn after a match)
         target = best_overall[0].score - 0.01 if best_overall else math.inf
@@ -523,7 +382,7 @@ class Retriever:
         focus_start = span.focus[0] if span.focus is not None else end
         for week_start, week_end in _scan_rounds(span, end, floor)[:weeks]:
             where = combine(extra, said_or_about(week_start, week_end))
-            week_hits, _ = self._ranked(keywords, where, per_week, mode, scale)
+            week_hits, _ = self._ranked(Ask(keywords, where, per_week, mode, scale))
             label = f"{week_start.astimezone(self.zone):%Y-%m-%d} – {(week_end - timedelta(seconds=1)).astimezone(self.zone):%Y-%m-%d}"
             rounds.append(ScanRound(label, week_start, week_end, tuple(week_hits)))
             if on_round is not None:

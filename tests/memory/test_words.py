@@ -9,10 +9,10 @@ import lancedb
 import pyarrow as pa
 from lancedb.index import FTS
 
+from huichat.memory.fusion import Fusion
 from huichat.memory.index_schema import SCHEMA_VERSION
 from huichat.memory.kernel import MemoryKernel
 from huichat.memory.results import SearchRequest
-from huichat.memory.retrieval import Fusion
 from huichat.memory.turns import Message, TurnDraft, in_context, search_text
 from huichat.memory.words import index_words
 from tests.conftest import NOW, open_kernel

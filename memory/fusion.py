@@ -1,0 +1,146 @@
+"""How the vector and full-text candidate lists become one ranking (measured in BENCHMARKS.md).
+
+The retriever (``memory.retrieval``) reads the two lists; here their scores are put on one
+scale, mixed by weight, and spread to neighbours in the conversation.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass, replace
+
+from huichat.memory.calibration import Evidence
+from huichat.memory.results import Scored
+from huichat.memory.turns import CONTEXT_GAP, Turn
+from huichat.memory.words import has_cjk
+
+
+@dataclass(frozen=True)
+class Fusion:
+    """How vector and full-text candidates become one ranking (measured in BENCHMARKS.md).
+
+    Each list's scores are standardised (z-scores over its candidate pool; a turn missing
+    from a list gets that list's lowest score) and mixed by weight. Then every turn also
+    receives part of the strength of its strongest neighbours in the conversation
+    (``context``, by distance): in dialogue the answer often sits next to the turn whose
+    words match the question. Only neighbours in context pass strength on (written
+    within ``CONTEXT_GAP`` per step): messages hours apart are separate conversations.
+
+    A query holding Chinese (Japanese, Korean) characters is fused with ``cjk_weights``:
+    full text over single characters and pairs matches more look-alikes than English
+    words do, so the vector counts for more there.
+    """
+
+    vector_weight: float = 0.4
+    text_weight: float = 0.6
+    cjk_weights: tuple[float, float] = (0.7, 0.3)
+    """(vector, text) weights for a query with CJK characters."""
+    pool: int = 60
+    """Candidates fetched from each index."""
+    context: tuple[float, ...] = (0.3, 0.3)
+    """Share of a neighbour's strength (above the floor) passed on, at distance 1, 2, …"""
+    context_count: int = 2
+    """How many of the strongest neighbours pass strength on."""
+    expand: int = 20
+    """Top candidates whose neighbours join the pool even when neither index returned them."""
+
+    def for_query(self, keywords: str) -> Fusion:
+        """The fusion for this query: ``cjk_weights`` when it holds CJK characters."""
+        if not has_cjk(keywords):
+            return self
+        return replace(self, vector_weight=self.cjk_weights[0], text_weight=self.cjk_weights[1])
+
+
+@dataclass(frozen=True)
+class Standard:
+    """Mean and spread of one list's raw scores; ``floor`` is its lowest z-score."""
+
+    mean: float
+    spread: float
+    floor: float
+
+    @classmethod
+    def of(cls, scores: Sequence[float], baseline: float | None = None) -> Standard | None:
+        """The standardisation of ``scores`` (None for an empty list).
+
+        ``baseline`` is the score of a non-match (0 for BM25): counted once, it keeps a
+        list of one or two strong matches from standardising to nothing.
+        """
+        if not scores:
+            return None
+        values = [*scores, baseline] if baseline is not None else list(scores)
+        mean = sum(values) / len(values)
+        spread = math.sqrt(sum((x - mean) ** 2 for x in values) / len(values)) or 1e-6
+        return cls(mean, spread, (min(values) - mean) / spread)
+
+    def z(self, score: float) -> float:
+        """``score`` in standard deviations from the mean."""
+        return (score - self.mean) / self.spread
+
+
+@dataclass(frozen=True)
+class Scale:
+    """The normalisation of both lists; a progressive scan fixes it for the whole span."""
+
+    vector: Standard | None
+    text: Standard | None
+
+    @classmethod
+    def of(cls, vector: Sequence[Scored], text: Sequence[Scored]) -> Scale:
+        """The scale of these two candidate lists (BM25's non-match scores 0)."""
+        return cls(Standard.of([s.score for s in vector]), Standard.of([s.score for s in text], 0.0))
+
+
+@dataclass(frozen=True)
+class Candidate:
+    """A turn as one search ranks it: its score (fused, or one index's) and, for hybrid search, its evidence."""
+
+    turn: Turn
+    score: float
+    evidence: Evidence | None = None
+
+
+def normalise_bm25(scores: Sequence[float]) -> list[float]:
+    """BM25 scores as fractions of the best one (the full-text-only mode's similarity)."""
+    top = max(scores, default=0.0)
+    return [s / top if top > 0 else 0.0 for s in scores]
+
+
+def fuse(
+    vector: Sequence[Scored], text: Sequence[Scored], fusion: Fusion, scale: Scale
+) -> tuple[dict[str, float], dict[str, Turn], float]:
+    """Mixed z-scores per turn id, the turns, and the floor (the score of a turn in neither list)."""
+    turns: dict[str, Turn] = {}
+    parts: list[tuple[float, Standard, dict[str, float]]] = []
+    for weight, items, standard in (
+        (fusion.vector_weight, vector, scale.vector),
+        (fusion.text_weight, text, scale.text),
+    ):
+        if standard is None:
+            continue  # this index had nothing at all for the query: the other decides alone
+        parts.append((weight, standard, {s.turn.id: standard.z(s.score) for s in items}))
+        for item in items:
+            turns.setdefault(item.turn.id, item.turn)
+    total = sum(weight for weight, _, _ in parts) or 1.0
+    floor = sum(weight * standard.floor for weight, standard, _ in parts) / total
+    scores = {
+        turn_id: sum(weight * z.get(turn_id, standard.floor) for weight, standard, z in parts) / total
+        for turn_id in turns
+    }
+    return scores, turns, floor
+
+
+def spread_context(scores: dict[str, float], turns: dict[str, Turn], floor: float, fusion: Fusion) -> dict[str, float]:
+    """Each turn's score plus the shares of its strongest neighbours' strength (neighbours in context only)."""
+    position = {(t.session_id, t.turn_index): turn_id for turn_id, t in turns.items()}
+    final: dict[str, float] = {}
+    for turn_id, turn in turns.items():
+        shares = []
+        for distance, share in enumerate(fusion.context, start=1):
+            for sign in (-1, 1):
+                other = position.get((turn.session_id, turn.turn_index + sign * distance))
+                if other is not None and abs(turns[other].timestamp - turn.timestamp) <= distance * CONTEXT_GAP:
+                    shares.append(share * max(0.0, scores.get(other, floor) - floor))
+        final[turn_id] = scores.get(turn_id, floor) + sum(sorted(shares, reverse=True)[: fusion.context_count])
+    return final

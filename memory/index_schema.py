@@ -179,39 +179,56 @@ def position_key(session_id: str, turn_index: int) -> str:
     return f"{session_id}#{turn_index}"
 
 
-def rows(
-    turns: Sequence[Turn],
-    texts: Sequence[str],
-    vectors: npt.NDArray[np.float32],
-    table_schema: pa.Schema,
-    read_events: EventReader,
-    *,
-    embedded: bool = True,
-) -> pa.Table:
-    """Turns as an Arrow table: the turn's own record plus what the index derives from it.
+@dataclass(frozen=True, eq=False)
+class IndexEntry:
+    """One turn on its way into the index, made once and passed on (``memory.indexing``).
 
-    ``embedded`` is False when ``vectors`` are placeholders (the vector comes later).
+    ``text`` is what is embedded for the turn (``memory.turns.search_text``: with its
+    predecessor's tail when in context); the full-text index holds the turn's own words only,
+    so that a turn outranks its successor on the words it actually contains. ``vector`` is
+    None until the turn is embedded: it is then found by its words (``embedded`` false).
     """
+
+    turn: Turn
+    text: str
+    vector: npt.NDArray[np.float32] | None = None
+
+    @property
+    def digest(self) -> str:
+        """What the index keeps of the entry to notice an edited transcript (``index_digest``)."""
+        return index_digest(self.text, self.turn)
+
+
+def rows(entries: Sequence[IndexEntry], table_schema: pa.Schema) -> pa.Table:
+    """Entries as an Arrow table: each turn's own record plus what the index derives from it.
+
+    The times a turn talks about are its ``events``; a turn not embedded yet gets a
+    placeholder vector.
+    """
+    dim = table_schema.field("vector").type.list_size
+    placeholder = np.zeros(dim, dtype=np.float32)
     columns: dict[str, list[Any]] = {c.name: [] for c in COLUMNS}
-    for turn, text in zip(turns, texts, strict=True):
+    for entry in entries:
+        turn = entry.turn
+        text = turn.text
         record = turn.to_record()
         for name in JSON_COLUMNS:
             record[name] = json.dumps(record[name], ensure_ascii=False)
-        source = Source.of(turn.text, turn.timestamp, read_events)
+        source = Source(text, turn.timestamp, turn.events)
         record.update({c.name: c.derive(source) for c in DERIVED if c.derive is not None})
         record.update(
             timestamp=turn.timestamp,
             last_accessed_at=turn.last_accessed_at,
             position=position_key(turn.session_id, turn.turn_index),
-            text=turn.text,
-            text_hash=index_digest(text, turn),
-            embedded=embedded,
+            text=text,
+            text_hash=entry.digest,
+            embedded=entry.vector is not None,
         )
         for name, values in columns.items():
             values.append(record[name])
     arrays = [pa.array(columns[f.name], type=f.type) for f in table_schema if f.name != "vector"]
-    dim = table_schema.field("vector").type.list_size
-    flat = pa.array(np.ascontiguousarray(vectors, dtype=np.float32).reshape(-1), type=pa.float32())
+    vectors = np.stack([placeholder if e.vector is None else e.vector for e in entries]).astype(np.float32, copy=False)
+    flat = pa.array(vectors.reshape(-1), type=pa.float32())
     arrays.append(pa.FixedSizeListArray.from_arrays(flat, dim))
     return pa.Table.from_arrays(arrays, schema=table_schema)
 

@@ -13,18 +13,13 @@ from __future__ import annotations
 
 import contextlib
 import fcntl
-import re
 import threading
 from collections.abc import Callable, Collection, Iterable, Iterator, Mapping, Sequence
-from dataclasses import dataclass, replace
-from datetime import UTC, datetime, tzinfo
+from dataclasses import dataclass
+from datetime import datetime, tzinfo
 from pathlib import Path
 from typing import IO, Any
 
-import numpy as np
-import numpy.typing as npt
-
-from huichat.memory import importance
 from huichat.memory.catalogue import Catalogue
 from huichat.memory.config import MAX_TOP_K, LifecycleConfig, RetrieverConfig
 from huichat.memory.deadline import call_with_deadline
@@ -34,63 +29,35 @@ from huichat.memory.errors import IndexUnavailable, KernelError
 from huichat.memory.filters import Compare
 from huichat.memory.fusion import Fusion
 from huichat.memory.health import OK, IndexHealth, IndexState
-from huichat.memory.reconcile import (
-    EMBED_BATCH,
-    Manifest,
-    Progress,
-    Reconciler,
-    ReconcileReport,
-    index_turns,
-    search_texts,
-)
+from huichat.memory.index_schema import IndexEntry
+from huichat.memory.indexing import EMBED_BATCH, Indexer, Progress, session_entries
+from huichat.memory.manifest import Manifest
+from huichat.memory.reconcile import Reconciler, ReconcileReport
 from huichat.memory.results import OnRound, RecallResult, SearchRequest, SearchResults, SessionInfo, format_turn
 from huichat.memory.retrieval import Retriever
+from huichat.memory.sessions import SessionHandle, SessionWrite, drafted_turns
 from huichat.memory.store import TurnStore
 from huichat.memory.timeparse import TimeResolver
 from huichat.memory.transcript import TranscriptWriter, TurnChunker
-from huichat.memory.turns import (
-    SessionTitle,
-    Turn,
-    TurnDraft,
-    is_turn_id,
-    new_session_id,
-    new_turn_id,
-    search_text,
-    session_relpath,
-)
+from huichat.memory.turns import SessionTitle, Turn, TurnDraft, is_turn_id, new_session_id, new_turn_id, session_relpath
 
-__all__ = ["MemoryKernel", "Progress", "ReconcileReport", "SessionHandle"]
+__all__ = ["MemoryKernel", "Progress", "ReconcileReport", "SessionHandle", "SessionWrite"]
 
 _ACCESS_FLUSH_AT = 64
 _MAINTAIN_AFTER_WRITES = 32
-_SURROGATE = re.compile("[\ud800-\udfff]")
-_NEAREST = 4
-"""Nearest stored turns looked at for a new turn's novelty."""
-
-
-@dataclass
-class SessionHandle:
-    """Where the next turn of a session goes."""
-
-    session_id: str
-    session_file: str
-    next_index: int = 0
-    last_turn: Turn | None = None
-    """The previous turn: the next one links to it, and its tail is embedded with the next one when in context."""
-
-
-@dataclass(frozen=True)
-class SessionWrite:
-    """Turns to append to one session, and the facts for the header of a new transcript."""
-
-    session: SessionHandle
-    drafts: Sequence[TurnDraft]
-    session_meta: Mapping[str, Any] | None = None
-
-
 _PREPARE_SECONDS = 120.0
 """The longest a search waits for what every search needs (the calibration's reference: 32
 embeddings, measured once per embedder) before it is given up with one line."""
+
+
+@dataclass(frozen=True)
+class _Index:
+    """The index and what works on it (a kernel running on its transcripts alone has none)."""
+
+    store: TurnStore
+    embedder: Embedder
+    retriever: Retriever
+    indexer: Indexer
 
 
 class MemoryKernel:
@@ -116,8 +83,6 @@ class MemoryKernel:
         opened, and this kernel writes transcripts only (``open_transcripts_only``)."""
         if (store is None or embedder is None) and not unavailable:
             raise ValueError("a kernel without an index needs the reason it is unavailable")
-        self._store = store
-        self._embedder = embedder
         self._health = IndexHealth.unavailable(unavailable) if unavailable else store.health if store else OK
         self.data_dir = data_dir or sessions_dir.parent
         """Where this memory keeps its own files (the job log, the manifest)."""
@@ -127,8 +92,9 @@ class MemoryKernel:
         self.lifecycle = lifecycle or LifecycleConfig()
         self.transcripts = TranscriptWriter(sessions_dir, zone)
         self.resolver = TimeResolver(zone, retriever_config.week_start)
-        self._retriever = (
-            Retriever(
+        self._index: _Index | None = None
+        if store is not None and embedder is not None:
+            retriever = Retriever(
                 store,
                 embedder,
                 retriever_config,
@@ -138,9 +104,8 @@ class MemoryKernel:
                 self.lifecycle.tier_prior,
                 self.data_dir / "cache",
             )
-            if store is not None and embedder is not None
-            else None
-        )
+            indexer = Indexer(store, embedder, self.lifecycle.importance, self.resolver.event_ranges)
+            self._index = _Index(store, embedder, retriever, indexer)
         self.manifest = Manifest(manifest_path, sessions_dir, store.instance if store is not None else "")
         self.catalogue = Catalogue(sessions_dir, catalogue_path or sessions_dir.parent / "catalogue.json")
         self._lock = threading.RLock()
@@ -166,26 +131,31 @@ class MemoryKernel:
         """
         return self._health
 
+    def _usable(self) -> _Index:
+        """The index and what works on it; ``IndexUnavailable`` (one line, the reason) while it is unavailable."""
+        if self._index is None or not self._health.usable:
+            raise self._health.error()
+        return self._index
+
     @property
     def store(self) -> TurnStore:
-        """The index; raises ``IndexUnavailable`` (one line, the reason) while it is unavailable."""
-        if self._store is None or not self._health.usable:
-            raise self._health.error()
-        return self._store
+        """The LanceDB table of turns (see ``_usable``)."""
+        return self._usable().store
 
     @property
     def embedder(self) -> Embedder:
-        """The embedding model (a kernel running on its transcripts alone has none)."""
-        if self._embedder is None:
-            raise self._health.error()
-        return self._embedder
+        """The embedding model (see ``_usable``)."""
+        return self._usable().embedder
 
     @property
     def retriever(self) -> Retriever:
-        """The search over the index (a kernel running on its transcripts alone has none)."""
-        if self._retriever is None:
-            raise self._health.error()
-        return self._retriever
+        """The search over the index (see ``_usable``)."""
+        return self._usable().retriever
+
+    @property
+    def indexer(self) -> Indexer:
+        """How turns enter the index (see ``_usable``)."""
+        return self._usable().indexer
 
     def _lost(self, exc: IndexUnavailable) -> IndexUnavailable:
         """The index cannot be read: memory is unavailable (for the first reason) until reopened."""
@@ -259,11 +229,12 @@ class MemoryKernel:
         return self._known_ids
 
     def _fresh_id(self, reserved: set[str]) -> str:
-        # checked against every id in the index (read once) and every id written since
+        """An id unused in the index (read once), since, and in ``reserved`` (which it joins)."""
         taken = self._taken()
         while True:
             candidate = self._id_source() if self._id_source else new_turn_id()
             if candidate not in taken and candidate not in reserved:
+                reserved.add(candidate)
                 return candidate
 
     def new_session(self, now: datetime, session_id: str | None = None) -> SessionHandle:
@@ -301,7 +272,8 @@ class MemoryKernel:
 
     def append_turn(self, session: SessionHandle, draft: TurnDraft) -> Turn:
         """Write one turn: transcript (fsynced) first, then the index."""
-        return self.append_turns(session, [draft])[0]
+        [turn] = self.append_turns(session, [draft])
+        return turn
 
     def append_turns(
         self,
@@ -320,7 +292,7 @@ class MemoryKernel:
         a new session's transcript. When the index fails the turns are still returned: they
         are in their transcript, and ``health`` says when they will be searchable.
         """
-        return self.append_sessions([SessionWrite(session, drafts, session_meta)], progress, embed=embed)[0]
+        return self._append([SessionWrite(session, drafts, session_meta)], progress, embed)
 
     def append_sessions(
         self, writes: Sequence[SessionWrite], progress: Progress | None = None, *, embed: bool = True
@@ -331,161 +303,64 @@ class MemoryKernel:
         than the writing itself. A process killed between the transcripts and the index loses
         nothing: the next open reconciles the index with the transcripts.
         """
+        stored = iter(self._append(writes, progress, embed))
+        return [[next(stored) for _ in write.drafts] for write in writes]
+
+    def _append(self, writes: Sequence[SessionWrite], progress: Progress | None, embed: bool) -> list[Turn]:
+        """Every turn of ``writes`` into its transcript, then all of them into the index: the turns as stored."""
         with self._lock:
-            written: list[list[Turn]] = []
-            texts: list[str] = []
+            entries: list[IndexEntry] = []
+            files: set[str] = set()
             reserved: set[str] = set()
             one = len(writes) == 1  # one session: fsync its file; many: flush them all at once
             with contextlib.ExitStack() as held:
                 for write in writes:
                     session = write.session
-                    turns: list[Turn] = []
-                    for draft in map(_storable, write.drafts):
-                        turn_id = self._fresh_id(reserved)
-                        reserved.add(turn_id)
-                        turns.append(
-                            Turn(
-                                id=turn_id,
-                                session_id=session.session_id,
-                                session_file=session.session_file,
-                                turn_index=session.next_index + len(turns),
-                                timestamp=draft.timestamp.astimezone(UTC),
-                                messages=draft.messages,
-                                topic=draft.topic,
-                                prev_id=turns[-1].id
-                                if turns
-                                else (session.last_turn.id if session.last_turn else None),
-                                recalled_ids=draft.recalled_ids,
-                                status=draft.status,
-                                extra=draft.extra,
-                            )
-                        )
-                    # the times each turn talks about go into its transcript for readers; the index
-                    # derives the same ranges from the text (so reconcile and reindex rebuild them)
-                    turns = [replace(t, events=self.resolver.event_ranges(t.text, t.timestamp)) for t in turns]
-                    written.append(turns)
+                    turns = drafted_turns(
+                        session, write.drafts, lambda: self._fresh_id(reserved), self.resolver.event_ranges
+                    )
                     if not turns:
                         continue
                     # the transcript stays locked until the index holds the turns: another process
                     # reconciling this file now would index them a second time
                     held.enter_context(self.transcripts.hold(session.session_file, create=True))
                     self.transcripts.append(turns, self._taken(), write.session_meta, durable=one)
-                    texts += search_texts(turns, session.last_turn)
+                    entries += session_entries(turns, session.last_turn)
                     session.next_index += len(turns)
                     session.last_turn = turns[-1]
-                    reserved.update(t.id for t in turns)
-                files = {w.session.session_file for w, turns in zip(writes, written, strict=True) if turns}
+                    files.add(session.session_file)
                 if not files:
-                    return written
+                    return []
                 if not one:
                     make_durable(self.sessions_dir, [self.transcripts.path_of(f) for f in files])
-                everything = [turn for turns in written for turn in turns]
-                self._taken().update(t.id for t in everything)
-                if not self._health.usable:
-                    # transcripts only until memory is reopened, which reconciles them into the index
-                    self.manifest.forget(files)
-                    return written
+                self._taken().update(reserved)
                 try:
-                    stored = index_turns(
-                        self.store, self.embedder, everything, texts, progress, embed=embed, score=self._scored
-                    )
+                    stored = self.indexer.write(entries, progress, embed=embed)
                 except KernelError as exc:
-                    # stored all the same: the transcripts have them, a later reconcile indexes them
+                    # stored all the same: the transcripts have them; reopening memory or the next
+                    # maintain (for a failed write) indexes them
                     self._write_failed(exc, files)
-                    return written
+                    return [e.turn for e in entries]
             self._writes_since_maintenance += 1
             # recorded only now: the manifest marks transcript states that are fully indexed
             self.manifest.record_files(files)
-            # the turns as stored: with their importance
-            scored = iter(stored)
-            return [[next(scored) for _ in turns] for turns in written]
-
-    def _scored(self, turns: list[Turn], vectors: npt.NDArray[np.float32] | None) -> list[Turn]:
-        """The turns with their importance (novelty from ``vectors``, when there are any).
-
-        A turn re-indexed after an edit keeps what it had: its novelty (measured when it was
-        first written) and the parts that come from its use; only the parts read from its text
-        follow the new text.
-        """
-        settings = self.lifecycle.importance
-        if not settings.enabled or not turns:
-            return turns
-        needed = [i for i, t in enumerate(turns) if t.importance_parts is None or t.importance_parts.novelty is None]
-        nearest: dict[int, float | None] = {}
-        if vectors is not None and needed:
-            found = self.nearest_similarity([turns[i] for i in needed], vectors[needed])
-            nearest = dict(zip(needed, found, strict=True))
-        scored = []
-        for i, turn in enumerate(turns):
-            kept = turn.importance_parts
-            novelty = kept.novelty if kept is not None and kept.novelty is not None else None
-            if novelty is None:
-                novelty = importance.novelty(nearest.get(i))
-            if kept is None:
-                moment = max(turn.timestamp, turn.last_accessed_at or turn.timestamp)
-                parts = importance.parts_for(turn.text, turn.access_count, turn.last_accessed_at, moment, novelty)
-            else:
-                parts = replace(
-                    kept,
-                    novelty=novelty,
-                    sentiment=importance.sentiment(turn.text),
-                    density=importance.density(turn.text),
-                )
-            scored.append(replace(turn, importance=importance.score(parts, settings.weights), importance_parts=parts))
-        return scored
-
-    def nearest_similarity(self, turns: Sequence[Turn], vectors: npt.NDArray[np.float32]) -> list[float | None]:
-        """For each turn, its highest cosine similarity to an earlier turn (stored, or earlier in this batch).
-
-        One batched vector search. When only later turns are among the nearest, the lowest
-        similarity found bounds the earlier ones from above; a turn with no other turn at all is
-        entirely new (similarity 0).
-        """
-        unit = vectors / np.maximum(np.linalg.norm(vectors, axis=1, keepdims=True), 1e-12)
-        stored = self.store.nearest(unit, _NEAREST + 1)
-        within = unit @ unit.T
-        nearest: list[float | None] = []
-        for i, turn in enumerate(turns):
-            others = [(moment, cosine) for turn_id, moment, cosine in stored[i] if turn_id != turn.id]
-            earlier = [cosine for moment, cosine in others if moment <= turn.timestamp]
-            earlier.extend(float(within[i, j]) for j in range(i) if turns[j].timestamp <= turn.timestamp)
-            if earlier:
-                nearest.append(max(earlier))
-            elif others:
-                nearest.append(min(cosine for _, cosine in others))
-            else:
-                nearest.append(0.0)
-        return nearest
+            return stored
 
     @property
     def pending_vectors(self) -> int:
         """Turns found by their words but still waiting for their vector."""
-        return self._store.pending_count if self._store is not None and self._health.usable else 0
+        return self._index.store.pending_count if self._index is not None and self._health.usable else 0
 
     def embed_pending(self, limit: int = EMBED_BATCH, progress: Progress | None = None) -> int:
         """Embed up to ``limit`` turns that were indexed without a vector; returns how many.
 
-        Call it repeatedly in the background until it returns 0. Each turn is embedded with
-        its predecessor's tail, exactly as if it had been embedded when written.
+        Call it repeatedly in the background until it returns 0 (see ``Indexer.embed_waiting``).
         """
         with self._lock:
-            waiting = self.store.pending(limit)
-            if not waiting:
-                return 0
-            previous = self.store.get(t.prev_id for t in waiting if t.prev_id)
-            texts = [search_text(t, previous.get(t.prev_id) if t.prev_id else None) for t in waiting]
-            vectors = self.embedder.embed_passages(texts)
-            scored = self._scored(waiting, vectors)
-            columns: dict[str, Sequence[Any]] = {}
-            if self.lifecycle.importance.enabled:
-                columns = {
-                    "importance": [t.importance for t in scored],
-                    "importance_parts": [t.importance_parts for t in scored],
-                }
-            self.store.set_vectors([t.id for t in waiting], vectors, columns)
-            if progress is not None:
-                progress(len(waiting), len(waiting) + self.store.pending_count)
-            return len(waiting)
+            done = self.indexer.embed_waiting(limit)
+            if progress is not None and done:
+                progress(done, done + self.pending_vectors)
+            return done
 
     # ------------------------------------------------------------------ read
 
@@ -664,16 +539,7 @@ class MemoryKernel:
             before = self._health
             if before.state is IndexState.BEHIND:
                 self._health = OK
-            reconciler = Reconciler(
-                self.store,
-                self.embedder,
-                self.transcripts,
-                self.manifest,
-                progress,
-                self._lock,
-                embed=embed,
-                score=self._scored,
-            )
+            reconciler = Reconciler(self.indexer, self.transcripts, self.manifest, progress, self._lock, embed=embed)
         try:
             # the lock is taken batch by batch: a reply can be stored while the index is rebuilt
             report = reconciler.run(full=full or lost, only=None if lost else only)
@@ -703,9 +569,9 @@ class MemoryKernel:
         searchable by its words when this returns and gets its vector from ``embed_pending``.
         """
         with self._lock:
-            store = self._store
-            if store is None:
+            if self._index is None:
                 raise self._health.error()
+            store = self._index.store
             with contextlib.suppress(KernelError):
                 self.flush_access()
             saved, complete = store.saved_kept()
@@ -720,14 +586,3 @@ class MemoryKernel:
             report.access_lost = not complete
             self.maintain(force=True)
             return report
-
-
-def _storable(draft: TurnDraft) -> TurnDraft:
-    """The draft with any lone surrogate (half of a character pair) replaced by U+FFFD.
-
-    Such text cannot be encoded, in a transcript or in the index; the rest of the turn is kept.
-    """
-    if not any(_SURROGATE.search(m.text) for m in draft.messages):
-        return draft
-    messages = tuple(replace(m, text=_SURROGATE.sub("\ufffd", m.text)) for m in draft.messages)
-    return replace(draft, messages=messages)

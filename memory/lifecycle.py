@@ -138,7 +138,9 @@ def _rescore(kernel: MemoryKernel, states: list[TurnState], now: datetime) -> di
         nearest: dict[str, float | None] = {}
         if embedded:
             stacked = np.stack([vectors[t.id] for t in embedded])
-            nearest = dict(zip([t.id for t in embedded], kernel.nearest_similarity(embedded, stacked), strict=True))
+            nearest = dict(
+                zip([t.id for t in embedded], kernel.indexer.nearest_similarity(embedded, stacked), strict=True)
+            )
         for turn in turns:
             parts = importance.parts_for(
                 turn.text, turn.access_count, turn.last_accessed_at, now, importance.novelty(nearest.get(turn.id))

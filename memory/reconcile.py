@@ -11,77 +11,26 @@ which indexes its own turns (reading it here would index the same turn twice).
 from __future__ import annotations
 
 import contextlib
-import json
-import os
-from collections.abc import Callable, Collection, Iterable, Sequence
+from collections.abc import Collection, Sequence
 from contextlib import AbstractContextManager
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-import numpy as np
-import numpy.typing as npt
-
 from huichat.memory.archive import ARCHIVE_DIR, read_archive
-from huichat.memory.embedding import Embedder
 from huichat.memory.errors import KernelError
+from huichat.memory.index_schema import IndexEntry
+from huichat.memory.indexing import Indexer, Progress
+from huichat.memory.manifest import Manifest
 from huichat.memory.store import TurnStore
 from huichat.memory.transcript import TranscriptWriter
 from huichat.memory.transcript_parse import ParsedSession, decode_transcript, parse_transcript
-from huichat.memory.turns import Turn, index_digest, search_text
+from huichat.memory.turns import index_digest
 
-Progress = Callable[[int, int], None]
-Scorer = Callable[[list[Turn], "npt.NDArray[np.float32] | None"], list[Turn]]
-"""Gives turns their importance before they are written (``MemoryKernel._scored``)."""
-EMBED_BATCH = 64
-_BULK_BATCH = 2048
-"""Turns per index commit when nothing is embedded (imports, rebuilds: words first, vectors later)."""
 _FILES_AT_ONCE = 64
 """Transcripts locked and compared with the index together (bounded: each lock holds a file open)."""
 _TURNS_AT_ONCE = 256
 """Turns per batch: the kernel's lock is held for one batch, so live writes interleave with a rebuild."""
-
-
-def search_texts(turns: Sequence[Turn], previous: Turn | None) -> list[str]:
-    """Search texts of consecutive turns of one session (each with its predecessor's tail when in context)."""
-    texts = []
-    for turn in turns:
-        texts.append(search_text(turn, previous))
-        previous = turn
-    return texts
-
-
-def index_turns(
-    store: TurnStore,
-    embedder: Embedder,
-    turns: Sequence[Turn],
-    texts: Sequence[str],
-    progress: Progress | None = None,
-    *,
-    upsert: bool = False,
-    embed: bool = True,
-    score: Scorer | None = None,
-) -> list[Turn]:
-    """Embed and write turns in batches (one commit per batch); without ``embed`` their
-    vectors come later (``MemoryKernel.embed_pending``). Returns the turns as stored (scored)."""
-    stored: list[Turn] = []
-    done = 0
-    step = EMBED_BATCH * 4 if embed else _BULK_BATCH
-    for start in range(0, len(turns), step):
-        batch_texts = list(texts[start : start + step])
-        vectors = embedder.embed_passages(batch_texts) if embed else None
-        batch = list(turns[start : start + step])
-        if score is not None:
-            batch = score(batch, vectors)
-        if upsert:
-            store.upsert(batch, batch_texts, vectors)
-        else:
-            store.add(batch, batch_texts, vectors)
-        stored.extend(batch)
-        done += len(batch)
-        if progress is not None:
-            progress(done, len(turns))
-    return stored
 
 
 @dataclass
@@ -129,95 +78,6 @@ class ReconcileReport:
         return lines
 
 
-_INDEX_KEY = "@index"
-"""The manifest's entry naming the index (``TurnStore.instance``) its other entries are about."""
-
-
-class Manifest:
-    """Which transcript states are fully indexed (size and mtime) in which index, read once
-    and kept in memory.
-
-    Entries written for another index (deleted and made again, rebuilt by another process,
-    restored from elsewhere) are dropped when read: they say nothing about this one. A stale
-    manifest only makes the next open re-read a file, so it is written lazily.
-    """
-
-    def __init__(self, path: Path | None, sessions_dir: Path, index: str = "") -> None:
-        self.path = path
-        self.sessions_dir = sessions_dir
-        self.index = index
-        self.stale = False
-        """Entries were found for another index than this one (and dropped)."""
-        self._entries: dict[str, list[int]] | None = None
-        self._dirty = False
-
-    @property
-    def entries(self) -> dict[str, list[int]]:
-        """``relative path -> [size, mtime_ns]``."""
-        if self._entries is None:
-            self._entries = {}
-            if self.path is not None and self.path.exists():
-                try:
-                    data = json.loads(self.path.read_text(encoding="utf-8"))
-                except (OSError, ValueError):
-                    data = {}
-                if isinstance(data, dict):
-                    entries = {str(k): list(v) for k, v in data.items() if isinstance(v, list)}
-                    if str(data.get(_INDEX_KEY, "")) == self.index:
-                        self._entries = entries
-                    else:
-                        self.stale, self._dirty = bool(entries), True
-        return self._entries
-
-    def rebind(self, index: str) -> None:
-        """The index was made again: nothing is indexed in it yet."""
-        self.index = index
-        self.clear()
-
-    def record(self, states: dict[str, list[int]]) -> None:
-        """Remember these states as indexed."""
-        self.entries.update(states)
-        self._dirty = True
-
-    def record_files(self, relpaths: Iterable[str]) -> None:
-        """Remember the current state of these transcripts as indexed."""
-        for rel in relpaths:
-            try:
-                stat = (self.sessions_dir / rel).stat()
-            except OSError:
-                self.entries.pop(rel, None)
-                continue
-            self.entries[rel] = [stat.st_size, stat.st_mtime_ns]
-        self._dirty = True
-
-    def forget(self, relpaths: Iterable[str]) -> None:
-        """These transcripts are not (fully) indexed: read them again next time."""
-        for rel in relpaths:
-            self.entries.pop(rel, None)
-        self._dirty = True
-
-    def clear(self) -> None:
-        """Nothing is indexed (the index is being rebuilt): said on disk at once, so that a
-        rebuild cut short by a crash is started again at the next open."""
-        self._entries, self._dirty = {}, True
-        self.flush()
-
-    def flush(self) -> None:
-        """Write the manifest if it changed; a data folder that cannot be written keeps it in memory."""
-        if self.path is None or not self._dirty or self._entries is None:
-            return
-        temporary = self.path.with_suffix(f".{os.getpid()}.tmp")
-        try:
-            self.path.parent.mkdir(parents=True, exist_ok=True)
-            temporary.write_text(json.dumps({_INDEX_KEY: self.index, **self._entries}), encoding="utf-8")
-            temporary.replace(self.path)
-        except OSError:
-            with contextlib.suppress(OSError):
-                temporary.unlink()
-            return
-        self._dirty = False
-
-
 def _state(path: Path) -> list[int]:
     stat = path.stat()
     return [stat.st_size, stat.st_mtime_ns]
@@ -247,25 +107,22 @@ class Reconciler:
 
     def __init__(
         self,
-        store: TurnStore,
-        embedder: Embedder,
+        indexer: Indexer,
         transcripts: TranscriptWriter,
         manifest: Manifest,
         progress: Progress | None,
         lock: AbstractContextManager[object] | None = None,
         *,
         embed: bool = True,
-        score: Scorer | None = None,
     ) -> None:
         self.lock = lock or contextlib.nullcontext()
-        self.store = store
-        self.embedder = embedder
+        self.indexer = indexer
+        self.store: TurnStore = indexer.store
         self.transcripts = transcripts
         self.root = transcripts.root
         self.manifest = manifest
         self.progress = progress
         self.embed = embed
-        self.score = score
         self.only = False
         """Only named session files are reconciled: the index is read for those files alone."""
         self.report = ReconcileReport()
@@ -391,21 +248,20 @@ class Reconciler:
         return self._read(file.rel, file.archived) or file
 
     def _apply(self, files: list[_File], indexed: Indexed) -> None:
-        to_add: list[Turn] = []
-        add_texts: list[str] = []
-        stale: list[tuple[Turn, str]] = []
+        to_add: list[IndexEntry] = []
+        stale: list[IndexEntry] = []
         to_remove: list[str] = []
         unchanged = 0
         for file in files:
             session = file.session
             self.report.problems.extend(f"{file.rel}:{p.line}: {p.reason}" for p in session.problems)
-            for turn, text in zip(session.turns, search_texts(session.turns, None), strict=True):
+            for entry in self.indexer.transcript_entries(session.turns):
+                turn = entry.turn
                 known = indexed.get(turn.id)
                 if known is None:
-                    to_add.append(turn)
-                    add_texts.append(text)
-                elif known[1] != index_digest(text, turn) or known[0] != file.rel or known[3] != turn.session_id:
-                    stale.append((replace(turn, **known[2]), text))  # what only the index knows is kept
+                    to_add.append(entry)
+                elif known[1] != entry.digest or known[0] != file.rel or known[3] != turn.session_id:
+                    stale.append(replace(entry, turn=replace(turn, **known[2])))  # what only the index knows is kept
                 else:
                     unchanged += 1
             if any(p.hides_turn for p in session.problems):
@@ -413,42 +269,33 @@ class Reconciler:
             present = {t.id for t in session.turns} | {p.turn_id for p in session.problems if p.turn_id}
             to_remove.extend(i for i, meta in indexed.items() if meta[0] == file.rel and i not in present)
         retopic = self._topic_only(stale, indexed)
-        to_update = [(turn, text) for turn, text in stale if turn.id not in retopic]
+        to_update = [e for e in stale if e.turn.id not in retopic]
         self._advance(unchanged + len(retopic))
-        index_turns(self.store, self.embedder, to_add, add_texts, self._step(), embed=self.embed, score=self.score)
-        update_turns, update_texts = [t for t, _ in to_update], [x for _, x in to_update]
-        index_turns(
-            self.store,
-            self.embedder,
-            update_turns,
-            update_texts,
-            self._step(),
-            upsert=True,
-            embed=self.embed,
-            score=self.score,
-        )
-        moved = [(turn, text) for turn, text in stale if turn.id in retopic]
-        self.store.set_topics([t for t, _ in moved], [x for _, x in moved])
+        self.indexer.write(to_add, self._step(), embed=self.embed)
+        self.indexer.write(to_update, self._step(), upsert=True, embed=self.embed)
+        moved = [e for e in stale if e.turn.id in retopic]
+        self.store.set_topics(moved)
         self.store.delete(to_remove)
         self.report.added += len(to_add)
         self.report.updated += len(to_update)
         self.report.retopicked += len(moved)
         self.report.removed += len(to_remove)
-        self.added_ids.update(t.id for t in to_add)
-        self.report.changed_ids |= {t.id for t in (*to_add, *update_turns)} | set(retopic) | set(to_remove)
+        self.added_ids.update(e.turn.id for e in to_add)
+        self.report.changed_ids |= {e.turn.id for e in (*to_add, *to_update)} | retopic | set(to_remove)
 
-    def _topic_only(self, stale: Sequence[tuple[Turn, str]], indexed: Indexed) -> set[str]:
+    def _topic_only(self, stale: Sequence[IndexEntry], indexed: Indexed) -> set[str]:
         """The changed turns that differ from the index by their topic alone (a session's new title)."""
         if not stale:
             return set()
-        stored = self.store.get(turn.id for turn, _ in stale)
+        stored = self.store.get(e.turn.id for e in stale)
         same: set[str] = set()
-        for turn, text in stale:
+        for entry in stale:
+            turn = entry.turn
             old = stored.get(turn.id)
             known = indexed[turn.id]
             if old is None or known[0] != turn.session_file or known[3] != turn.session_id:
                 continue
-            if known[1] == index_digest(text, replace(turn, topic=old.topic)):
+            if known[1] == index_digest(entry.text, replace(turn, topic=old.topic)):
                 same.add(turn.id)
         return same
 

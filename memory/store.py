@@ -45,6 +45,7 @@ from huichat.memory.index_schema import (
     META_INSTANCE,
     REINDEX,
     EventReader,
+    IndexEntry,
     compile_filter,
     id_list,
     kept_fields,
@@ -59,7 +60,7 @@ from huichat.memory.index_schema import (
 )
 from huichat.memory.migrations import migrated
 from huichat.memory.results import Scored, TurnState
-from huichat.memory.turns import ImportanceParts, Turn, index_digest, is_turn_id
+from huichat.memory.turns import ImportanceParts, Turn, is_turn_id
 from huichat.memory.vendor_errors import VENDOR_ERRORS, one_line, retry_conflicts, translated
 from huichat.memory.words import index_words
 
@@ -297,62 +298,52 @@ class TurnStore:
 
     # ----------------------------------------------------------------- writing
 
-    def _rows(self, turns: Sequence[Turn], texts: Sequence[str], vectors: npt.NDArray[np.float32] | None) -> pa.Table:
-        if len(turns) != len(texts) or (vectors is not None and len(vectors) != len(turns)):
-            raise ValueError("one search text and one vector per turn")
-        if vectors is not None and len(turns) and vectors.shape[1] != self.dim:
-            raise KernelError(f"vector size {vectors.shape[1]} does not match the index ({self.dim})")
-        embedded = vectors is not None
-        if vectors is None:
-            vectors = np.zeros((len(turns), self.dim), dtype=np.float32)
-        return rows(turns, texts, vectors, schema(self.dim, self.embedder_name), self.read_events, embedded=embedded)
+    def _rows(self, entries: Sequence[IndexEntry]) -> pa.Table:
+        for entry in entries:
+            if entry.vector is not None and len(entry.vector) != self.dim:
+                raise KernelError(f"vector size {len(entry.vector)} does not match the index ({self.dim})")
+        return rows(entries, schema(self.dim, self.embedder_name))
 
-    def add(self, turns: Sequence[Turn], texts: Sequence[str], vectors: npt.NDArray[np.float32] | None) -> None:
+    def add(self, entries: Sequence[IndexEntry]) -> None:
         """Append turns in one commit (one LanceDB version).
 
-        ``texts`` are what was embedded (the turn with its conversational context); the
-        full-text index holds the turn's own words only, so that a turn outranks its
-        successor on the words it actually contains. ``vectors`` None: the turns are found
-        by their words now and get their vectors later (``pending``, ``set_vectors``).
+        An entry without its vector is found by its words now and gets its vector later
+        (``pending``, ``set_vectors``).
         """
-        if not turns:
-            return
-        data = self._rows(turns, texts, vectors)
-        waiting = self.pending_count if vectors is None else 0  # counted before the write adds to it
-        self._write("write to", lambda: self._table.add(data))
-        if vectors is None:
-            self._pending = waiting + len(turns)
+        self._commit("write to", entries, lambda data: self._table.add(data))
 
-    def upsert(self, turns: Sequence[Turn], texts: Sequence[str], vectors: npt.NDArray[np.float32] | None) -> None:
+    def upsert(self, entries: Sequence[IndexEntry]) -> None:
         """Insert or replace turns by id (used when a transcript was edited)."""
-        if not turns:
-            return
-        data = self._rows(turns, texts, vectors)
-        waiting = self.pending_count if vectors is None else 0  # counted before the write adds to it
-        self._write(
+        self._commit(
             "update",
-            lambda: (
+            entries,
+            lambda data: (
                 self._table.merge_insert("id").when_matched_update_all().when_not_matched_insert_all().execute(data)
             ),
         )
-        if vectors is None:
-            self._pending = waiting + len(turns)
 
-    def set_topics(self, turns: Sequence[Turn], texts: Sequence[str]) -> None:
+    def _commit(self, what: str, entries: Sequence[IndexEntry], write: Callable[[pa.Table], object]) -> None:
+        if not entries:
+            return
+        data = self._rows(entries)
+        unembedded = sum(e.vector is None for e in entries)
+        waiting = self.pending_count if unembedded else 0  # counted before the write adds to it
+        self._write(what, lambda: write(data))
+        if unembedded:
+            self._pending = waiting + unembedded
+
+    def set_topics(self, entries: Sequence[IndexEntry]) -> None:
         """Give stored turns their new topic (a session's new title) in place, without re-embedding.
 
-        ``texts`` are what was embedded for each turn, for its digest; the topic travels as
-        Arrow data, never inside a query string.
+        The digest follows the topic; the topic travels as Arrow data, never inside a query string.
         """
-        if not turns:
+        if not entries:
             return
         update = pa.table(
             {
-                "id": pa.array([t.id for t in turns], type=pa.string()),
-                "topic": pa.array([t.topic for t in turns], type=pa.string()),
-                "text_hash": pa.array(
-                    [index_digest(x, t) for t, x in zip(turns, texts, strict=True)], type=pa.string()
-                ),
+                "id": pa.array([e.turn.id for e in entries], type=pa.string()),
+                "topic": pa.array([e.turn.topic for e in entries], type=pa.string()),
+                "text_hash": pa.array([e.digest for e in entries], type=pa.string()),
             }
         )
         self._write("update", lambda: self._table.merge_insert("id").when_matched_update_all().execute(update))
@@ -369,14 +360,19 @@ class TurnStore:
                 self._pending = 0
             return found
 
-    def set_vectors(
-        self, ids: Sequence[str], vectors: npt.NDArray[np.float32], columns: dict[str, Sequence[Any]] | None = None
-    ) -> None:
-        """Give turns indexed earlier their vectors, and set other ``columns`` with them (one commit)."""
-        if not len(ids):
+    def set_vectors(self, entries: Sequence[IndexEntry], *, importance: bool) -> None:
+        """Give turns indexed earlier their vectors (and, with ``importance``, their turns'
+        importance scored with them), in one commit."""
+        if not entries:
             return
-        self.update_columns(ids, {"embedded": [True] * len(ids), "vector": list(vectors), **(columns or {})})
-        self._pending = max(0, self.pending_count - len(ids))
+        columns: dict[str, Sequence[Any]] = {"embedded": [True] * len(entries), "vector": [e.vector for e in entries]}
+        if importance:
+            columns |= {
+                "importance": [e.turn.importance for e in entries],
+                "importance_parts": [e.turn.importance_parts for e in entries],
+            }
+        self.update_columns([e.turn.id for e in entries], columns)
+        self._pending = max(0, self.pending_count - len(entries))
 
     @property
     def pending_count(self) -> int:

@@ -149,13 +149,14 @@ class Turn:
     events: tuple[TimeRange, ...] = field(default=(), compare=False)
     """The times the turn talks about, resolved against when it was said (``TimeResolver.event_ranges``).
 
-    Written to the transcript for readers; the index derives them again from the text (see
-    ``memory.index_schema``), so an edited transcript or a better resolver rebuilds them."""
+    Read from the text once when the turn is written, and kept in its transcript and index
+    row; a turn indexed from its transcript has them read again from its text
+    (``Indexer.transcript_entries``), so an edited transcript or a better resolver rebuilds them."""
 
     @property
     def text(self) -> str:
-        """What was said, as plain text: one ``speaker: message`` paragraph per chat message."""
-        return "\n".join(f"{m.who}: {m.text}" for m in self.messages if m.is_chat)
+        """What was said, as plain text (``plain_text``)."""
+        return plain_text(self.messages)
 
     def with_links(self, prev_id: str | None, next_id: str | None) -> Turn:
         """A copy with other neighbours."""
@@ -243,6 +244,11 @@ def _utc(value: datetime | str) -> datetime:
     if moment.tzinfo is None:
         raise ValueError(f"a turn's time must carry its zone: {value!r}")
     return moment.astimezone(UTC)
+
+
+def plain_text(messages: Sequence[Message]) -> str:
+    """What was said, as plain text: one ``speaker: message`` paragraph per chat message."""
+    return "\n".join(f"{m.who}: {m.text}" for m in messages if m.is_chat)
 
 
 @dataclass(frozen=True)

@@ -17,6 +17,7 @@ from huichat.memory.config import RetrieverConfig
 from huichat.memory.embedding import HashEmbedder
 from huichat.memory.errors import KernelError
 from huichat.memory.health import IndexState
+from huichat.memory.indexing import session_entries
 from huichat.memory.kernel import MemoryKernel, SessionHandle
 from huichat.memory.results import SearchRequest
 from huichat.memory.store import TurnStore
@@ -185,7 +186,7 @@ def test_duplicate_rows_of_one_turn_are_removed_at_reconcile(tmp_path: Path) -> 
     kernel = open_kernel(tmp_path, reconcile=False)
     _, turns = _session(kernel, 3)
     # another process indexed the same turn while this one was between transcript and index
-    kernel.store.add(turns[1:2], [turns[1].text], kernel.embedder.embed_passages([turns[1].text]))
+    kernel.indexer.write(session_entries(turns[1:2]))
     assert kernel.count() == 4
     report = kernel.reconcile()
     assert report.duplicates == 1 and kernel.count() == 3
@@ -312,7 +313,7 @@ def test_a_manifest_written_for_another_index_is_not_believed(tmp_path: Path) ->
     # another process started a rebuild and was killed after one turn; a third one, which
     # still had the old manifest in memory, wrote it back when it closed
     kernel.store.reset()
-    kernel.store.add(turns[:1], [turns[0].text], kernel.embedder.embed_passages([turns[0].text]))
+    kernel.indexer.write(session_entries(turns[:1]))
     (tmp_path / "index-manifest.json").write_bytes(manifest)
     reopened = open_kernel(tmp_path, reconcile=False)
     assert reopened.index_lost()

@@ -11,6 +11,7 @@ through, to be translated around it.
 from __future__ import annotations
 
 import random
+import re
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -22,6 +23,8 @@ from huichat.memory.errors import KernelError
 
 VENDOR_ERRORS: tuple[type[Exception], ...] = (OSError, ValueError, RuntimeError, pa.ArrowException)
 """What LanceDB (its Rust errors arrive as these), pyarrow and the file system raise."""
+_RUST_SOURCE = re.compile(r", /\S*\.rs:\d+(:\d+)?")
+"""Where in its Rust sources the vendor raised (``, /root/.cargo/…/commit.rs:653:26``)."""
 _ATTEMPTS = 12
 _FIRST_PAUSE = 0.02
 _LONGEST_PAUSE = 1.0
@@ -31,7 +34,7 @@ T = TypeVar("T")
 def one_line(exc: BaseException) -> str:
     """The vendor's message, on one line, without its Rust source location."""
     text = (str(exc).strip().splitlines() or [type(exc).__name__])[0]
-    text = text.split(", /rustc/")[0].split(", /home/")[0]
+    text = _RUST_SOURCE.sub("", text)
     for noise in ("lance error: ", "LanceError(IO): ", "Generic LocalFileSystem error: "):
         text = text.replace(noise, "")
     return text[:200]

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from huichat.memory.errors import IndexUnavailable, KernelError
-from huichat.memory.vendor_errors import retry_conflicts, translated
+from huichat.memory.vendor_errors import one_line, retry_conflicts, translated
 
 
 def test_a_conflicting_commit_is_retried_until_it_goes_through() -> None:
@@ -40,3 +40,11 @@ def test_the_kernels_own_errors_and_programming_errors_pass_through_untouched() 
     assert type(caught.value) is KernelError
     with pytest.raises(TypeError), translated(IndexUnavailable):
         raise TypeError("a bug, not the index")
+
+
+def test_the_vendors_rust_source_location_is_cut_wherever_its_crates_live() -> None:
+    raw = (
+        "Not found: tmp/data/index.lancedb/turns.lance/_versions, /root/.cargo/registry/src/"
+        "index.crates.io-1949cf8c6b5b557f/lance-table-13.0.0/src/io/commit.rs:653:26"
+    )
+    assert one_line(OSError(raw)) == "Not found: tmp/data/index.lancedb/turns.lance/_versions"

@@ -8,7 +8,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from huichat.app.prompts import tool_response
-from huichat.app.tools import ERROR_PREFIX, ToolOutcome, check_arguments
+from huichat.app.tool_arguments import ArgumentError, read_arguments
+from huichat.app.tools import ERROR_PREFIX, ToolOutcome
 from huichat.memory.turns import Message
 from huichat.providers.events import ReplyDone, ToolCallRequest, repair_text
 
@@ -42,8 +43,11 @@ def call_key(call: ToolCallRequest) -> str:
     """What makes two calls the same call: the tool and its (checked) arguments."""
     if call.error:
         return f"{call.name}\x00{call.raw_arguments}"
-    checked, problem = check_arguments(call.name, call.arguments)
-    return call.name + json.dumps(call.arguments if problem else checked, sort_keys=True, ensure_ascii=False)
+    try:
+        arguments = read_arguments(call.name, call.arguments).model_dump(exclude_none=True)
+    except ArgumentError:
+        arguments = dict(call.arguments)
+    return call.name + json.dumps(arguments, sort_keys=True, ensure_ascii=False)
 
 
 def _call_entry(call: ToolCallRequest) -> dict[str, Any]:

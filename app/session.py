@@ -29,7 +29,8 @@ from huichat.app.prompts import (
 )
 from huichat.app.rounds import EchoCut, Progress, call_key, round_messages
 from huichat.app.titles import fallback_title, model_title, title_due
-from huichat.app.tools import RECALL_MEMORY, TOOL_NAMES, TOOLS, ToolContext, ToolOutcome, run_tool
+from huichat.app.tool_arguments import RECALL_MEMORY, TOOL_NAMES, TOOLS
+from huichat.app.tools import ToolContext, ToolOutcome, run_tool, search
 from huichat.memory.errors import KernelError
 from huichat.memory.kernel import MemoryKernel, SessionHandle
 from huichat.memory.results import SearchResults
@@ -258,10 +259,13 @@ class ChatSession:
         provider = self.llm.provider()
         injected = ""
         if self.config.auto_recall or not provider.supports_tools:
-            arguments: dict[str, Any] = {"query": text, "top_k": self.config.auto_recall_top_k}
+            top_k = self.config.auto_recall_top_k
+            arguments: dict[str, Any] = {"query": text, "top_k": top_k}
             yield RecallStarted("auto", RECALL_MEMORY, arguments, "auto")
-            call = ToolCallRequest("auto", RECALL_MEMORY, arguments)
-            outcome = await self._call(call, replace(context, context_window=0))
+            outcome = await self._guarded(
+                RECALL_MEMORY,
+                lambda: search(self.kernel, text.strip(), replace(context, context_window=0), top_k=top_k),
+            )
             yield RecallFinished("auto", RECALL_MEMORY, arguments, outcome.results, None, outcome.error, "auto")
             progress.recalled.extend(outcome.recalled_ids)
             if outcome.results is not None and outcome.results.results:
@@ -333,10 +337,17 @@ class ChatSession:
         arguments = dict(call.arguments)
         if isinstance(arguments.get("query"), str):  # models copy the time line this session wrote into queries
             arguments["query"] = without_time_note(arguments["query"])
+        return await self._guarded(call.name, lambda: run_tool(self.kernel, call.name, arguments, context))
+
+    @staticmethod
+    async def _guarded(name: str, work: Callable[[], ToolOutcome]) -> ToolOutcome:
+        """``work`` in a thread; a failure becomes the tool's answer (a ``KernelError`` already is one)."""
         try:
-            return await asyncio.to_thread(run_tool, self.kernel, call.name, arguments, context)
+            return await asyncio.to_thread(work)
+        except KernelError as exc:
+            return ToolOutcome.failure(str(exc))
         except Exception as exc:  # a tool's failure is the model's to read, never the end of the reply
-            _log.warning("tool %s failed", call.name, exc_info=exc)
+            _log.warning("tool %s failed", name, exc_info=exc)
             return ToolOutcome.failure(f"the tool failed ({type(exc).__name__}: {exc})")
 
     # ------------------------------------------------------------------ title

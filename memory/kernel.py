@@ -33,7 +33,15 @@ from huichat.memory.index_schema import IndexEntry
 from huichat.memory.indexing import EMBED_BATCH, Indexer, Progress, session_entries
 from huichat.memory.manifest import Manifest
 from huichat.memory.reconcile import Reconciler, ReconcileReport
-from huichat.memory.results import OnRound, RecallResult, SearchRequest, SearchResults, SessionInfo, format_turn
+from huichat.memory.results import (
+    OnRound,
+    RecallResult,
+    SearchRequest,
+    SearchResults,
+    SessionInfo,
+    format_results,
+    format_turn,
+)
 from huichat.memory.retrieval import Retriever
 from huichat.memory.sessions import SessionHandle, SessionWrite, drafted_turns
 from huichat.memory.store import TurnStore
@@ -381,6 +389,10 @@ class MemoryKernel:
     def format_turn(self, turn: Turn) -> str:
         """A stored turn in the seed's result format (no similarity: it was not searched for)."""
         return format_turn(turn, self.zone)
+
+    def format_results(self, results: SearchResults) -> str:
+        """A search's results in the seed's format (hits first, context under each), in this memory's zone."""
+        return format_results(results, self.zone)
 
     def search(self, request: SearchRequest, on_round: OnRound | None = None) -> SearchResults:
         """Search memory (see ``Retriever.run``) and count the hits as accessed.

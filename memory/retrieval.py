@@ -39,7 +39,6 @@ from huichat.memory.results import (
     SearchHit,
     SearchRequest,
     SearchResults,
-    format_results,
 )
 from huichat.memory.store import TurnStore
 from huichat.memory.timeparse import QueryTime, TimeRange, TimeResolver
@@ -80,10 +79,6 @@ class Retriever:
     reference_dir: Path | None = None
     """Where the calibration's reference is kept once measured (None: measured by every process)."""
     _reference: Reference | None = field(default=None, init=False, repr=False)
-
-    def format_results(self, results: SearchResults) -> str:
-        """The seed's format for a search's results (hits first, context under each), in this retriever's zone."""
-        return format_results(results, self.zone)
 
     # ------------------------------------------------------------- candidates
 

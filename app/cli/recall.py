@@ -63,5 +63,5 @@ def run(args: argparse.Namespace, runtime: Runtime) -> int:
         below = f" (nearest: {near.turn.id} at {near.similarity or 0.0:.3f}, below the threshold)" if near else ""
         print(f"no relevant memory{below}")
         return 0
-    print(kernel.retriever.format_results(results))
+    print(kernel.format_results(results))
     return 0

@@ -18,7 +18,8 @@ from mcp.server.stdio import stdio_server
 
 from huichat import __version__
 from huichat.app.runtime import Runtime
-from huichat.app.tools import ERROR_PREFIX, RECALL_BY_ID, RECALL_MEMORY, TOOLS, ToolContext, run_tool
+from huichat.app.tool_arguments import RECALL_BY_ID, RECALL_MEMORY, TOOLS
+from huichat.app.tools import ERROR_PREFIX, ToolContext, run_tool
 from huichat.app.users.memories import Memory, Stores
 from huichat.memory.errors import KernelError
 from huichat.memory.kernel import SessionHandle

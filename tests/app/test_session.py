@@ -515,3 +515,20 @@ def test_the_time_line_is_taken_out_of_a_query_whole_or_cut_short(language: str)
     assert without_time_note(f"{note}\nwhat did I say about Rust?") == "what did I say about Rust?"
     assert without_time_note(note) == without_time_note(note[:30]) == without_time_note(note[1:-1]) == ""
     assert without_time_note("It is now time to talk about Rust") == "It is now time to talk about Rust"
+
+
+async def test_auto_recall_searches_the_message_itself_and_shows_what_it_found(
+    kernel: MemoryKernel, fake_llm: FakeLLM, remembered: str
+) -> None:
+    # auto-recall is no call of the model's: a message the tool would refuse as a model's query
+    # (here an echo of the schema's placeholder) is searched as it is
+    fake_llm.push(Reply(text="用 llama.cpp。"))
+    events = await _reply(_session(kernel, fake_llm, auto_recall=True, auto_recall_top_k=2), "query 本地模型部署")
+    started, finished = events[0], events[1]
+    assert isinstance(started, RecallStarted) and started.arguments == {"query": "query 本地模型部署", "top_k": 2}
+    assert isinstance(finished, RecallFinished) and finished.source == "auto" and finished.error == ""
+    assert finished.results is not None and [h.turn.id for h in finished.results.hits] == [remembered]
+    fake_llm.push(Reply(text="好的。"))
+    events = await _reply(_session(kernel, fake_llm, auto_recall=True), "keywords")
+    finished = events[1]
+    assert isinstance(finished, RecallFinished) and finished.error == "" and finished.results is not None

@@ -7,7 +7,8 @@ import re
 from datetime import datetime, timedelta
 from pathlib import Path
 
-from huichat.app.tools import RECALL_BY_ID, RECALL_MEMORY, TOOLS, ToolContext, run_tool
+from huichat.app.tool_arguments import RECALL_BY_ID, RECALL_MEMORY, TOOLS
+from huichat.app.tools import ToolContext, run_tool
 from huichat.memory.config import RetrieverConfig
 from huichat.memory.kernel import MemoryKernel
 from huichat.memory.turns import Message, TurnDraft
@@ -71,6 +72,10 @@ def test_nothing_above_the_threshold_is_one_line_and_names_the_nearest(tmp_path:
     first, *rest = outcome.content.splitlines()
     assert first == "没有找到相关记忆。(no relevant memory)"
     assert len(rest) == 1 and "below the threshold — not a match" in rest[0]
+    # the nearest one's anchor line is the seed's, like every other anchor line
+    assert re.search(
+        r": \[id:[a-z0-9]{6} \| prev: ([a-z0-9]{6}|none) \| next: ([a-z0-9]{6}|none) \| 相似度: \d\.\d{3}\] \S", rest[0]
+    )
     assert outcome.recalled_ids == () and outcome.trace == "no relevant memory"
     # no id a model could cite as a memory: not the nearest turn's, not any other
     assert "id:" not in outcome.content and not set(re.findall(r"[a-z0-9]{6}", outcome.content)) & set(ids)
@@ -106,11 +111,10 @@ def test_neither_the_tool_nor_the_system_prompt_quotes_the_no_memory_line() -> N
         assert "没有找到相关记忆" not in text and "no relevant memory" not in text
 
 
-def test_a_digit_int_cannot_read_is_a_clear_argument_error_not_a_crash() -> None:
-    # found by the full chaos run (50,000 fuzzed tool arguments): '²' is a digit to str.isdigit
-    from huichat.app.tools import check_arguments
-
-    _, problem = check_arguments(RECALL_MEMORY, {"query": "VPN", "top_k": "²"})
-    assert problem.startswith("top_k must be a whole number")
-    checked, problem = check_arguments(RECALL_MEMORY, {"query": "VPN", "top_k": "３"})  # fullwidth: a number
-    assert problem == "" and checked["top_k"] == 3
+def test_a_number_with_two_signs_is_a_clear_argument_error_not_a_crash(tmp_path: Path) -> None:
+    # found by the differential run of 100,000 hostile arguments: every sign was stripped before
+    # the digits were checked, so int() was handed "--2" and raised out of the tool
+    kernel = open_kernel(tmp_path)
+    outcome = run_tool(kernel, "recall_memory", {"query": "VPN", "top_k": "--2"}, ToolContext(NOW))
+    kernel.close()
+    assert outcome.error == 'top_k must be a whole number, not "--2"'

@@ -125,7 +125,7 @@ def test_time_words_filter_and_neighbours_are_marked(kernel: MemoryKernel, conve
 def test_format_is_exactly_the_seeds(kernel: MemoryKernel, conversation) -> None:  # type: ignore[no-untyped-def]
     results = kernel.search(SearchRequest("显存", NOW, top_k=1))
     hit = results[0]
-    text = kernel.retriever.format_results(results)
+    text = kernel.format_results(results)
     t = conversation[1]
     assert text == (
         f"[id:{t.id} | prev: {conversation[0].id} | next: {conversation[2].id} | 相似度: {hit.similarity:.3f}]\n\n"

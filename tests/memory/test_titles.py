@@ -51,7 +51,7 @@ def test_a_title_becomes_every_turns_topic_without_re_embedding(tmp_path: Path) 
     assert SessionTitle.from_meta(parsed.meta) == SessionTitle("VPN 夜间断线排查", "model", 2)
     # the tool result's 话题 field, and a topic filter, see the title
     found = kernel.search(SearchRequest("WireGuard keepalive", NOW, top_k=1))
-    assert "话题: VPN 夜间断线排查 |" in kernel.retriever.format_results(found)
+    assert "话题: VPN 夜间断线排查 |" in kernel.format_results(found)
     assert {t.id for t in kernel.store.where(Compare("topic", "=", "VPN 夜间断线排查"))} == {t.id for t in turns}
     kernel.close()
 

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 from mcp import ClientSession, StdioServerParameters, stdio_client
 
-from huichat.app.tools import TOOLS
+from huichat.app.tool_arguments import TOOLS
 from huichat.memory.turns import Message, TurnDraft
 from tests.conftest import NOW, open_kernel
 

@@ -11,8 +11,8 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections.abc import AsyncIterator, Callable
-from dataclasses import dataclass, replace
-from datetime import datetime, tzinfo
+from dataclasses import dataclass, field, replace
+from datetime import datetime
 from typing import Any
 
 from huichat.app.config import ChatConfig
@@ -28,6 +28,7 @@ from huichat.app.prompts import (
     without_time_note,
 )
 from huichat.app.rounds import EchoCut, Progress, call_key, round_messages
+from huichat.app.runtime import Runtime, Zone
 from huichat.app.titles import fallback_title, model_title, title_due
 from huichat.app.tool_arguments import RECALL_MEMORY, TOOL_NAMES, TOOLS
 from huichat.app.tools import ToolContext, ToolOutcome, run_tool, search
@@ -142,35 +143,50 @@ def _reason(exc: Exception) -> str:
     return f"unexpected error ({type(exc).__name__}: {exc})"
 
 
+@dataclass(kw_only=True, eq=False)
 class ChatSession:
-    """The current conversation: its handle in memory and the loop that answers."""
+    """The current conversation: its handle in memory and the loop that answers.
 
-    def __init__(
-        self,
-        kernel: MemoryKernel,
-        llm: LLMClient,
-        config: ChatConfig,
-        clock: Clock,
-        zone: tzinfo,
-        zone_name: str,
-        handle: SessionHandle | None = None,
-        context_window: int = 1,
-    ) -> None:
+    Faces build it with ``from_runtime``. Which provider answers is the caller's to say at
+    each reply (the TUI's choice, a request's ``model``): the session does not hold it.
+    """
+
+    kernel: MemoryKernel
+    llm: LLMClient
+    config: ChatConfig
+    clock: Clock
+    zone: Zone
+    context_window: int = 1
+    """Neighbouring turns (±N) a tool's search shows around each hit."""
+    handle: SessionHandle | None = field(default=None, init=False)
+    """Where the next turn goes (None: the next message starts a new session)."""
+    turns: list[Turn] = field(default_factory=list, init=False)
+    topic: str = field(default="", init=False)
+    """Every new turn's topic: the session's title."""
+    title: SessionTitle | None = field(default=None, init=False)
+    """The title recorded in the session's transcript (None: not yet)."""
+    _titled_at: int | None = field(default=None, init=False)
+    _language_of_session: str = field(default="", init=False)
+
+    @classmethod
+    def from_runtime(cls, runtime: Runtime, *, kernel: MemoryKernel, llm: LLMClient) -> ChatSession:
+        """A new conversation as configured: chat settings, clock, zone and context window from ``runtime``."""
+        config = runtime.loaded.config
+        return cls(
+            kernel=kernel,
+            llm=llm,
+            config=config.chat,
+            clock=runtime.clock,
+            zone=runtime.zone,
+            context_window=config.retriever.context_window,
+        )
+
+    def continue_in(self, kernel: MemoryKernel) -> None:
+        """Go on in ``kernel``: the same memory opened again (the server reopens a degraded one).
+
+        The handle and the turns stay valid: they name transcripts and turns, not the kernel object.
+        """
         self.kernel = kernel
-        self.llm = llm
-        self.config = config
-        self.clock = clock
-        self.zone = zone
-        self.zone_name = zone_name
-        self.context_window = context_window
-        self.handle = handle
-        self.turns: list[Turn] = []
-        self.topic = ""
-        """Every new turn's topic: the session's title."""
-        self.title: SessionTitle | None = None
-        """The title recorded in the session's transcript (None: not yet)."""
-        self._titled_at: int | None = None
-        self._language_of_session = ""
 
     async def resume(self, session_id: str) -> None:
         """Continue ``session_id``'s anchor chain from now on."""
@@ -232,18 +248,19 @@ class ChatSession:
         messages: list[dict[str, Any]] = [{"role": "system", "content": system_prompt(language)}, *history]
         if injected:
             messages.append({"role": "system", "content": injected})
-        note = time_note(language, now.astimezone(self.zone), self.zone_name)
+        note = time_note(language, now.astimezone(self.zone.tz), self.zone.name)
         messages.append({"role": "user", "content": f"{note}\n{text}"})
         return messages
 
     # ------------------------------------------------------------------ reply
 
-    async def reply(self, text: str) -> AsyncIterator[SessionEvent]:
-        """Answer ``text``: stream the reply, run memory tools, then store the turn. Never raises."""
+    async def reply(self, text: str, *, provider: str | None = None) -> AsyncIterator[SessionEvent]:
+        """Answer ``text`` with ``provider`` (None: the configured default): stream the reply,
+        run memory tools, then store the turn. Never raises."""
         now = self.clock()
         progress = Progress()
         try:
-            async for event in self._answer(text, now, progress):
+            async for event in self._answer(text, provider, now, progress):
                 yield event
         except Exception as exc:  # the reply's boundary: a failure ends the reply, never its caller (a TUI worker)
             yield await self._store_failed(text, progress, _reason(exc), now)
@@ -252,11 +269,13 @@ class ChatSession:
                 self._keep_stopped(text, progress, now)
             raise
 
-    async def _answer(self, text: str, now: datetime, progress: Progress) -> AsyncIterator[SessionEvent]:
+    async def _answer(
+        self, text: str, provider_name: str | None, now: datetime, progress: Progress
+    ) -> AsyncIterator[SessionEvent]:
         language = self._language(text)
         history, in_context = self._history()
         context = ToolContext(now, self.context_window, in_context, question=text)
-        provider = self.llm.provider()
+        provider = self.llm.provider(provider_name)
         injected = ""
         if self.config.auto_recall or not provider.supports_tools:
             top_k = self.config.auto_recall_top_k
@@ -280,7 +299,8 @@ class ChatSession:
             done: ReplyDone | None = None
             said: list[str] = []
             echo = EchoCut()
-            async for event in self.llm.stream(messages, None if final else TOOLS, tool_names=TOOL_NAMES):
+            offered = None if final else TOOLS
+            async for event in self.llm.stream(messages, offered, tool_names=TOOL_NAMES, provider=provider_name):
                 if isinstance(event, TextDelta):
                     for delta in _shown(echo.feed(event.text), said, progress):
                         yield delta
@@ -352,8 +372,8 @@ class ChatSession:
 
     # ------------------------------------------------------------------ title
 
-    async def refresh_title(self) -> SessionTitle | None:
-        """Title the session when due (see ``title_due``); the new title, or None.
+    async def refresh_title(self, *, provider: str | None = None) -> SessionTitle | None:
+        """Title the session when due (see ``title_due``), asking ``provider``; the new title, or None.
 
         Run it after a reply completed, beside the conversation: it never delays a reply.
         The model's request is not a turn; when it fails, the session keeps its title, or
@@ -369,7 +389,7 @@ class ChatSession:
         title: SessionTitle | None = None
         if self.config.titles == TITLE_MODEL:
             try:
-                text = await model_title(self.llm, turns, current.text if current else "")
+                text = await model_title(self.llm, turns, current.text if current else "", provider=provider)
             except ProviderError as exc:  # a title is a nicety: the session keeps what it has
                 _log.info("no title from the model: %s", exc)
             else:

@@ -76,12 +76,13 @@ def title_request(turns: Sequence[Turn], current: str = "") -> list[dict[str, An
     return [{"role": "system", "content": _ASK[language]}, {"role": "user", "content": content}]
 
 
-async def model_title(llm: LLMClient, turns: Sequence[Turn], current: str = "") -> str:
-    """The model's title for ``turns`` ('' when its answer holds none); raises ``ProviderError``.
+async def model_title(llm: LLMClient, turns: Sequence[Turn], current: str = "", *, provider: str | None = None) -> str:
+    """``provider``'s title for ``turns`` ('' when its answer holds none); raises ``ProviderError``.
 
     The request goes straight to the provider: it is never a turn, never stored, never searched.
     """
-    pieces = [event.text async for event in llm.stream(title_request(turns, current)) if isinstance(event, TextDelta)]
+    stream = llm.stream(title_request(turns, current), provider=provider)
+    pieces = [event.text async for event in stream if isinstance(event, TextDelta)]
     return clean_title("".join(pieces))
 
 

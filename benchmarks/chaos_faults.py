@@ -247,13 +247,14 @@ def providers(budget: Budget, root: Path) -> Outcome:
 
 async def _reply(kernel: MemoryKernel, base_url: str, text: str) -> bool:
     from huichat.app.config import ChatConfig
+    from huichat.app.runtime import Zone
     from huichat.app.session import ChatSession
     from huichat.providers.config import ProviderConfig, ProvidersConfig
     from huichat.providers.llm import LLMClient
 
     provider = ProviderConfig(model="openai/chaos", api_base=base_url, api_key_env="CHAOS_KEY", timeout=1.0)
     client = LLMClient(ProvidersConfig(named={"chaos": provider}, max_retries=0), env={"CHAOS_KEY": KEY})
-    session = ChatSession(kernel, client, ChatConfig(), lambda: NOW, UTC, "UTC")
+    session = ChatSession(kernel=kernel, llm=client, config=ChatConfig(), clock=lambda: NOW, zone=Zone(UTC, "UTC"))
     before = kernel.count()
     async for _ in session.reply(text):
         pass

@@ -219,7 +219,9 @@ async def _run_mode(
     chat = ChatConfig(max_tool_rounds=args.max_rounds, auto_recall=getattr(args, "auto_recall", False))
     rows = []
     for fact, gold_id in zip(FACTS, gold, strict=False):
-        session = ChatSession(kernel, llm, chat, lambda: now, zone.tz, zone.name, context_window=args.context_window)
+        session = ChatSession(
+            kernel=kernel, llm=llm, config=chat, clock=lambda: now, zone=zone, context_window=args.context_window
+        )
         asked = await ask(session, mode, fact, gold_id)
         rows.append(asked)
         if args.verbose:

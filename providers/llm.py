@@ -109,13 +109,16 @@ def translate(exc: BaseException, name: str, provider: ProviderConfig, secrets: 
 class LLMClient:
     """Streams chat completions from the configured providers.
 
-    ``switch(name)`` changes the provider used by the next request.
+    Each request names its provider (``None``: the configured default). Which provider a
+    conversation uses is its owner's to hold (the TUI's choice, a request's ``model``), never
+    state of the client's: one client serves every provider at once.
     """
 
     def __init__(self, config: ProvidersConfig, env: Mapping[str, str] | None = None) -> None:
         self.config = config
         self.env = dict(os.environ) if env is None else dict(env)
-        self.current = config.default_name()
+        self.default = config.default_name()
+        """The provider a request that names none goes to."""
         self._unstreamed: set[str] = set()
         self._secrets = tuple(self.env.get(p.api_key_env or "", "") for p in config.named.values() if p.api_key_env)
         model_list = [
@@ -141,22 +144,17 @@ class LLMClient:
         return list(self.config.named)
 
     def provider(self, name: str | None = None) -> ProviderConfig:
-        """The config of ``name`` (default: the current provider)."""
-        chosen = name or self.current
-        if chosen is None or chosen not in self.config.named:
+        """The config of ``name`` (default: the default provider)."""
+        chosen = name or self.default
+        if chosen is None:
             raise ProviderError("no provider is configured")
+        if chosen not in self.config.named:
+            raise ProviderError(f"unknown provider '{chosen}' (configured: {', '.join(self.names) or 'none'})")
         return self.config.named[chosen]
-
-    def switch(self, name: str) -> ProviderConfig:
-        """Use provider ``name`` from now on."""
-        if name not in self.config.named:
-            raise ProviderError(f"unknown provider '{name}' (configured: {', '.join(self.names) or 'none'})")
-        self.current = name
-        return self.config.named[name]
 
     def problem(self, name: str | None = None) -> str:
         """Why the provider cannot be used right now, or ''."""
-        chosen = name or self.current
+        chosen = name or self.default
         if chosen is None:
             return "no provider is configured"
         return key_problem(chosen, self.provider(chosen), self.env)
@@ -177,7 +175,7 @@ class LLMClient:
         without it). A server that cannot stream a tool round (it fails, or streams nothing)
         gets the round again unstreamed, and that provider's tool rounds stay unstreamed.
         """
-        name = provider or self.current
+        name = provider or self.default
         if name is None or self._router is None:
             raise ProviderError("no provider is configured")
         config = self.provider(name)
@@ -222,7 +220,7 @@ class LLMClient:
 
     def streams_tool_rounds(self, name: str | None = None) -> bool:
         """False once a provider's tool rounds had to be sent unstreamed."""
-        return (name or self.current) not in self._unstreamed
+        return (name or self.default) not in self._unstreamed
 
     async def ping(self, name: str, timeout: float = 10.0) -> str:
         """One tiny request; returns the model's first words or raises ``ProviderError``."""

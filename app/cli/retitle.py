@@ -14,7 +14,9 @@ import argparse
 import asyncio
 import os
 import sys
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
+from functools import partial
 from typing import TYPE_CHECKING
 
 from huichat.app.errors import CommandError
@@ -27,11 +29,13 @@ if TYPE_CHECKING:
     from huichat.app.runtime import Runtime
     from huichat.memory.kernel import MemoryKernel
     from huichat.memory.results import SessionInfo
-    from huichat.providers.llm import LLMClient
+    from huichat.memory.turns import Turn
 
 EXIT_INTERRUPTED = 130
 GIVE_UP_AFTER = 3
 """Failed title requests in a row after which the rest of the run uses the local fallback."""
+Titler = Callable[[Sequence["Turn"], str], Awaitable[str]]
+"""The model's title for a session's turns, given the title it has (see ``model_title``)."""
 
 
 HELP = "give existing sessions titles that describe them"
@@ -56,8 +60,8 @@ class Tally:
     problems: list[str] = field(default_factory=list)
 
 
-def _client(args: argparse.Namespace, runtime: Runtime) -> tuple[LLMClient | None, str]:
-    """The provider to ask and how it is named, or None and why the local fallback is used."""
+def _titler(args: argparse.Namespace, runtime: Runtime) -> tuple[Titler | None, str]:
+    """The model's titles from the chosen provider and how it is named, or None and why the local fallback is used."""
     providers = runtime.loaded.config.providers
     if args.local:
         return None, "--local"
@@ -71,9 +75,7 @@ def _client(args: argparse.Namespace, runtime: Runtime) -> tuple[LLMClient | Non
     problem = key_problem(name, providers.named[name], os.environ)
     if problem:
         return None, problem
-    llm = runtime.open_llm()
-    llm.switch(name)
-    return llm, f"{name} · {providers.named[name].model}"
+    return partial(model_title, runtime.open_llm(), provider=name), f"{name} · {providers.named[name].model}"
 
 
 def _pending(infos: list[SessionInfo], asking_model: bool, force: bool) -> list[SessionInfo]:
@@ -85,15 +87,15 @@ def _pending(infos: list[SessionInfo], asking_model: bool, force: bool) -> list[
     return [s for s in infos if not s.title_source]
 
 
-async def _title_one(kernel: MemoryKernel, llm: LLMClient | None, info: SessionInfo, tally: Tally) -> None:
+async def _title_one(kernel: MemoryKernel, titler: Titler | None, info: SessionInfo, tally: Tally) -> None:
     turns = kernel.session_turns(info.session_id)
     if not turns:
         tally.problems.append(f"{info.session_id}: no turns in the index (run huichat reindex)")
         return
     title: SessionTitle | None = None
-    if llm is not None and tally.failures < GIVE_UP_AFTER:
+    if titler is not None and tally.failures < GIVE_UP_AFTER:
         try:
-            text = await model_title(llm, turns, info.title if info.title_source == TITLE_MODEL else "")
+            text = await titler(turns, info.title if info.title_source == TITLE_MODEL else "")
         except ProviderError as exc:
             tally.failures += 1
             tally.last_error = str(exc)
@@ -122,14 +124,14 @@ def run(args: argparse.Namespace, runtime: Runtime) -> int:
         raise CommandError("--limit must be at least 1")
     from rich.progress import Progress
 
-    llm, using = _client(args, runtime)
-    todo = _pending(runtime.open_catalogue().sessions(), llm is not None, args.force)
+    titler, using = _titler(args, runtime)
+    todo = _pending(runtime.open_catalogue().sessions(), titler is not None, args.force)
     if not todo:
         print("nothing to retitle: every session has its title (--force titles them again)")
         return 0
     left = max(0, len(todo) - args.limit)
     todo = todo[: args.limit]
-    print(f"titling {len(todo)} sessions with " + (using if llm is not None else f"the local fallback ({using})"))
+    print(f"titling {len(todo)} sessions with " + (using if titler is not None else f"the local fallback ({using})"))
     kernel = runtime.open_kernel()
     tally = Tally()
     done = 0
@@ -140,7 +142,7 @@ def run(args: argparse.Namespace, runtime: Runtime) -> int:
         with Progress(transient=True) as progress:
             task = progress.add_task("titling sessions", total=len(todo))
             for info in todo:
-                await _title_one(kernel, llm, info, tally)
+                await _title_one(kernel, titler, info, tally)
                 done += 1
                 progress.advance(task)
 
@@ -150,7 +152,7 @@ def run(args: argparse.Namespace, runtime: Runtime) -> int:
         interrupted = True
     finally:
         kernel.close()
-    _report(tally, llm is not None, done, len(todo) - done + left, interrupted)
+    _report(tally, titler is not None, done, len(todo) - done + left, interrupted)
     return EXIT_INTERRUPTED if interrupted else 0
 
 

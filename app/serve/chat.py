@@ -76,6 +76,7 @@ async def _pump(
     service: Service,
     user: str,
     conversation: Conversation,
+    provider: str,
     question: str,
     said: list[tuple[str, str]],
     queue: asyncio.Queue[str | Finished],
@@ -85,7 +86,7 @@ async def _pump(
     finished = Finished("", None, "", "the reply ended without an answer")
     async with conversation.lock:
         try:
-            async for event in conversation.session.reply(question):
+            async for event in conversation.session.reply(question, provider=provider):
                 if isinstance(event, TextDelta):
                     text.append(event.text)
                     queue.put_nowait(event.text)
@@ -163,13 +164,12 @@ async def chat_completions(
     if last.get("role") != "user" or not question:
         raise ApiError(400, "the last message must be the user's, with text")
     kernel = await service.kernel(user)
-    llm = service.llm(provider)
     try:
-        conversation = await service.conversations.find(user, kernel, llm, said, session_header)
+        conversation = await service.conversations.find(user, kernel, service.llm, said, session_header)
     except UnknownSession as exc:
         raise ApiError(404, str(exc)) from None
     queue: asyncio.Queue[str | Finished] = asyncio.Queue()
-    service.keep(_pump(service, user, conversation, question[0][1], said, queue), f"reply for {user}")
+    service.keep(_pump(service, user, conversation, provider, question[0][1], said, queue), f"reply for {user}")
     headers = {MEMORY_HEADER: memory_state(kernel.health)}
     if conversation.session_id:
         headers[SESSION_HEADER] = conversation.session_id

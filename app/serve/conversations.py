@@ -92,13 +92,6 @@ class Conversations:
         self._by_hash: OrderedDict[str, Conversation] = OrderedDict()
         self._by_id: dict[tuple[str, str], Conversation] = {}
 
-    def _new(self, kernel: MemoryKernel, llm: LLMClient) -> ChatSession:
-        config = self.runtime.loaded.config
-        zone = self.runtime.zone
-        return ChatSession(
-            kernel, llm, config.chat, self.runtime.clock, zone.tz, zone.name, None, config.retriever.context_window
-        )
-
     async def find(
         self,
         user: str,
@@ -112,10 +105,9 @@ class Conversations:
             return await self._named(user, kernel, llm, session_id)
         known = self._by_hash.get(digest(user, earlier)) if earlier else None
         if known is not None:
-            known.session.kernel = kernel
-            known.session.llm = llm
+            known.session.continue_in(kernel)
             return known
-        session = self._new(kernel, llm)
+        session = ChatSession.from_runtime(self.runtime, kernel=kernel, llm=llm)
         session.turns = _context_turns(earlier, self.runtime.clock())
         return Conversation(session)
 
@@ -124,14 +116,13 @@ class Conversations:
             raise UnknownSession(f"'{session_id[:64]}' is not a session id")
         known = self._by_id.get((user, session_id))
         if known is None:
-            session = self._new(kernel, llm)
+            session = ChatSession.from_runtime(self.runtime, kernel=kernel, llm=llm)
             try:
                 await session.resume(session_id)
             except KernelError:
                 raise UnknownSession(f"no session '{session_id}'") from None
             known = self._by_id.setdefault((user, session_id), Conversation(session))
-        known.session.kernel = kernel
-        known.session.llm = llm
+        known.session.continue_in(kernel)
         return known
 
     def remember(self, user: str, conversation: Conversation, said: Sequence[tuple[str, str]]) -> None:

@@ -1,4 +1,4 @@
-"""What every route shares: the runtime, the users' memories, the keys, the limiter, the LLM clients."""
+"""What every route shares: the runtime, the users' memories, the keys, the limiter, the LLM client."""
 
 from __future__ import annotations
 
@@ -31,7 +31,7 @@ class Service:
         self.keys = KeyRing(runtime.loaded.paths.data_dir)
         self.limiter = RateLimiter(self.settings.requests_per_minute)
         self.conversations = Conversations(runtime)
-        self._clients: dict[str, LLMClient] = {}
+        self._llm: LLMClient | None = None
         self._tasks: set[asyncio.Task[Any]] = set()
 
     def memory(self, user: str) -> Memory:
@@ -42,13 +42,12 @@ class Service:
         """``user``'s kernel, reopened first when degraded and due."""
         return await self.memory(user).kernel(self.settings.memory_retry_seconds)
 
-    def llm(self, provider: str) -> LLMClient:
-        """A client bound to ``provider`` (one per provider: a client's current provider is its state)."""
-        if provider not in self._clients:
-            client = self.runtime.open_llm()
-            client.switch(provider)
-            self._clients[provider] = client
-        return self._clients[provider]
+    @property
+    def llm(self) -> LLMClient:
+        """The LLM client (built on first use); each reply names its provider."""
+        if self._llm is None:
+            self._llm = self.runtime.open_llm()
+        return self._llm
 
     def keep(self, work: Coroutine[Any, Any, Any], name: str) -> asyncio.Task[Any]:
         """Run ``work`` to its end even if the client that asked for it goes away."""

@@ -95,7 +95,8 @@ class HuichatApp(App[int]):
     COMMANDS = App.COMMANDS | {HuichatCommands}
 
     provider_name: reactive[str | None] = reactive(None)
-    """The provider the next reply uses (the header, the status line and the palette follow it)."""
+    """The provider the next reply uses: the one place it is held (the header, the status line,
+    the palette and each reply read it; the LLM client holds no choice of its own)."""
 
     def __init__(
         self, runtime: Runtime, *, start_provider: str | None = None, start_session: str | None = None
@@ -204,9 +205,6 @@ class HuichatApp(App[int]):
             self.call_from_thread(callback, *args)
 
     def watch_provider_name(self, name: str | None) -> None:
-        llm = self.gateway.loaded_llm if self._gateway is not None else None
-        if llm is not None and name is not None:
-            llm.switch(name)
         providers = self.runtime.loaded.config.providers.named
         self.sub_title = f"{name} · {providers[name].model}" if name in providers else "no provider configured"
 

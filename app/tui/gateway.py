@@ -73,13 +73,6 @@ class Gateway:
             return self._kernel.result()
         return None
 
-    @property
-    def loaded_llm(self) -> LLMClient | None:
-        """The LLM client if it is built now, else None."""
-        if self._llm.done() and not self._llm.cancelled() and self._llm.exception() is None:
-            return self._llm.result()
-        return None
-
     async def kernel(self) -> MemoryKernel:
         """The kernel once open; raises ``KernelError`` if it could not be."""
         return await asyncio.shield(self._kernel)

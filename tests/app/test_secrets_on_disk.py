@@ -7,6 +7,7 @@ from pathlib import Path
 
 from benchmarks.fakellm import FakeLLM, Reply
 from huichat.app.config import ChatConfig
+from huichat.app.runtime import Zone
 from huichat.app.session import ChatSession, ReplyFailed
 from huichat.providers.config import ProviderConfig, ProvidersConfig
 from huichat.providers.llm import LLMClient
@@ -26,7 +27,7 @@ async def test_a_failed_turn_keeps_its_error_without_the_key(tmp_path: Path, fak
     def clock() -> datetime:
         return NOW
 
-    session = ChatSession(kernel, client, ChatConfig(), clock, ZONE, "Asia/Shanghai")
+    session = ChatSession(kernel=kernel, llm=client, config=ChatConfig(), clock=clock, zone=Zone(ZONE, "Asia/Shanghai"))
     for _ in range(2):
         events = [event async for event in session.reply("hello")]
         failed = [e for e in events if isinstance(e, ReplyFailed)]

@@ -14,6 +14,7 @@ import pytest
 from benchmarks.fakellm import TEXT_FORMS, FakeLLM, Reply, ToolCall, print_call
 from huichat.app.config import ChatConfig
 from huichat.app.prompts import ALREADY_HAVE, ANSWER_NOW, NO_ANSWER
+from huichat.app.runtime import Zone
 from huichat.app.session import (
     ChatSession,
     RecallFinished,
@@ -44,7 +45,8 @@ def _session(kernel: MemoryKernel, server: FakeLLM, provider: dict[str, Any] | N
         clock_state["now"] += timedelta(minutes=1)
         return clock_state["now"]
 
-    return ChatSession(kernel, LLMClient(providers, env={}), ChatConfig(**chat), clock, ZONE, "Asia/Shanghai")
+    llm = LLMClient(providers, env={})
+    return ChatSession(kernel=kernel, llm=llm, config=ChatConfig(**chat), clock=clock, zone=Zone(ZONE, "Asia/Shanghai"))
 
 
 async def _reply(session: ChatSession, text: str) -> list[SessionEvent]:

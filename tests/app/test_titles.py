@@ -12,6 +12,7 @@ import pytest
 
 from benchmarks.fakellm import FakeLLM, Reply
 from huichat.app.config import ChatConfig
+from huichat.app.runtime import Zone
 from huichat.app.session import ChatSession, ReplyCompleted, SessionEvent
 from huichat.app.titles import clean_title, title_due
 from huichat.memory.kernel import MemoryKernel
@@ -36,7 +37,8 @@ def _session(kernel: MemoryKernel, server: FakeLLM, **chat: Any) -> ChatSession:
         clock_state["now"] += timedelta(minutes=1)
         return clock_state["now"]
 
-    return ChatSession(kernel, LLMClient(providers, env={}), ChatConfig(**chat), clock, ZONE, "Asia/Shanghai")
+    llm = LLMClient(providers, env={})
+    return ChatSession(kernel=kernel, llm=llm, config=ChatConfig(**chat), clock=clock, zone=Zone(ZONE, "Asia/Shanghai"))
 
 
 async def _reply(session: ChatSession, text: str) -> list[SessionEvent]:

@@ -13,6 +13,7 @@ from huichat.app.tui.screens.search import SearchScreen
 from huichat.app.tui.screens.turn_detail import TurnDetailScreen
 from huichat.app.tui.widgets.chat_message import ChatMessage
 from huichat.app.tui.widgets.memory_panel import MemoryPanel
+from huichat.providers.llm import LLMClient
 from tests.app.tui_helpers import (
     build_app,
     deterministic_kernel,
@@ -228,7 +229,7 @@ async def test_a_reply_starts_the_llm_client_while_memory_is_still_loading(tmp_p
         waiting = asyncio.ensure_future(app.gateway.llm())
         await wait_until(pilot, lambda: app.gateway.llm_settled)
         assert not app.gateway.kernel_settled
-        assert await waiting is app.gateway.loaded_llm
+        assert isinstance(await waiting, LLMClient)
         gate.set()
         await ready(pilot)
 

@@ -131,14 +131,15 @@ async def test_connection_refused_is_named(fake_llm: FakeLLM) -> None:
         await _collect(client)
 
 
-async def test_switching_provider_changes_the_model_of_the_next_request(fake_llm: FakeLLM) -> None:
+async def test_each_request_goes_to_the_provider_it_names(fake_llm: FakeLLM) -> None:
     with FakeLLM() as other:
         client = _client(fake_llm, other)
-        client.switch("backup")
-        await _collect(client)
-    assert other.requests[0]["model"] == "model-backup" and not fake_llm.requests
-    with pytest.raises(ProviderError, match="unknown provider 'nope'"):
-        client.switch("nope")
+        await _collect(client, provider="backup")
+        assert other.requests[0]["model"] == "model-backup" and not fake_llm.requests
+        await _collect(client)  # none named: the configured default
+        assert fake_llm.requests[0]["model"] == "model-main" and len(other.requests) == 1
+    with pytest.raises(ProviderError, match=r"unknown provider 'nope' \(configured: main, backup\)"):
+        await _collect(client, provider="nope")
 
 
 async def test_a_missing_key_variable_is_explained_before_any_request(fake_llm: FakeLLM) -> None:

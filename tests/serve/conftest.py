@@ -101,7 +101,7 @@ def stop_server(process: subprocess.Popen[bytes]) -> None:
 
 
 def write_config(folder: Path, llm: FakeLLM, port: int, **serve: Any) -> Path:
-    """A config with the hash embedder, data under ``folder`` and the fake model as provider ``fake``."""
+    """A config with the hash embedder, data under ``folder`` and the fake model as providers ``fake`` and ``other``."""
     settings = {"port": port, "requests_per_minute": RATE_LIMIT, "max_body_bytes": 4096, "memory_retry_seconds": 1.0}
     settings.update(serve)
     lines = "".join(f"  {k}: {v if not isinstance(v, bool) else str(v).lower()}\n" for k, v in settings.items())
@@ -110,6 +110,7 @@ def write_config(folder: Path, llm: FakeLLM, port: int, **serve: Any) -> Path:
         f"embedding:\n  model_path: hash\nstorage:\n  data_dir: {folder / 'data'}\n"
         f"retriever:\n  timezone: Asia/Shanghai\n  min_similarity: 0.0\n"
         f"providers:\n  max_retries: 0\n  named:\n    fake: {{model: openai/fake-model, api_base: '{llm.base_url}'}}\n"
+        f"    other: {{model: openai/other-model, api_base: '{llm.base_url}'}}\n"
         f"serve:\n{lines}",
         encoding="utf-8",
     )

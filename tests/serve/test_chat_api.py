@@ -25,7 +25,7 @@ def _sse(response: httpx.Response) -> list[dict[str, object] | str]:
 
 def test_the_openai_client_chats_plain_and_streaming(server: Server) -> None:
     client = openai.OpenAI(base_url=f"{server.url}/v1", api_key=server.key("carol"), max_retries=0)
-    assert [m.id for m in client.models.list()] == ["fake"]
+    assert [m.id for m in client.models.list()] == ["fake", "other"]
     reply = client.chat.completions.create(model="fake", messages=[{"role": "user", "content": "你好，我是 Carol"}])
     assert reply.choices[0].message.content == "收到：你好，我是 Carol"
     assert reply.choices[0].finish_reason == "stop"
@@ -45,6 +45,16 @@ def test_the_openai_client_chats_plain_and_streaming(server: Server) -> None:
         second = http.post("/v1/memory/search", json={"query": "第二个问题", "max_results": 1}).json()["results"][0]
     # the client's history led to the same server session: the new turn links to the first
     assert second["prev_id"] == first
+
+
+def test_each_request_is_answered_by_the_model_it_names_also_in_a_continued_conversation(server: Server) -> None:
+    client = openai.OpenAI(base_url=f"{server.url}/v1", api_key=server.key("olga"), max_retries=0)
+    first = client.chat.completions.create(model="fake", messages=[{"role": "user", "content": "第一个问题"}])
+    assert server.llm.requests[-1]["model"] == "fake-model"
+    said = [{"role": "user", "content": "第一个问题"}, {"role": "assistant", "content": "收到：第一个问题"}]
+    second = client.chat.completions.create(model="other", messages=[*said, {"role": "user", "content": "第二个"}])
+    assert server.llm.requests[-1]["model"] == "other-model"
+    assert second.model_extra["huichat"]["session_id"] == first.model_extra["huichat"]["session_id"]  # type: ignore[index]
 
 
 def test_raw_sse_has_the_standard_chunks_and_done(server: Server) -> None:

@@ -273,7 +273,7 @@ class ChatScreen(Screen[None]):
     async def refresh_title(self, session: ChatSession) -> None:
         """Let the session title itself when due, beside the conversation (a reply never waits for it)."""
         titled = session.handle.session_id if session.handle else None
-        title = await session.refresh_title()
+        title = await session.refresh_title(provider=self.huichat.provider_name)
         if title is not None and titled == self.session_id:
             self.session_title = title.text
             self.refresh_session_label()
@@ -310,20 +310,7 @@ class ChatScreen(Screen[None]):
 
             kernel = await self.gateway.kernel()
             llm = await self.gateway.llm()
-            app = self.huichat
-            if app.provider_name:
-                llm.switch(app.provider_name)
-            config = app.runtime.loaded.config
-            session = ChatSession(
-                kernel,
-                llm,
-                config.chat,
-                app.runtime.clock,
-                app.runtime.zone.tz,
-                app.runtime.zone.name,
-                None,
-                config.retriever.context_window,
-            )
+            session = ChatSession.from_runtime(self.huichat.runtime, kernel=kernel, llm=llm)
             if self.session_id is not None:
                 await session.resume(self.session_id)
             self.session = session
@@ -348,10 +335,11 @@ class ChatScreen(Screen[None]):
             user_message.state = "done"
             user_message.set_note("")
             self.panel.clear("Recalling…")
-            answer = ChatMessage("assistant", label=self.huichat.provider_name or "assistant")
+            provider = self.huichat.provider_name
+            answer = ChatMessage("assistant", label=provider or "assistant")
             await self.transcript.mount(answer)
             answer.state = "streaming"
-            async for event in session.reply(text):
+            async for event in session.reply(text, provider=provider):
                 await self.show_event(event, answer)
         finally:
             self.replying = False

@@ -90,6 +90,16 @@ class MemoryStats:
     clustered_turns: int
     generated_at: datetime
 
+    @property
+    def disk_size(self) -> str:
+        """``disk_bytes`` for people, in decimal units as disks are sold: ``12.3 MB``."""
+        count = float(self.disk_bytes)
+        for unit in ("B", "kB", "MB", "GB"):
+            if count < 1000:
+                return f"{count:.0f} {unit}" if unit == "B" else f"{count:.1f} {unit}"
+            count /= 1000
+        return f"{count:.1f} TB"
+
     def to_record(self) -> dict[str, Any]:
         """The statistics as JSON-able data, under the field names of the contract."""
         return {

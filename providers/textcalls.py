@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 from huichat.providers.events import ToolCallRequest
-from huichat.providers.toolcalls import json_values, parse_arguments
+from huichat.providers.toolcalls import brackets, json_values, parse_arguments
 
 _TAGS = {"<tool_call>": "</tool_call>", "<tools>": "</tools>", "<function=": "</function>"}
 _CLOSERS = {tag: re.compile(re.escape(close), re.IGNORECASE) for tag, close in _TAGS.items()}
@@ -41,21 +41,13 @@ not a call (safe to show, but scan it again from its start); ``open``: undecided
 def _balanced_end(text: str, start: int) -> int | None:
     """The index just past the JSON value opening at ``start``, or None while it is unclosed."""
     depth = 0
-    in_string = escaped = False
-    for index in range(start, len(text)):
-        ch = text[index]
-        if in_string:
-            escaped = ch == "\\" and not escaped
-            in_string = escaped or ch != '"'
-            continue
-        if ch == '"':
-            in_string = True
-        elif ch in "{[":
+    for index, ch in brackets(text, start):
+        if ch in "{[":
             depth += 1
-        elif ch in "}]":
-            depth -= 1
-            if depth == 0:
-                return index + 1
+            continue
+        depth -= 1
+        if depth == 0:
+            return index + 1
     return None
 
 

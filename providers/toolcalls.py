@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import ast
 import json
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -54,21 +55,23 @@ def json_values(text: str) -> list[Any]:
     return [*values, value]
 
 
-def _open_depth(text: str) -> int:
-    """How many ``{`` are still open at the end of ``text`` (strings skipped); 0 when balanced."""
-    depth = 0
+def brackets(text: str, start: int = 0) -> Iterator[tuple[int, str]]:
+    """Where ``{``, ``[``, ``]`` and ``}`` stand in ``text`` from ``start``, JSON strings (and their escapes) skipped."""
     in_string = escaped = False
-    for ch in text:
+    for index in range(start, len(text)):
+        ch = text[index]
         if in_string:
             escaped = ch == "\\" and not escaped
             in_string = escaped or ch != '"'
-            continue
-        if ch == '"':
+        elif ch == '"':
             in_string = True
-        elif ch == "{":
-            depth += 1
-        elif ch == "}":
-            depth -= 1
+        elif ch in "{[]}":
+            yield index, ch
+
+
+def _open_depth(text: str) -> int:
+    """How many ``{`` are still open at the end of ``text`` (strings skipped); 0 when balanced."""
+    depth = sum(1 if ch == "{" else -1 for _, ch in brackets(text) if ch in "{}")
     return depth if 0 < depth <= 3 else 0
 
 

@@ -37,15 +37,6 @@ def run(args: argparse.Namespace, runtime: Runtime) -> int:
     return 0
 
 
-def size(count: float) -> str:
-    """Bytes for people: ``12.3 MB``."""
-    for unit in ("B", "kB", "MB", "GB"):
-        if count < 1000 or unit == "GB":
-            return f"{count:.0f} {unit}" if unit == "B" else f"{count:.1f} {unit}"
-        count /= 1000
-    return f"{count:.1f} TB"
-
-
 def _print(stats: MemoryStats, runtime: Runtime) -> None:
     from rich.console import Console
     from rich.table import Table
@@ -55,7 +46,7 @@ def _print(stats: MemoryStats, runtime: Runtime) -> None:
     console.print(
         f"[bold]{stats.total_turns}[/] turns in [bold]{stats.total_sessions}[/] sessions · "
         f"average importance {stats.avg_importance:.2f} · {stats.total_accesses} accesses · "
-        f"{stats.clusters} clusters ({stats.clustered_turns} turns behind representatives) · {size(stats.disk_bytes)} on disk"
+        f"{stats.clusters} clusters ({stats.clustered_turns} turns behind representatives) · {stats.disk_size} on disk"
     )
     tiers = Table(title="tiers")
     for column in ("tier", "turns", "sessions"):

@@ -11,7 +11,7 @@ from collections.abc import Callable, Iterator
 from functools import partial
 from importlib import resources
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, NoReturn
+from typing import TYPE_CHECKING, Any, NoReturn, TypeVar
 
 from textual import work
 from textual.app import App
@@ -22,9 +22,8 @@ from textual.screen import Screen
 from textual.worker import Worker, WorkerState
 
 from huichat.app.runtime import Runtime
-from huichat.app.tui.gateway import Gateway
+from huichat.app.tui.gateway import Gateway, Loading
 from huichat.memory.errors import KernelError
-from huichat.providers.errors import ProviderError
 
 if TYPE_CHECKING:
     from huichat.app.tui.screens.chat import ChatScreen
@@ -34,6 +33,7 @@ if TYPE_CHECKING:
     from huichat.memory.stats import MemoryStats
     from huichat.memory.watch import TranscriptWatcher
 
+T = TypeVar("T")
 STYLES = Path(str(resources.files("huichat") / "styles"))
 """The TCSS files, shipped as package data."""
 MILESTONES = logging.getLogger("huichat.milestones")
@@ -168,7 +168,7 @@ class HuichatApp(App[int]):
         gateway = self.gateway
         opener = partial(self.runtime.open_kernel, embed=False)
         try:
-            self._load("memory", opener, KernelError, gateway.kernel_loaded, gateway.kernel_failed)
+            self._load("memory", opener, gateway.memory)
         finally:
             self._call_soon(self.start_llm)
 
@@ -178,26 +178,19 @@ class HuichatApp(App[int]):
         import textual.widgets._markdown  # noqa: F401 - markdown-it, off the event loop before the first answer
 
         gateway = self.gateway
-        self._load("llm", self.runtime.open_llm, ProviderError, gateway.llm_loaded, gateway.llm_failed)
+        self._load("llm", self.runtime.open_llm, gateway.llm_client)
 
-    def _load(
-        self,
-        name: str,
-        factory: Callable[[], Any],
-        expected: type[Exception],
-        loaded: Callable[[Any], None],
-        failed: Callable[[str], None],
-    ) -> None:
+    def _load(self, name: str, factory: Callable[[], T], loading: Loading[T]) -> None:
         """Build one service in this worker thread and hand the outcome to the gateway."""
         try:
             service = factory()
-        except expected as exc:
-            self._call_soon(failed, str(exc))
+        except loading.error as exc:
+            self._call_soon(loading.failed, str(exc))
         except Exception as exc:  # a loader bug must not leave every waiting reply hanging
             what = "memory" if name == "memory" else "the LLM client"
-            self._call_soon(failed, f"{what} failed to load: {type(exc).__name__}: {exc}")
+            self._call_soon(loading.failed, f"{what} failed to load: {type(exc).__name__}: {exc}")
         else:
-            self._call_soon(loaded, service)
+            self._call_soon(loading.loaded, service)
             MILESTONES.info(f"{name}_ready")
 
     def _call_soon(self, callback: Callable[..., None], *args: Any) -> None:
@@ -419,7 +412,7 @@ def run_tui(runtime: Runtime, provider: str | None, session_id: str | None) -> N
     loop = asyncio.new_event_loop()
     app.run(loop=loop)
     code = app.return_code or 0
-    kernel = app.gateway.loaded_kernel if app.gateway_started else None
+    kernel = app.gateway.memory.ready if app.gateway_started else None
     if kernel is not None:
         kernel.close()
     # everything worth keeping is on disk (transcripts are fsynced per turn, the kernel closed):

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Callable
-from typing import TYPE_CHECKING, TypeVar
+from typing import TYPE_CHECKING, Generic, TypeVar
 
 from huichat.memory.errors import KernelError
 from huichat.providers.errors import ProviderError
@@ -24,64 +24,59 @@ if TYPE_CHECKING:
 T = TypeVar("T")
 
 
+class Loading(Generic[T]):
+    """One service loading in the background: a future resolved once, with the service or with
+    the package's own error (``error``) saying why it could not be loaded."""
+
+    def __init__(self, error: type[KernelError] | type[ProviderError]) -> None:
+        self._future: asyncio.Future[T] = asyncio.get_running_loop().create_future()
+        self.error = error
+
+    def loaded(self, service: T) -> None:
+        """Called (on the event loop) when the service is ready."""
+        if not self._future.done():
+            self._future.set_result(service)
+
+    def failed(self, reason: str) -> None:
+        """Called (on the event loop) when the service could not be loaded."""
+        if not self._future.done():
+            self._future.set_exception(self.error(reason))
+
+    @property
+    def settled(self) -> bool:
+        """True once the service loaded or failed."""
+        return self._future.done()
+
+    @property
+    def ready(self) -> T | None:
+        """The service if it is loaded now (for quitting without waiting), else None."""
+        if self._future.done() and not self._future.cancelled() and self._future.exception() is None:
+            return self._future.result()
+        return None
+
+    async def wait(self) -> T:
+        """The service once loaded; raises ``error`` if it could not be."""
+        return await asyncio.shield(self._future)
+
+
 class Gateway:
-    """Futures for the kernel and the LLM client, and async calls that use them."""
+    """The kernel and the LLM client as they load, and async calls that use them."""
 
     def __init__(self, start_llm: Callable[[], None] = lambda: None) -> None:
-        loop = asyncio.get_running_loop()
-        self._kernel: asyncio.Future[MemoryKernel] = loop.create_future()
-        self._llm: asyncio.Future[LLMClient] = loop.create_future()
+        self.memory: Loading[MemoryKernel] = Loading(KernelError)
+        self.llm_client: Loading[LLMClient] = Loading(ProviderError)
         self._start_llm = start_llm
         """Starts building the LLM client if nobody has yet (it loads after memory unless asked for sooner)."""
 
-    # ---------------------------------------------------------------- loading
-
-    def kernel_loaded(self, kernel: MemoryKernel) -> None:
-        """Called (on the event loop) when memory is open."""
-        if not self._kernel.done():
-            self._kernel.set_result(kernel)
-
-    def kernel_failed(self, reason: str) -> None:
-        """Called (on the event loop) when memory could not be opened."""
-        if not self._kernel.done():
-            self._kernel.set_exception(KernelError(reason))
-
-    def llm_loaded(self, llm: LLMClient) -> None:
-        """Called (on the event loop) when the LLM client is built."""
-        if not self._llm.done():
-            self._llm.set_result(llm)
-
-    def llm_failed(self, reason: str) -> None:
-        """Called (on the event loop) when the LLM client could not be built."""
-        if not self._llm.done():
-            self._llm.set_exception(ProviderError(reason))
-
-    @property
-    def kernel_settled(self) -> bool:
-        """True once memory loaded or failed."""
-        return self._kernel.done()
-
-    @property
-    def llm_settled(self) -> bool:
-        """True once the LLM client loaded or failed."""
-        return self._llm.done()
-
-    @property
-    def loaded_kernel(self) -> MemoryKernel | None:
-        """The kernel if it is open now (for quitting without waiting), else None."""
-        if self._kernel.done() and not self._kernel.cancelled() and self._kernel.exception() is None:
-            return self._kernel.result()
-        return None
-
     async def kernel(self) -> MemoryKernel:
         """The kernel once open; raises ``KernelError`` if it could not be."""
-        return await asyncio.shield(self._kernel)
+        return await self.memory.wait()
 
     async def llm(self) -> LLMClient:
         """The LLM client once built (its loading starts now if it had not); raises ``ProviderError`` if it could not be."""
-        if not self._llm.done():
+        if not self.llm_client.settled:
             self._start_llm()
-        return await asyncio.shield(self._llm)
+        return await self.llm_client.wait()
 
     # ------------------------------------------------------------------ calls
 

@@ -214,7 +214,7 @@ async def test_the_llm_client_loads_after_memory_unless_a_reply_needs_it_first(t
     app.runtime = replace(app.runtime, open_llm=lambda: (order.append("llm"), open_llm())[1])
     async with app.run_test(size=(120, 36)) as pilot:
         await pilot.pause(0.6)
-        assert order == [] and not app.gateway.llm_settled
+        assert order == [] and not app.gateway.llm_client.settled
         gate.set()
         await ready(pilot)
         assert order == ["memory", "llm"]
@@ -227,8 +227,8 @@ async def test_a_reply_starts_the_llm_client_while_memory_is_still_loading(tmp_p
     async with app.run_test(size=(120, 36)) as pilot:
         await pilot.pause(0.4)
         waiting = asyncio.ensure_future(app.gateway.llm())
-        await wait_until(pilot, lambda: app.gateway.llm_settled)
-        assert not app.gateway.kernel_settled
+        await wait_until(pilot, lambda: app.gateway.llm_client.settled)
+        assert not app.gateway.memory.settled
         assert isinstance(await waiting, LLMClient)
         gate.set()
         await ready(pilot)

@@ -152,7 +152,9 @@ async def wait_until(pilot: Any, condition: Callable[[], bool], seconds: float =
 async def ready(pilot: Any) -> None:
     """Wait for memory and the LLM client to load and the status line to settle."""
     app = pilot.app
-    await wait_until(pilot, lambda: app.gateway_started and app.gateway.kernel_settled and app.gateway.llm_settled)
+    await wait_until(
+        pilot, lambda: app.gateway_started and app.gateway.memory.settled and app.gateway.llm_client.settled
+    )
     await wait_until(
         pilot,
         lambda: "turns" in app.chat_screen.memory_status or "unavailable" in app.chat_screen.memory_status,

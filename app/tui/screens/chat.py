@@ -232,7 +232,7 @@ class ChatScreen(Screen[None]):
     @work(group="embedding", exclusive=True, exit_on_error=False)
     async def embed_pending(self) -> None:
         """Give turns indexed without a vector their vectors, a batch at a time, off the UI thread."""
-        kernel = self.gateway.loaded_kernel
+        kernel = self.gateway.memory.ready
         if kernel is None or not kernel.pending_vectors:
             return
         self.busy = True
@@ -250,7 +250,7 @@ class ChatScreen(Screen[None]):
     @work(group="maintenance", exclusive=True, exit_on_error=False)
     async def maintain_memory(self) -> None:
         """Fold new turns into the indexes now and then (compaction, index refresh), off the UI thread."""
-        kernel = self.gateway.loaded_kernel
+        kernel = self.gateway.memory.ready
         if kernel is None or not kernel.needs_maintenance():
             return
         self.busy = True
@@ -321,7 +321,7 @@ class ChatScreen(Screen[None]):
         """Run one reply: wait for memory if needed, stream, show recalls, store."""
         self.replying = True
         try:
-            if not (self.gateway.kernel_settled and self.gateway.llm_settled):
+            if not (self.gateway.memory.settled and self.gateway.llm_client.settled):
                 self.huichat.start_llm()  # a reply needs it now, not after memory
                 user_message.state = "waiting"
                 user_message.set_note("waiting for memory and the model to load…")

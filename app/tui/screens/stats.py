@@ -25,15 +25,6 @@ Load = Callable[[], Awaitable["MemoryStats"]]
 _WEEKS_SHOWN = 26
 
 
-def size(count: float) -> str:
-    """Bytes for people: ``12.3 MB``."""
-    for unit in ("B", "kB", "MB", "GB"):
-        if count < 1000 or unit == "GB":
-            return f"{count:.0f} {unit}" if unit == "B" else f"{count:.1f} {unit}"
-        count /= 1000
-    return f"{count:.1f} GB"
-
-
 def summary(stats: MemoryStats) -> str:
     """The headline figures, one line each."""
     tiers = " · ".join(f"{TIER_NAMES.get(t, t)} {n}" for t, n in stats.tiers.items())
@@ -42,7 +33,7 @@ def summary(stats: MemoryStats) -> str:
         f"{stats.total_turns} turns in {stats.total_sessions} sessions · {tiers}\n"
         f"average importance {stats.avg_importance:.2f} · {stats.total_accesses} accesses · "
         f"{stats.clusters} clusters ({stats.clustered_turns} turns behind a representative) · "
-        f"languages {languages} · {size(stats.disk_bytes)} on disk"
+        f"languages {languages} · {stats.disk_size} on disk"
     )
 
 

@@ -19,6 +19,7 @@ from huichat.memory.config import (
     ArchiveConfig,
     ConsolidationConfig,
     EmbeddingConfig,
+    ImportsConfig,
     LifecycleConfig,
     RetrieverConfig,
     StorageConfig,
@@ -103,6 +104,7 @@ class AppConfig(BaseModel):
     lifecycle: LifecycleConfig = LifecycleConfig()
     consolidation: ConsolidationConfig = ConsolidationConfig()
     sync: SyncConfig = SyncConfig()
+    imports: ImportsConfig = ImportsConfig()
     providers: ProvidersConfig = ProvidersConfig()
     chat: ChatConfig = ChatConfig()
     ui: UIConfig = UIConfig()

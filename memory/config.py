@@ -175,3 +175,17 @@ class SyncConfig(_Section):
     """Watch the transcripts folder and reconcile files edited by hand or by another huichat."""
     watch_debounce_ms: int = Field(default=1500, ge=50, le=600_000)
     """Wait this long after the last change before reconciling."""
+
+
+class ImportsConfig(_Section):
+    """Limits on what ``huichat import`` reads, so a hostile or broken file is refused in bounded time and memory."""
+
+    max_depth: int = Field(default=64, ge=8, le=1000)
+    """JSON nested deeper than this is refused (real exports nest about 10 levels)."""
+    max_value_bytes: int = Field(default=128 * 2**20, ge=2**20)
+    """Largest single conversation (an export's item, a JSON Lines line) read into memory, in bytes."""
+    max_unpacked_bytes: int = Field(default=8 * 2**30, ge=2**20)
+    """Most bytes unpacked from one archive (zip, .tar.zst) in one pass over it."""
+    max_ratio: int = Field(default=100, ge=2)
+    """Most an archive member may grow when unpacked (unpacked : packed); more is refused as a zip bomb.
+    Members that unpack to less than 16 MiB are not held to it."""

@@ -15,7 +15,15 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from rich.console import Console
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, SpinnerColumn, TextColumn, TimeRemainingColumn
+from rich.progress import (
+    BarColumn,
+    DownloadColumn,
+    MofNCompleteColumn,
+    Progress,
+    SpinnerColumn,
+    TextColumn,
+    TimeRemainingColumn,
+)
 from rich.table import Table
 
 from huichat.app.errors import CommandError
@@ -48,11 +56,26 @@ def _progress(console: Console, unit: str) -> Progress:
 
 
 def _checked(reader: ImportReader, builder: SummaryBuilder, console: Console) -> Iterator[ImportedConversation]:
-    with _progress(console, "conversations") as progress:
-        task = progress.add_task("reading", total=None)
-        for conversation in reader.conversations():
+    """The reading pass, with a line that says which file, how far in bytes and how many conversations."""
+    with Progress(
+        SpinnerColumn(),
+        TextColumn("reading {task.description}"),
+        BarColumn(),
+        DownloadColumn(binary_units=True),
+        TextColumn("{task.fields[conversations]:,} conversations"),
+        TimeRemainingColumn(compact=True, elapsed_when_finished=True),
+        console=console,
+        transient=True,
+    ) as progress:
+        task = progress.add_task("", total=None, conversations=0)
+
+        def read(label: str, done: int, size: int | None) -> None:
+            progress.update(task, description=label, completed=done, total=size)
+
+        reader.on_progress = read
+        for number, conversation in enumerate(reader.conversations(), 1):
             builder.add(conversation)
-            progress.update(task, advance=1, description=f"reading {conversation.origin.rsplit('#', 1)[0]}")
+            progress.update(task, conversations=number)
             yield conversation
 
 
@@ -113,7 +136,8 @@ def run(args: argparse.Namespace, runtime: Runtime) -> int:
     console = Console()
     fmt = SourceFormat(args.format) if args.format else None
     builder = SummaryBuilder()
-    reader = ImportReader(args.paths, fmt)
+    limits = runtime.loaded.config.imports
+    reader = ImportReader(args.paths, fmt, limits=limits)
     now = runtime.clock()
     try:
         if args.dry_run:
@@ -130,7 +154,7 @@ def run(args: argparse.Namespace, runtime: Runtime) -> int:
     try:
         with _progress(console, "messages") as progress:
             task = progress.add_task("importing", total=summary.messages)
-            again = ImportReader(args.paths, fmt)
+            again = ImportReader(args.paths, fmt, limits=limits)
 
             def step(conversation: ImportedConversation) -> None:
                 progress.advance(task, len(conversation.messages))

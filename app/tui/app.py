@@ -250,9 +250,10 @@ class HuichatApp(App[int]):
 
         self.notify(f"Reading {path}…", title="Import", timeout=4)
         builder = SummaryBuilder()
+        limits = self.runtime.loaded.config.imports
 
         def check() -> None:
-            for conversation in ImportReader([path]).conversations():
+            for conversation in ImportReader([path], limits=limits).conversations():
                 builder.add(conversation)
 
         try:
@@ -280,7 +281,9 @@ class HuichatApp(App[int]):
         now = self.runtime.clock()
         try:
             tally = await self.gateway.run(
-                lambda kernel: import_conversations(kernel, ImportReader([path]).conversations(), now, progress)
+                lambda kernel: import_conversations(
+                    kernel, ImportReader([path], limits=limits).conversations(), now, progress
+                )
             )
         except (KernelError, ImportFormatError) as exc:
             self.notify(str(exc), title="Import stopped (run it again to resume)", severity="error", timeout=15)

@@ -18,7 +18,7 @@ from huichat.memory.imports.sources import (
     Source,
     first_char,
     json_error,
-    json_stream,
+    json_events,
     open_sqlite,
     sqlite_tables,
 )
@@ -46,8 +46,8 @@ def json_keys(source: Source) -> tuple[str, dict[str, frozenset[str]], bool]:
     keys: dict[str, set[str]] = {}
     items = False
     try:
-        with json_stream(source) as stream:
-            for prefix, event, value in ijson.parse(stream, multiple_values=container == "object"):
+        with json_events(source, multiple=container == "object") as events:
+            for prefix, event, value in events:
                 if container == "array":
                     items = items or prefix == "item"
                     if (prefix == "" and event == "end_array") or (

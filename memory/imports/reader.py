@@ -14,7 +14,9 @@ from collections.abc import Callable, Generator, Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
+from huichat.memory.config import ImportsConfig
 from huichat.memory.imports import chatgpt, claude, deepseek, elia, huichat_jsonl, jsonl, llm_logs, transcripts
+from huichat.memory.imports.bounded import ImportLimitError, Progress, Reading
 from huichat.memory.imports.detect import EXPECTED, detect
 from huichat.memory.imports.model import ImportedConversation, ImportFormatError, SourceFormat
 from huichat.memory.imports.sources import Source, expand
@@ -51,11 +53,24 @@ class IgnoredFile:
 
 
 class ImportReader:
-    """Reads ``paths`` lazily; ``read`` and ``ignored`` fill in as the stream is consumed."""
+    """Reads ``paths`` lazily; ``read`` and ``ignored`` fill in as the stream is consumed.
 
-    def __init__(self, paths: Iterable[Path], format: SourceFormat | None = None) -> None:
+    Input past the ``limits`` stops the reading with ``ImportLimitError``, even inside a folder
+    or an archive; ``on_progress`` hears of every read (label, bytes read, size).
+    """
+
+    def __init__(
+        self,
+        paths: Iterable[Path],
+        format: SourceFormat | None = None,
+        *,
+        limits: ImportsConfig | None = None,
+        on_progress: Progress | None = None,
+    ) -> None:
         self.paths = list(paths)
         self.format = format
+        self.limits = limits or ImportsConfig()
+        self.on_progress = on_progress
         self.read: list[ReadFile] = []
         self.ignored: list[IgnoredFile] = []
 
@@ -65,7 +80,7 @@ class ImportReader:
             yield from self._path(path)
 
     def _path(self, path: Path) -> Iterator[ImportedConversation]:
-        sources = expand(path)
+        sources = expand(path, Reading(self.limits, self.on_progress))
         first = next(sources, None)
         if first is None:
             raise ImportFormatError(f"{path}: nothing in it to import; expected {EXPECTED}")
@@ -86,6 +101,8 @@ class ImportReader:
         """Read ``source`` if it is recognised (and the format asked for); else note why not."""
         try:
             fmt = detect(source)
+        except ImportLimitError:
+            raise
         except ImportFormatError as exc:
             self.ignored.append(IgnoredFile(source.label, str(exc).removeprefix(f"{source.label}: ")))
             return False

@@ -2,7 +2,8 @@
 
 A ``Source`` is one readable stream with a label for messages (``export.zip:conversations.json``).
 Archive members are read from the archive, never extracted to disk. JSON is streamed with
-ijson, so a file of hundreds of MB is read one conversation at a time.
+ijson, so a file of hundreds of MB is read one conversation at a time. Everything is read
+within the ``imports:`` limits (``bounded``), and every stream reports the bytes it read.
 """
 
 from __future__ import annotations
@@ -14,7 +15,7 @@ import tarfile
 import zipfile
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import IO, Any
@@ -22,9 +23,9 @@ from typing import IO, Any
 import ijson
 import zstandard
 
+from huichat.memory.imports.bounded import BOM, JsonStream, Metered, Reading, Unpacking, bounded_events
 from huichat.memory.imports.model import ImportFormatError
 
-BOM = b"\xef\xbb\xbf"
 ZIP_MAGIC = b"PK\x03\x04"
 ZSTD_MAGIC = b"\x28\xb5\x2f\xfd"
 SQLITE_MAGIC = b"SQLite format 3\x00"
@@ -40,15 +41,30 @@ class Source:
     """The file's own time: the base for times a source does not have (JSONL)."""
     path: Path | None = None
     """The file on disk, when it is one (SQLite needs a real file)."""
+    size: int | None = None
+    """Its size in bytes (unpacked), when known: for the progress line."""
+    reading: Reading = field(default_factory=Reading)
+    """The limits it is read within and who hears of the progress."""
 
     def open(self) -> IO[bytes]:
-        """A fresh binary stream from the start."""
+        """A fresh binary stream from the start (its reads are reported to ``reading.on_progress``)."""
         try:
-            return self.opener()
+            stream = self.opener()
         except (OSError, zipfile.BadZipFile, tarfile.TarError, zstandard.ZstdError) as exc:
             raise ImportFormatError(f"{self.label}: cannot read: {exc}") from exc
         except RuntimeError as exc:  # zipfile's answer to an encrypted member
             raise ImportFormatError(f"{self.label}: cannot read: {exc}") from exc
+        report = self.reading.on_progress
+        if report is None:
+            return stream
+        done = 0
+
+        def step(size: int) -> None:
+            nonlocal done
+            done += size
+            report(self.label, done, self.size)
+
+        return Metered(stream, step)  # type: ignore[return-value]  # reads and closes, all a source's users do
 
     def head(self, size: int = 65536) -> bytes:
         """The first ``size`` bytes."""
@@ -68,89 +84,82 @@ def _mtime(path: Path) -> datetime:
     return datetime.fromtimestamp(path.stat().st_mtime, UTC)
 
 
-def _file(path: Path, label: str) -> Source:
-    return Source(label, lambda: path.open("rb"), _mtime(path), path)
+def _file(path: Path, label: str, reading: Reading) -> Source:
+    return Source(label, lambda: path.open("rb"), _mtime(path), path, path.stat().st_size, reading)
 
 
-def _zip_members(path: Path, label: str, modified: datetime) -> Iterator[Source]:
+def _zip_members(path: Path, label: str, reading: Reading) -> Iterator[Source]:
     try:
         with zipfile.ZipFile(path) as archive:
             infos = [info for info in archive.infolist() if not info.is_dir()]
     except (OSError, zipfile.BadZipFile) as exc:
         raise ImportFormatError(f"{label}: not a readable zip: {exc}") from exc
+    unpacking = Unpacking(label, reading.limits)
     for info in sorted(infos, key=lambda i: _natural(i.filename)):
+        member = f"{label}:{info.filename}"
 
-        def opener(name: str = info.filename) -> IO[bytes]:
+        def opener(name: str = info.filename, member: str = member, info: zipfile.ZipInfo = info) -> IO[bytes]:
+            # the sizes a zip declares bound what zipfile unpacks: a bomb is refused before a byte is
+            unpacking.check_ratio(member, info.file_size, info.compress_size)
             # the member stream keeps the archive's file open until it is closed
-            return zipfile.ZipFile(path).open(name)
+            return Metered(zipfile.ZipFile(path).open(name), unpacking.add)  # type: ignore[return-value]
 
-        yield Source(f"{label}:{info.filename}", opener, modified)
+        yield Source(member, opener, _mtime(path), size=info.file_size, reading=reading)
 
 
-def _tar_members(path: Path, label: str, modified: datetime) -> Iterator[Source]:
+def _tar_members(path: Path, label: str, reading: Reading) -> Iterator[Source]:
     """Members of a huichat month archive (``.tar.zst``), read in one streaming pass."""
+    unpacking = Unpacking(label, reading.limits)
+    packed = path.stat().st_size
+
+    def step(size: int) -> None:
+        unpacking.add(size)
+        unpacking.check_ratio(label, unpacking.total, packed)
+
     try:
         with (
             path.open("rb") as raw,
             zstandard.ZstdDecompressor().stream_reader(raw) as stream,
-            tarfile.open(fileobj=stream, mode="r|") as tar,
+            tarfile.open(fileobj=Metered(stream, step), mode="r|") as tar,  # type: ignore[call-overload]
         ):
             for member in tar:
                 handle = tar.extractfile(member) if member.isfile() else None
                 if handle is None:
                     continue
-                data = handle.read()  # one session transcript: small
+                data = handle.read()  # one session transcript, within the archive's budget
 
                 def opener(data: bytes = data) -> IO[bytes]:
                     return io.BytesIO(data)
 
-                yield Source(f"{label}:{member.name}", opener, modified)
+                yield Source(f"{label}:{member.name}", opener, _mtime(path), size=len(data), reading=reading)
     except (OSError, tarfile.TarError, zstandard.ZstdError) as exc:
         raise ImportFormatError(f"{label}: not a readable .tar.zst archive: {exc}") from exc
 
 
-def expand(path: Path) -> Iterator[Source]:
+def expand(path: Path, reading: Reading | None = None) -> Iterator[Source]:
     """Every file under ``path`` (a file, a folder, a zip or a ``.tar.zst``), in a stable order."""
+    reading = reading or Reading()
     if not path.exists():
         raise ImportFormatError(f"{path}: no such file or folder")
     if path.is_dir():
         for child in sorted((p for p in path.rglob("*") if p.is_file()), key=lambda p: _natural(p.as_posix())):
-            yield from _expand_file(child, str(child))
+            yield from _expand_file(child, str(child), reading)
         return
-    yield from _expand_file(path, str(path))
+    yield from _expand_file(path, str(path), reading)
 
 
-def _expand_file(path: Path, label: str) -> Iterator[Source]:
+def _expand_file(path: Path, label: str, reading: Reading) -> Iterator[Source]:
     try:
         with path.open("rb") as handle:
             magic = handle.read(4)
     except OSError as exc:
         raise ImportFormatError(f"{label}: cannot read: {exc.strerror or exc}") from exc
     if magic == ZIP_MAGIC:
-        yield from _zip_members(path, label, _mtime(path))
+        yield from _zip_members(path, label, reading)
     elif magic == ZSTD_MAGIC:
-        yield from _tar_members(path, label, _mtime(path))
+        yield from _tar_members(path, label, reading)
     else:
-        yield _file(path, label)
-
-
-class _AfterBom:
-    """A stream with a leading UTF-8 byte-order mark removed (ijson rejects it)."""
-
-    def __init__(self, stream: IO[bytes]) -> None:
-        self._stream = stream
-        head = stream.read(len(BOM))
-        self._head = b"" if head == BOM else head
-
-    def read(self, size: int = -1) -> bytes:
-        if size == 0:  # ijson probes the stream's type with read(0)
-            return b""
-        if self._head:
-            head, self._head = self._head, b""
-            if size < 0:
-                return head + self._stream.read()
-            return head + self._stream.read(max(0, size - len(head)))
-        return self._stream.read(size)
+        yield _file(path, label, reading)
 
 
 def first_char(head: bytes) -> str:
@@ -168,10 +177,11 @@ def json_error(source: Source, exc: Exception, expected: str) -> ImportFormatErr
 
 
 @contextmanager
-def json_stream(source: Source) -> Iterator[Any]:
-    """The source opened for ijson (BOM removed)."""
+def json_events(source: Source, *, multiple: bool) -> Iterator[Iterator[Any]]:
+    """ijson's parse events for the source, within the limits (``bounded``); ``multiple``: JSON Lines."""
+    limits = source.reading.limits
     with source.open() as stream:
-        yield _AfterBom(stream)
+        yield bounded_events(JsonStream(stream, source.label, limits), source.label, limits, multiple=multiple)
 
 
 def json_values(source: Source, expected: str) -> Iterator[tuple[int, Any]]:
@@ -185,8 +195,8 @@ def json_values(source: Source, expected: str) -> Iterator[tuple[int, Any]]:
         raise ImportFormatError(f"{source.label}: not JSON; expected {expected}")
     prefix, multiple = ("item", False) if opening == "[" else ("", True)
     try:
-        with json_stream(source) as stream:
-            yield from enumerate(ijson.items(stream, prefix, multiple_values=multiple))
+        with json_events(source, multiple=multiple) as events:
+            yield from enumerate(ijson.items(events, prefix))
     except ijson.JSONError as exc:
         raise json_error(source, exc, expected) from exc
     except (OSError, zipfile.BadZipFile, zstandard.ZstdError, EOFError) as exc:

@@ -244,12 +244,23 @@ def _parser(modules: dict[str, Command]) -> argparse.ArgumentParser:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """Entry point of the ``huichat`` command, and the one place a command's error becomes a line and a status."""
-    from huichat.app.errors import CommandError
+    """Entry point of the ``huichat`` command, and the one place a command's error becomes a line and a status.
+
+    What it prints shows control characters instead of obeying them (``visible``), except the
+    standard output of ``--json``, which stays exact.
+    """
+    from huichat.app.visible import visible_output
 
     os.environ.setdefault("LANCEDB_LOG", "error")
     os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
     args, command = _parse(argv)
+    with visible_output(stdout=not getattr(args, "json", False)):
+        return _run(args, command)
+
+
+def _run(args: argparse.Namespace, command: Command | None) -> int:
+    from huichat.app.errors import CommandError
+
     try:
         loaded = load_config(args.config)
         zone = resolve_zone(loaded)

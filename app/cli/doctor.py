@@ -10,6 +10,8 @@ import time
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from huichat.app import visible
+
 if TYPE_CHECKING:
     from huichat.app.config import LoadedConfig
     from huichat.app.runtime import Runtime
@@ -50,7 +52,6 @@ def _check_data_dir(loaded: LoadedConfig) -> Check:
 
 def run(args: argparse.Namespace, runtime: Runtime) -> int:
     """Print a table of checks; exit non-zero when one fails."""
-    from rich.console import Console
     from rich.table import Table
 
     from huichat.memory.errors import KernelError
@@ -90,7 +91,7 @@ def run(args: argparse.Namespace, runtime: Runtime) -> int:
     table.add_column("detail", overflow="fold")
     for check in checks:
         table.add_row(check.name, "[green]ok[/]" if check.ok else "[red]FAIL[/]", check.detail)
-    Console().print(table)
+    visible.console().print(table)
     return 0 if all(c.ok for c in checks) else 1
 
 

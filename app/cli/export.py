@@ -7,9 +7,9 @@ from datetime import date, datetime, time, timedelta, tzinfo
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from rich.console import Console
 from rich.progress import Progress, SpinnerColumn, TextColumn
 
+from huichat.app import visible
 from huichat.app.errors import CommandError
 from huichat.memory.exports import ExportFormat
 from huichat.memory.exports.selection import Selection
@@ -74,7 +74,7 @@ def run(args: argparse.Namespace, runtime: Runtime) -> int:
         def redactor(text: str) -> str:
             return redact(text, keys)
 
-    console = Console(stderr=True)
+    console = visible.console(stderr=True)
     with Progress(SpinnerColumn(), TextColumn("{task.description}"), console=console, transient=True) as progress:
         task = progress.add_task("exporting", total=None)
 

@@ -14,7 +14,6 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from rich.console import Console
 from rich.progress import (
     BarColumn,
     DownloadColumn,
@@ -26,12 +25,15 @@ from rich.progress import (
 )
 from rich.table import Table
 
+from huichat.app import visible
 from huichat.app.errors import CommandError
 from huichat.memory.imports.model import ImportedConversation, ImportFormatError, SourceFormat
 from huichat.memory.imports.reader import ImportReader
 from huichat.memory.imports.summary import ImportSummary, SummaryBuilder
 
 if TYPE_CHECKING:
+    from rich.console import Console
+
     from huichat.app.runtime import Runtime
     from huichat.memory.imports.ingest import ImportTally
     from huichat.memory.imports.report import ReportRow
@@ -133,7 +135,7 @@ def run(args: argparse.Namespace, runtime: Runtime) -> int:
     from huichat.memory.imports.ingest import import_conversations, plan_conversations
     from huichat.memory.imports.stored import SessionLocator
 
-    console = Console()
+    console = visible.console()
     fmt = SourceFormat(args.format) if args.format else None
     builder = SummaryBuilder()
     limits = runtime.loaded.config.imports

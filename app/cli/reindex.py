@@ -6,6 +6,8 @@ import argparse
 import sys
 from typing import TYPE_CHECKING
 
+from huichat.app import visible
+
 if TYPE_CHECKING:
     from huichat.app.runtime import Runtime
 
@@ -21,7 +23,7 @@ def run(args: argparse.Namespace, runtime: Runtime) -> int:
     from rich.progress import Progress
 
     kernel = runtime.open_kernel(reconcile=False, for_rebuild=True)
-    with Progress(transient=True) as progress:
+    with Progress(console=visible.console(), transient=True) as progress:
         # words first (every turn searchable in seconds), then the vectors
         task = progress.add_task("indexing turns", total=None)
 

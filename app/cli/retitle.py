@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 from functools import partial
 from typing import TYPE_CHECKING
 
+from huichat.app import visible
 from huichat.app.errors import CommandError
 from huichat.app.titles import fallback_title, model_title
 from huichat.memory.errors import KernelError
@@ -139,7 +140,7 @@ def run(args: argparse.Namespace, runtime: Runtime) -> int:
 
     async def run_all() -> None:
         nonlocal done
-        with Progress(transient=True) as progress:
+        with Progress(console=visible.console(), transient=True) as progress:
             task = progress.add_task("titling sessions", total=len(todo))
             for info in todo:
                 await _title_one(kernel, titler, info, tally)

@@ -6,6 +6,8 @@ import argparse
 import json
 from typing import TYPE_CHECKING
 
+from huichat.app import visible
+
 if TYPE_CHECKING:
     from huichat.app.runtime import Runtime
     from huichat.memory.stats import MemoryStats
@@ -38,10 +40,9 @@ def run(args: argparse.Namespace, runtime: Runtime) -> int:
 
 
 def _print(stats: MemoryStats, runtime: Runtime) -> None:
-    from rich.console import Console
     from rich.table import Table
 
-    console = Console()
+    console = visible.console()
     zone = runtime.zone.tz
     console.print(
         f"[bold]{stats.total_turns}[/] turns in [bold]{stats.total_sessions}[/] sessions · "

@@ -21,6 +21,7 @@ from textual.reactive import reactive
 from textual.screen import Screen
 from textual.worker import Worker, WorkerState
 
+from huichat.app import visible
 from huichat.app.runtime import Runtime
 from huichat.app.tui.gateway import Gateway, Loading
 from huichat.memory.errors import KernelError
@@ -101,6 +102,7 @@ class HuichatApp(App[int]):
     def __init__(
         self, runtime: Runtime, *, start_provider: str | None = None, start_session: str | None = None
     ) -> None:
+        visible.install(tui=True)  # before the first widget renders a stored or streamed text
         super().__init__()
         self.runtime = runtime
         self.start_session = start_session

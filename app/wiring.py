@@ -253,6 +253,9 @@ def main(argv: Sequence[str] | None = None) -> int:
 
     os.environ.setdefault("LANCEDB_LOG", "error")
     os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+    # memory is private: every folder (0700) and file (0600) huichat or LanceDB creates — data,
+    # index, caches, exports, logs — whatever umask the shell had; doctor names older, wider ones
+    os.umask(0o077)
     args, command = _parse(argv)
     with visible_output(stdout=not getattr(args, "json", False)):
         return _run(args, command)

@@ -167,7 +167,7 @@ class TranscriptWriter:
             if create:
                 path.parent.mkdir(parents=True, exist_ok=True)
             try:
-                return os.open(path, os.O_RDWR | (os.O_CREAT if create else 0), 0o644)
+                return os.open(path, os.O_RDWR | (os.O_CREAT if create else 0), 0o600)
             except OSError as exc:
                 if create or exc.errno not in (errno.EROFS, errno.EACCES, errno.EPERM):
                     raise

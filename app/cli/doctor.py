@@ -5,9 +5,11 @@ from __future__ import annotations
 import argparse
 import asyncio
 import os
+import stat
 import tempfile
 import time
 from dataclasses import dataclass
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 from huichat.app import visible
@@ -50,6 +52,29 @@ def _check_data_dir(loaded: LoadedConfig) -> Check:
     return Check("data dir", True, f"{data_dir} (writable) · transcripts in {loaded.paths.sessions_dir}")
 
 
+def _check_private(loaded: LoadedConfig) -> Check:
+    """Folders of memory that other users can enter (made before huichat kept them private)."""
+    roots = [root for root in dict.fromkeys((loaded.paths.data_dir, loaded.paths.cache_dir)) if root.is_dir()]
+    wide: list[tuple[Path, int]] = []
+    for root in roots:
+        for name, _, _ in os.walk(root):
+            folder = Path(name)
+            mode = stat.S_IMODE(folder.stat().st_mode)
+            if mode & 0o077:
+                wide.append((folder, mode))
+    if not wide:
+        return Check("private", True, "only you can read memory (folders 0700, files 0600)")
+    first, mode = wide[0]
+    more = f" and {len(wide) - 1} more" if len(wide) > 1 else ""
+    fix = " ".join(str(root) for root in roots if any(folder.is_relative_to(root) for folder, _ in wide))
+    return Check(
+        "private",
+        False,
+        f"other users can read {len(wide)} folder{'s' if len(wide) > 1 else ''}: {first} ({mode:04o}){more}; "
+        f"run chmod -R go-rwx {fix}",
+    )
+
+
 def run(args: argparse.Namespace, runtime: Runtime) -> int:
     """Print a table of checks; exit non-zero when one fails."""
     from rich.table import Table
@@ -57,7 +82,12 @@ def run(args: argparse.Namespace, runtime: Runtime) -> int:
     from huichat.memory.errors import KernelError
 
     loaded = runtime.loaded
-    checks = [_check_config(loaded), Check("time zone", True, runtime.zone.name), _check_data_dir(loaded)]
+    checks = [
+        _check_config(loaded),
+        Check("time zone", True, runtime.zone.name),
+        _check_data_dir(loaded),
+        _check_private(loaded),
+    ]
     embedder = None
     started = time.perf_counter()
     try:

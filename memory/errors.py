@@ -5,6 +5,10 @@ class KernelError(Exception):
     """Base of every error the memory kernel reports; ``str()`` is the user-facing text."""
 
 
+class DeadlinePassed(KernelError):
+    """Work given up at its deadline (it may still finish in the background); it may succeed later."""
+
+
 class IndexUnavailable(KernelError):
     """The index cannot be read or written right now; the transcripts are unaffected.
 

@@ -25,7 +25,7 @@ from huichat.memory.config import MAX_TOP_K, LifecycleConfig, RetrieverConfig
 from huichat.memory.deadline import call_with_deadline
 from huichat.memory.durability import make_durable
 from huichat.memory.embedding import Embedder
-from huichat.memory.errors import IndexUnavailable, KernelError
+from huichat.memory.errors import DeadlinePassed, IndexUnavailable, KernelError
 from huichat.memory.filters import Compare
 from huichat.memory.fusion import Fusion
 from huichat.memory.health import OK, IndexHealth, IndexState
@@ -398,7 +398,7 @@ class MemoryKernel:
         """Search memory (see ``Retriever.run``) and count the hits as accessed.
 
         A search that takes longer than ``retriever.search_timeout_seconds`` raises
-        ``KernelError`` (it is left to finish in the background: LanceDB cannot be interrupted).
+        ``DeadlinePassed`` (it is left to finish in the background: LanceDB cannot be interrupted).
         Raises ``IndexUnavailable`` while memory is unavailable (its index cannot be read).
         """
         retriever = self.retriever
@@ -410,7 +410,7 @@ class MemoryKernel:
                 call_with_deadline(self.prepare_search, max(limit, _PREPARE_SECONDS))
         except TimeoutError:
             self.searches_over_deadline += 1
-            raise KernelError(
+            raise DeadlinePassed(
                 "memory is still preparing its first search (the embedding model is slow to answer); try again"
             ) from None
         try:
@@ -418,7 +418,7 @@ class MemoryKernel:
                 results = call_with_deadline(lambda: retriever.run(request, on_round), limit)
         except TimeoutError:
             self.searches_over_deadline += 1
-            raise KernelError(
+            raise DeadlinePassed(
                 f"the search took longer than {limit:g} s and was given up; try fewer conditions or a shorter query"
             ) from None
         if request.record_access:

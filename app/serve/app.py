@@ -44,7 +44,12 @@ def create_app(runtime: Runtime) -> FastAPI:
         lifespan=lifespan,
     )
     app.state.service = service
-    install_error_handlers(app)
+    settings = runtime.loaded.config.serve
+    install_error_handlers(
+        app,
+        deadline_seconds=runtime.loaded.config.retriever.search_timeout_seconds,
+        retry_seconds=settings.memory_retry_seconds,
+    )
     app.include_router(chat.router)
     app.include_router(memory_api.router)
     app.include_router(dashboard.router)
@@ -63,7 +68,6 @@ def create_app(runtime: Runtime) -> FastAPI:
     async def health() -> dict[str, Any]:
         return {"status": "ok"}
 
-    settings = runtime.loaded.config.serve
     if settings.cors_origins:
         app.add_middleware(
             CORSMiddleware,

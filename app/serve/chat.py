@@ -23,14 +23,13 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from huichat.app.serve.auth import Caller, user_for
 from huichat.app.serve.conversations import SESSION_HEADER, Conversation, UnknownSession, dialogue
-from huichat.app.serve.errors import ApiError, error_body
+from huichat.app.serve.errors import MEMORY_HEADER, ApiError, error_body
 from huichat.app.serve.service import Service, service_of
 from huichat.app.session import ReplyCompleted, ReplyFailed, estimate_tokens
 from huichat.memory.health import IndexHealth
 from huichat.memory.turns import Turn
 from huichat.providers.events import TextDelta
 
-MEMORY_HEADER = "X-Huichat-Memory"
 log = logging.getLogger("huichat.serve")
 router = APIRouter(tags=["chat"])
 

@@ -1,7 +1,16 @@
-"""Errors in the OpenAI shape (``{"error": {"message", "type", "code"}}``), so any client can read them."""
+"""Errors in the OpenAI shape (``{"error": {"message", "type", "code"}}``), so any client can read them.
+
+Every error is answered so: the API's own, validation, the kernel's (a deadline passed: 504
+with Retry-After; memory unavailable: 503 with Retry-After), and anything unexpected (500,
+its cause in the server's log, not in the answer). A complete JSON answer with its length
+keeps a kept-alive connection usable.
+"""
 
 from __future__ import annotations
 
+import json
+import logging
+import math
 from collections.abc import Mapping
 from typing import Any
 
@@ -9,6 +18,13 @@ from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
 from starlette.exceptions import HTTPException as StarletteHTTPException
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
+
+from huichat.memory.errors import DeadlinePassed, IndexUnavailable, KernelError
+
+log = logging.getLogger("huichat.serve")
+MEMORY_HEADER = "X-Huichat-Memory"
+"""Every reply says whether memory worked (``ok``) or chat went on without it (``degraded``)."""
 
 _TYPES = {
     400: "invalid_request_error",
@@ -18,8 +34,10 @@ _TYPES = {
     413: "request_too_large",
     429: "rate_limit_error",
     501: "not_implemented",
+    500: "api_error",
     502: "provider_error",
     503: "memory_unavailable",
+    504: "timeout_error",
 }
 
 
@@ -40,8 +58,13 @@ def error_response(status: int, message: str, headers: Mapping[str, str] | None 
     return JSONResponse(error_body(status, message), status_code=status, headers=dict(headers or {}))
 
 
-def install_error_handlers(app: FastAPI) -> None:
-    """Every HTTP and validation error answered in the OpenAI shape, in one line."""
+def install_error_handlers(app: FastAPI, *, deadline_seconds: float, retry_seconds: float) -> None:
+    """Every HTTP, validation and kernel error answered in the OpenAI shape, in one line;
+    anything unexpected too (``Unexpected``).
+
+    ``deadline_seconds``: how long a search may take (a client told to retry waits as long);
+    ``retry_seconds``: how often degraded memory is tried again.
+    """
 
     async def http_error(_request: Request, exc: Exception) -> JSONResponse:
         assert isinstance(exc, StarletteHTTPException)
@@ -55,5 +78,53 @@ def install_error_handlers(app: FastAPI) -> None:
             problems.append(f"{where or 'body'}: {error.get('msg', 'invalid')}")
         return error_response(400, "invalid request: " + "; ".join(problems))
 
+    async def kernel_error(_request: Request, exc: Exception) -> JSONResponse:
+        assert isinstance(exc, KernelError)
+        if isinstance(exc, DeadlinePassed):
+            return error_response(504, str(exc), {"Retry-After": str(math.ceil(deadline_seconds))})
+        if isinstance(exc, IndexUnavailable):
+            return error_response(503, str(exc), unavailable_headers(retry_seconds))
+        log.error("kernel error: %s", exc)
+        return error_response(500, str(exc))
+
     app.add_exception_handler(StarletteHTTPException, http_error)
     app.add_exception_handler(RequestValidationError, invalid)
+    app.add_exception_handler(KernelError, kernel_error)
+    app.add_middleware(Unexpected)
+
+
+def unavailable_headers(retry_seconds: float) -> dict[str, str]:
+    """What a 503 for degraded memory carries: when to retry, and that memory is degraded."""
+    return {"Retry-After": str(math.ceil(retry_seconds)), MEMORY_HEADER: "degraded"}
+
+
+class Unexpected:
+    """Pure ASGI middleware: an exception no handler took becomes a JSON 500 (logged with its
+    traceback) instead of Starlette's plain-text one and a reset connection."""
+
+    def __init__(self, app: ASGIApp) -> None:
+        self.app = app
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        started = False
+
+        async def sending(message: Message) -> None:
+            nonlocal started
+            started = started or message["type"] == "http.response.start"
+            await send(message)
+
+        try:
+            await self.app(scope, receive, sending)
+        except Exception as exc:  # the last boundary of a request: log the cause, answer one line
+            log.exception("%s %s failed", scope.get("method"), scope.get("path"))
+            if started:  # the status is out already: end the body so the connection stays usable
+                await send({"type": "http.response.body", "body": b"", "more_body": False})
+                return
+            body = error_body(500, f"internal error ({type(exc).__name__}); the server's log has the details")
+            payload = json.dumps(body).encode()
+            headers = [(b"content-type", b"application/json"), (b"content-length", str(len(payload)).encode())]
+            await send({"type": "http.response.start", "status": 500, "headers": headers})
+            await send({"type": "http.response.body", "body": payload})

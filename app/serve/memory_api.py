@@ -15,7 +15,7 @@ from fastapi.responses import PlainTextResponse
 from pydantic import BaseModel, Field
 
 from huichat.app.serve.auth import Caller, Principal, user_for
-from huichat.app.serve.chat import MEMORY_HEADER, memory_state
+from huichat.app.serve.chat import memory_state
 from huichat.app.serve.errors import ApiError
 from huichat.app.serve.jobs import JOBS
 from huichat.app.serve.service import Service, service_of
@@ -24,6 +24,7 @@ from huichat.memory.errors import IndexUnavailable, KernelError
 from huichat.memory.filters import FilterError
 from huichat.memory.kernel import MemoryKernel
 from huichat.memory.results import SearchRequest, format_search_result, hits_first, turn_record
+from huichat.memory.turns import is_turn_id
 
 router = APIRouter(prefix="/v1/memory", tags=["memory"])
 UserParam = Annotated[str | None, Query(description="whose memory (admin keys only; default: the key's user)")]
@@ -44,10 +45,6 @@ async def _kernel(request: Request, caller: Principal, user: str | None) -> tupl
     return service, name, await service.kernel(name)
 
 
-def _unavailable(exc: IndexUnavailable) -> ApiError:
-    return ApiError(503, str(exc), {MEMORY_HEADER: "degraded"})
-
-
 @router.post("/search", summary="Search memory (hybrid, time-aware)")
 async def search(body: SearchBody, request: Request, caller: Caller, user: UserParam = None) -> dict[str, Any]:
     """Hits (and ±N neighbours) with similarity, anchors and the seed's text format per hit."""
@@ -60,8 +57,6 @@ async def search(body: SearchBody, request: Request, caller: Caller, user: UserP
         results = await asyncio.to_thread(kernel.search, search_request)
     except FilterError as exc:
         raise ApiError(400, f"filter: {exc}") from None
-    except IndexUnavailable as exc:
-        raise _unavailable(exc) from None
     record = results.to_record(zone)
     for hit, row in zip(hits_first(results.results), record["results"], strict=True):
         row["formatted"] = format_search_result(hit, zone)
@@ -71,16 +66,15 @@ async def search(body: SearchBody, request: Request, caller: Caller, user: UserP
 @router.get("/turn/{turn_id}", summary="One turn by id, with its anchors and neighbours")
 async def turn(turn_id: str, request: Request, caller: Caller, user: UserParam = None) -> dict[str, Any]:
     """The turn, the seed's text format, and the previous and next turns of its session."""
+    if not is_turn_id(turn_id):
+        raise ApiError(400, f"{turn_id[:40]!r} is not a turn id (6 lowercase letters or digits, e.g. a3f2c7)")
     service, _name, kernel = await _kernel(request, caller, user)
     zone = service.runtime.zone.tz
-    try:
-        found = await asyncio.to_thread(kernel.recall_by_id, turn_id)
-        if found.turn is None:
-            raise ApiError(404, found.error)
-        linked = [i for i in (found.turn.prev_id, found.turn.next_id) if i]
-        around = await asyncio.to_thread(kernel.store.get, linked) if linked else {}
-    except IndexUnavailable as exc:
-        raise _unavailable(exc) from None
+    found = await asyncio.to_thread(kernel.recall_by_id, turn_id)
+    if found.turn is None:
+        raise ApiError(404, found.error)
+    linked = [i for i in (found.turn.prev_id, found.turn.next_id) if i]
+    around = await asyncio.to_thread(kernel.store.get, linked) if linked else {}
     prev = around.get(found.turn.prev_id or "")
     after = around.get(found.turn.next_id or "")
     return {
@@ -100,10 +94,7 @@ async def sessions(
 ) -> dict[str, Any]:
     """Each session's id, transcript path, first and last time, turn count and first message."""
     service, name, kernel = await _kernel(request, caller, user)
-    try:
-        infos = await asyncio.to_thread(kernel.sessions)
-    except IndexUnavailable as exc:
-        raise _unavailable(exc) from None
+    infos = await asyncio.to_thread(kernel.sessions)
     zone = service.runtime.zone.tz
     return {
         "user": name,
@@ -143,11 +134,8 @@ async def sync(request: Request, caller: Caller, user: UserParam = None) -> dict
     name = user_for(request, caller, user)
     kernel = await service.memory(name).reopen()
     if not kernel.health.usable:
-        raise _unavailable(kernel.health.error())
-    try:
-        report = await asyncio.to_thread(kernel.reconcile, embed=False)
-    except IndexUnavailable as exc:
-        raise _unavailable(exc) from None
+        raise kernel.health.error()
+    report = await asyncio.to_thread(kernel.reconcile, embed=False)
     return {
         "user": name,
         "files_checked": report.files_checked,
@@ -192,21 +180,18 @@ async def stats(request: Request, caller: Caller, user: UserParam = None) -> dic
         kernel.flush_access()  # recalls are counted in batches; the figures include the latest
         return collect(kernel, service.runtime.clock())
 
-    try:
-        collected = await asyncio.to_thread(counted)
-    except IndexUnavailable as exc:
-        raise _unavailable(exc) from None
+    collected = await asyncio.to_thread(counted)
     return {"user": name, **collected.to_record()}
 
 
 async def _job(name: str, request: Request, caller: Principal, user: str | None) -> dict[str, Any]:
     job = JOBS[name]
     service, who, kernel = await _kernel(request, caller, user)
+    config = service.runtime.loaded.config.consolidation
     try:
-        config = service.runtime.loaded.config.consolidation
         return {"user": who, **await asyncio.to_thread(job, kernel, service.runtime.clock(), config)}
-    except IndexUnavailable as exc:
-        raise _unavailable(exc) from None
+    except IndexUnavailable:
+        raise
     except KernelError as exc:
         raise ApiError(400, str(exc)) from None
 

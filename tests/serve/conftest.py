@@ -77,7 +77,7 @@ def start_server(config: Path, port: int, log: Path) -> subprocess.Popen[bytes]:
         env=env,
         cwd=ROOT,
     )
-    deadline = time.monotonic() + 120
+    deadline = time.monotonic() + 300  # a loaded machine starts it slowly
     while time.monotonic() < deadline:
         if process.poll() is not None:
             raise AssertionError(f"huichat serve exited early:\n{log.read_text(errors='replace')}")
@@ -100,15 +100,16 @@ def stop_server(process: subprocess.Popen[bytes]) -> None:
         process.wait(timeout=10)
 
 
-def write_config(folder: Path, llm: FakeLLM, port: int, **serve: Any) -> Path:
-    """A config with the hash embedder, data under ``folder`` and the fake model as providers ``fake`` and ``other``."""
+def write_config(folder: Path, llm: FakeLLM, port: int, retriever: str = "", **serve: Any) -> Path:
+    """A config with the hash embedder, data under ``folder`` and the fake model as providers ``fake`` and ``other``
+    (``retriever``: more lines of that section)."""
     settings = {"port": port, "requests_per_minute": RATE_LIMIT, "max_body_bytes": 4096, "memory_retry_seconds": 1.0}
     settings.update(serve)
     lines = "".join(f"  {k}: {v if not isinstance(v, bool) else str(v).lower()}\n" for k, v in settings.items())
     config = folder / "config.yaml"
     config.write_text(
         f"embedding:\n  model_path: hash\nstorage:\n  data_dir: {folder / 'data'}\n"
-        f"retriever:\n  timezone: Asia/Shanghai\n  min_similarity: 0.0\n"
+        f"retriever:\n  timezone: Asia/Shanghai\n  min_similarity: 0.0\n{retriever}"
         f"providers:\n  max_retries: 0\n  named:\n    fake: {{model: openai/fake-model, api_base: '{llm.base_url}'}}\n"
         f"    other: {{model: openai/other-model, api_base: '{llm.base_url}'}}\n"
         f"serve:\n{lines}",

@@ -147,7 +147,7 @@ def test_memory_endpoints_answer_in_the_seeds_shapes(server: Server) -> None:
         turn = http.get(f"/v1/memory/turn/{second}").json()
         assert turn["prev"]["id"] == first and turn["next"] is None
         assert turn["formatted"].startswith(f"[id:{second} | prev: {first} | next: none]")
-        assert http.get("/v1/memory/turn/not-an-id").status_code == 404
+        assert http.get("/v1/memory/turn/not-an-id").status_code == 400  # malformed: 400 (issue 26 item 8)
         status = http.get("/v1/memory/status").json()
         assert status["memory"] == "ok" and status["turns"] == 2
         stats = http.get("/v1/memory/stats").json()

@@ -1,0 +1,112 @@
+"""Every error the service answers is JSON in the OpenAI shape, and a kept-alive connection survives it."""
+
+from __future__ import annotations
+
+import json
+import socket
+from collections.abc import Iterator
+from datetime import UTC, datetime
+from pathlib import Path
+
+import pytest
+from fastapi.testclient import TestClient
+
+from benchmarks.fakellm import FakeLLM
+from huichat.app.config import load_config
+from huichat.app.serve.app import create_app
+from huichat.app.users.keys import KeyRing
+from huichat.app.wiring import runtime
+from tests.serve.conftest import Server, free_port, model, start_server, stop_server, write_config
+
+
+@pytest.fixture(scope="module")
+def hurried(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
+    """A server whose searches must finish in a millisecond: every one passes its deadline."""
+    folder = tmp_path_factory.mktemp("hurried")
+    with FakeLLM(responder=model) as llm:
+        port = free_port()
+        config = write_config(folder, llm, port, retriever="  search_timeout_seconds: 0.001\n")
+        keys = KeyRing(folder / "data")
+        keys.create("default", datetime.now(UTC), admin=True)
+        log = folder / "serve.log"
+        process = start_server(config, port, log)
+        try:
+            yield Server(f"http://127.0.0.1:{port}", folder / "data", config, keys, llm, log)
+        finally:
+            stop_server(process)
+
+
+def _exchange(url: str, requests: list[bytes]) -> list[tuple[int, dict[str, str], bytes]]:
+    """Send ``requests`` one after another on ONE connection; each response as (status, headers, body)."""
+    host, port = url.removeprefix("http://").split(":")
+    answers = []
+    with socket.create_connection((host, int(port)), timeout=60) as connection:
+        reader = connection.makefile("rb")
+        for request in requests:
+            connection.sendall(request)
+            status = int(reader.readline().split()[1])
+            headers = {}
+            while (line := reader.readline().strip()) != b"":
+                name, _, value = line.decode().partition(":")
+                headers[name.strip().lower()] = value.strip()
+            answers.append((status, headers, reader.read(int(headers["content-length"]))))
+    return answers
+
+
+def _post(path: str, key: str, body: dict[str, object]) -> bytes:
+    payload = json.dumps(body).encode()
+    return (
+        f"POST {path} HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer {key}\r\nContent-Type: application/json\r\n"
+        f"Content-Length: {len(payload)}\r\n\r\n"
+    ).encode() + payload
+
+
+def _get(path: str, key: str) -> bytes:
+    return f"GET {path} HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer {key}\r\n\r\n".encode()
+
+
+def test_a_search_past_its_deadline_is_a_json_504_with_retry_after_on_a_kept_alive_connection(
+    hurried: Server,
+) -> None:
+    key = hurried.key("default")
+    search = _post("/v1/memory/search", key, {"query": "部署 deadline"})
+    answers = _exchange(hurried.url, [search, search, _get("/v1/memory/status", key)])
+    for status, headers, body in answers[:2]:
+        assert status == 504, body
+        error = json.loads(body)["error"]
+        assert error["code"] == 504 and error["type"] == "timeout_error" and "longer than" in error["message"]
+        assert int(headers["retry-after"]) >= 1 and headers.get("connection") != "close"
+    assert answers[2][0] == 200 and json.loads(answers[2][2])["memory"] == "ok"
+
+
+def test_a_malformed_turn_id_is_400_and_an_unknown_one_404(server: Server) -> None:
+    with server.client(server.key("default")) as client:
+        bad = client.get("/v1/memory/turn/not-an-id!")
+        assert bad.status_code == 400
+        assert bad.json()["error"]["type"] == "invalid_request_error" and "turn id" in bad.json()["error"]["message"]
+        unknown = client.get("/v1/memory/turn/zz99zz")
+        assert unknown.status_code == 404 and unknown.json()["error"]["code"] == 404
+
+
+def test_an_unexpected_failure_is_a_json_500_naming_no_internals(tmp_path: Path) -> None:
+    config = tmp_path / "config.yaml"
+    config.write_text(
+        f"embedding:\n  model_path: hash\nstorage:\n  data_dir: {tmp_path / 'data'}\n"
+        "serve:\n  allow_loopback_without_keys: true\n",
+        encoding="utf-8",
+    )
+    app = create_app(runtime(load_config(config)))
+
+    @app.get("/boom")
+    async def boom() -> None:
+        raise RuntimeError("secret internals /etc/shadow")
+
+    with TestClient(app, raise_server_exceptions=False, client=("127.0.0.1", 5000)) as client:
+        answer = client.get("/boom")
+    assert answer.status_code == 500 and answer.headers["content-type"] == "application/json"
+    error = answer.json()["error"]
+    assert error == {
+        "message": "internal error (RuntimeError); the server's log has the details",
+        "type": "api_error",
+        "code": 500,
+    }

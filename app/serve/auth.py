@@ -17,7 +17,8 @@ from fastapi import Depends, Request
 from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
 
 from huichat.app.serve.errors import ApiError
-from huichat.app.serve.service import service_of
+from huichat.app.serve.service import Service, service_of
+from huichat.app.users.keys import ApiKey, KeyRing
 from huichat.app.users.memories import UnknownUser, check_user_name
 
 _CHALLENGE = {"WWW-Authenticate": "Bearer"}
@@ -50,8 +51,8 @@ async def principal(request: Request, credentials: Bearer) -> Principal:
     service = service_of(request)
     token = credentials.credentials.strip() if credentials is not None and credentials.credentials.strip() else None
     if token is not None:
-        # argon2 runs in a thread, once per key; after that the check is a hash and a stat
-        key = service.keys.remembered(token) or await asyncio.to_thread(service.keys.verify, token)
+        # a key verified before costs a hash and a stat; argon2 runs once per key (``_check``)
+        key = service.keys.remembered(token) or await _check(service, request, token)
         if key is None:
             raise ApiError(401, "invalid or revoked API key", _CHALLENGE)
         caller = Principal(key.user, key.id, key.admin)
@@ -70,6 +71,25 @@ async def principal(request: Request, credentials: Bearer) -> Principal:
     if wait is not None:
         raise ApiError(429, f"rate limit reached; retry in {wait} s", {"Retry-After": str(wait)})
     return caller
+
+
+async def _check(service: Service, request: Request, token: str) -> ApiKey | None:
+    """argon2 for a key not verified yet: admitted per key id and per client address first
+    (429 before any work), then run in a thread, a few at a time, so a flood of wrong secrets
+    costs the server a bounded amount and never holds the event loop."""
+    key_id = KeyRing.key_id(token)
+    if key_id is None:
+        return None  # malformed: refused without argon2
+    client = request.client.host if request.client else "unknown"
+    wait = service.key_checks.retry_after(f"key:{key_id}", f"client:{client}")
+    if wait is not None:
+        raise ApiError(
+            429,
+            f"too many API key checks for key {key_id} or from this address; retry in {wait} s",
+            {"Retry-After": str(wait)},
+        )
+    async with service.checking:
+        return await asyncio.to_thread(service.keys.verify, token)
 
 
 Caller = Annotated[Principal, Depends(principal)]

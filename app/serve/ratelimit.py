@@ -1,4 +1,4 @@
-"""Per-key rate limits: a moving window of requests per minute (the ``limits`` library)."""
+"""Moving-window limits per minute (the ``limits`` library): requests per key, key checks per key id and client."""
 
 from __future__ import annotations
 
@@ -11,15 +11,19 @@ from limits.strategies import MovingWindowRateLimiter
 
 
 class RateLimiter:
-    """``requests_per_minute`` for each identity (an API key id, or the loopback owner)."""
+    """``per_minute`` events for each identity (an API key id, the loopback owner, a client address)."""
 
-    def __init__(self, requests_per_minute: int) -> None:
-        self._item = RateLimitItemPerMinute(requests_per_minute)
+    def __init__(self, per_minute: int) -> None:
+        self._item = RateLimitItemPerMinute(per_minute)
         self._limiter = MovingWindowRateLimiter(MemoryStorage())
 
-    def retry_after(self, identity: str) -> int | None:
-        """Count one request; None when allowed, else whole seconds until one more is."""
-        if self._limiter.hit(self._item, identity):
+    def retry_after(self, *identities: str) -> int | None:
+        """Count one event against every identity if each has room: None; else (nothing counted)
+        whole seconds until each would. Called from the event loop only, so test-then-hit is atomic."""
+        full = [i for i in identities if not self._limiter.test(self._item, i)]
+        if not full:
+            for identity in identities:
+                self._limiter.hit(self._item, identity)
             return None
-        reset = self._limiter.get_window_stats(self._item, identity).reset_time
-        return max(1, math.ceil(reset - time.time()))
+        resets = (self._limiter.get_window_stats(self._item, i).reset_time for i in full)
+        return max(1, math.ceil(max(resets) - time.time()))

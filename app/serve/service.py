@@ -19,6 +19,7 @@ if TYPE_CHECKING:
     from huichat.providers.llm import LLMClient
 
 _DRAIN_SECONDS = 60.0
+_CHECKS_AT_ONCE = 2
 
 
 class Service:
@@ -30,6 +31,10 @@ class Service:
         self.stores = Stores(runtime)
         self.keys = KeyRing(runtime.loaded.paths.data_dir)
         self.limiter = RateLimiter(self.settings.requests_per_minute)
+        self.key_checks = RateLimiter(self.settings.key_checks_per_minute)
+        """argon2 checks, counted per key id and per client address before they run."""
+        self.checking = asyncio.Semaphore(_CHECKS_AT_ONCE)
+        """argon2 (~0.4 s of CPU and 64 MiB each) runs in threads, this many at once."""
         self.conversations = Conversations(runtime)
         self._llm: LLMClient | None = None
         self._tasks: set[asyncio.Task[Any]] = set()

@@ -3,8 +3,8 @@
 A key reads ``hc_<id>_<secret>``. The id is public (listing, revoking, rate limits); the
 secret is shown once when the key is made and only its argon2 hash is kept, in
 ``<data_dir>/api-keys.json`` (mode 0600). A verified key is remembered in this process
-until the file changes (a ``keys revoke`` from another process takes effect on the next
-request), so argon2's deliberate slowness is paid once per key, not per request.
+while the file holds it unchanged (a ``keys revoke`` from another process takes effect on
+the next request), so argon2's deliberate slowness is paid once per key, not per request.
 """
 
 from __future__ import annotations
@@ -90,8 +90,13 @@ class KeyRing:
     def _current(self) -> dict[str, ApiKey]:
         state = self._stat()
         if state != self._state:
-            self._keys = self._read() if state is not None else {}
-            self._verified = {}
+            keys = self._read() if state is not None else {}
+            # a verified key stays verified while it is stored unchanged (a new key elsewhere in
+            # the file costs the others nothing); a revoked or replaced one is forgotten
+            self._verified = {
+                digest: key_id for digest, key_id in self._verified.items() if keys.get(key_id) == self._keys.get(key_id)
+            }
+            self._keys = keys
             self._state = state
         return self._keys
 
@@ -160,6 +165,12 @@ class KeyRing:
             if key is not None and key.active and self._verified.get(digest) == key.id:
                 return key
         return None
+
+    @staticmethod
+    def key_id(token: str) -> str | None:
+        """The public id of a well-formed token (what key checks are counted by), else None."""
+        match = _TOKEN.match(token.strip())
+        return match.group(1) if match else None
 
     def verify(self, token: str) -> ApiKey | None:
         """The active key ``token`` belongs to, or None (malformed, unknown, revoked or wrong)."""

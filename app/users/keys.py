@@ -94,7 +94,9 @@ class KeyRing:
             # a verified key stays verified while it is stored unchanged (a new key elsewhere in
             # the file costs the others nothing); a revoked or replaced one is forgotten
             self._verified = {
-                digest: key_id for digest, key_id in self._verified.items() if keys.get(key_id) == self._keys.get(key_id)
+                digest: key_id
+                for digest, key_id in self._verified.items()
+                if keys.get(key_id) == self._keys.get(key_id)
             }
             self._keys = keys
             self._state = state

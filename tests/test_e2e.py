@@ -81,6 +81,15 @@ def test_typed_while_loading_then_recalled_from_memory_in_a_real_terminal(tmp_pa
     with FakeLLM(responder=_answer) as server:
         config = _config(tmp_path, server)
         kernel = runtime(load_config(config)).open_kernel()
+        # other memories beside it: over one turn alone full text weighs no word (BM25 over one
+        # document), and the hash embedder's cosine means little, so nothing would be a confident hit
+        other = kernel.new_session(utc_now() - timedelta(days=12))
+        for question, answer in [
+            ("周末去爬山吗", "好呀，去香山"),
+            ("推荐一本小说", "《三体》"),
+            ("咖啡还是茶", "早上咖啡"),
+        ]:
+            kernel.append_turn(other, TurnDraft((Message("user", question), Message("assistant", answer)), utc_now()))
         old = kernel.new_session(utc_now() - timedelta(days=9))
         remembered = kernel.append_turn(
             old,
@@ -97,7 +106,7 @@ def test_typed_while_loading_then_recalled_from_memory_in_a_real_terminal(tmp_pa
             _tmux("send-keys", "-t", session, "Enter")
             screen = _wait_for(session, "答案是四十二")
             assert "生命的意义是什么" in screen
-            _wait_for(session, "memory: 2 turns")
+            _wait_for(session, "memory: 5 turns")
             # recall: the model searches memory and cites the stored turn
             _tmux("send-keys", "-t", session, "-l", "VPN 那次怎么修好的？")
             _tmux("send-keys", "-t", session, "Enter")

@@ -74,22 +74,28 @@ async def principal(request: Request, credentials: Bearer) -> Principal:
 
 
 async def _check(service: Service, request: Request, token: str) -> ApiKey | None:
-    """argon2 for a key not verified yet: admitted per key id and per client address first
-    (429 before any work), then run in a thread, a few at a time, so a flood of wrong secrets
-    costs the server a bounded amount and never holds the event loop."""
+    """argon2 for a key not verified yet: admitted while the key id and the client address have
+    failures to spare (429 before any work), then run in a thread, a few at a time, so a flood
+    of wrong secrets costs the server a bounded amount and never holds the event loop."""
     key_id = KeyRing.key_id(token)
     if key_id is None:
         return None  # malformed: refused without argon2
     client = request.client.host if request.client else "unknown"
-    wait = service.key_checks.retry_after(f"key:{key_id}", f"client:{client}")
+    identities = (f"key:{key_id}", f"client:{client}")
+    wait = service.key_checks.admit(*identities)
     if wait is not None:
         raise ApiError(
             429,
-            f"too many API key checks for key {key_id} or from this address; retry in {wait} s",
+            f"too many failed API key checks for key {key_id} or from this address; retry in {wait} s",
             {"Retry-After": str(wait)},
         )
-    async with service.checking:
-        return await asyncio.to_thread(service.keys.verify, token)
+    key: ApiKey | None = None
+    try:
+        async with service.checking:
+            key = await asyncio.to_thread(service.keys.verify, token)
+    finally:
+        service.key_checks.finish(*identities, failed=key is None)
+    return key
 
 
 Caller = Annotated[Principal, Depends(principal)]

@@ -10,7 +10,7 @@ from fastapi import Request
 
 from huichat.app.runtime import Runtime
 from huichat.app.serve.conversations import Conversations
-from huichat.app.serve.ratelimit import RateLimiter
+from huichat.app.serve.ratelimit import FailureLimiter, RateLimiter
 from huichat.app.users.keys import KeyRing
 from huichat.app.users.memories import Memory, Stores
 
@@ -31,8 +31,8 @@ class Service:
         self.stores = Stores(runtime)
         self.keys = KeyRing(runtime.loaded.paths.data_dir)
         self.limiter = RateLimiter(self.settings.requests_per_minute)
-        self.key_checks = RateLimiter(self.settings.key_checks_per_minute)
-        """argon2 checks, counted per key id and per client address before they run."""
+        self.key_checks = FailureLimiter(self.settings.key_checks_per_minute)
+        """Failed argon2 checks per key id and per client address, admitted before they run."""
         self.checking = asyncio.Semaphore(_CHECKS_AT_ONCE)
         """argon2 (~0.4 s of CPU and 64 MiB each) runs in threads, this many at once."""
         self.conversations = Conversations(runtime)

@@ -108,8 +108,19 @@ def test_a_flood_from_one_client_is_limited_across_key_ids_and_verified_keys_go_
     with ThreadPoolExecutor(16) as pool:
         codes = list(pool.map(lambda token: _status(running.url, token).status_code, tokens))
         during = pool.submit(_status, running.url, good).result()
-    # bob's check was one of this address's allowance; the flood had the rest
-    assert codes.count(401) == CHECKS - 1 and codes.count(429) == len(tokens) - (CHECKS - 1)
-    assert running.hasher.calls == CHECKS
+    # bob's check succeeded and cost the address nothing; the flood had the whole allowance
+    assert codes.count(401) == CHECKS and codes.count(429) == len(tokens) - CHECKS
+    assert running.hasher.calls == CHECKS + 1
     assert running.hasher.most <= 2  # verification a few at a time, off the event loop
     assert during.status_code == 200
+
+
+def test_many_users_keys_from_one_address_all_get_in(running: Running) -> None:
+    # a proxy brings every user's key from one address; after a restart each is checked once
+    tokens = [running.keys.create(f"user{i}", datetime.now(UTC))[1] for i in range(CHECKS * 3)]
+    with ThreadPoolExecutor(4) as pool:
+        codes = list(pool.map(lambda token: _status(running.url, token).status_code, tokens))
+    assert codes == [200] * len(tokens)
+    assert running.hasher.calls == len(tokens)
+    wrong = f"hc_{KeyRing.key_id(tokens[0])}_{'z' * 43}"
+    assert [_status(running.url, wrong).status_code for _ in range(CHECKS + 1)] == [401] * CHECKS + [429]

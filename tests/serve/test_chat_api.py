@@ -48,7 +48,7 @@ def test_the_openai_client_chats_plain_and_streaming(server: Server) -> None:
 
 
 def test_each_request_is_answered_by_the_model_it_names_also_in_a_continued_conversation(server: Server) -> None:
-    client = openai.OpenAI(base_url=f"{server.url}/v1", api_key=server.key("olga"), max_retries=0)
+    client = openai.OpenAI(base_url=f"{server.url}/v1", api_key=server.key("oscar"), max_retries=0)
     first = client.chat.completions.create(model="fake", messages=[{"role": "user", "content": "第一个问题"}])
     assert server.llm.requests[-1]["model"] == "fake-model"
     said = [{"role": "user", "content": "第一个问题"}, {"role": "assistant", "content": "收到：第一个问题"}]

@@ -159,13 +159,27 @@ class _Reader:
             self.last_end = pos
 
     def head(self, before: int) -> tuple[bool, str | None]:
-        """Whether a turn's visible head lies between the last thing read and ``before``, and its id."""
+        """Whether a turn's visible head lies between the last thing read and ``before``, and its id.
+
+        An anchor line followed by another one before ``before`` is a turn whose marker is
+        missing (torn, then written after): it keeps its place in the chain and its indexed copy.
+        """
         found = False
         anchor = None
         for match in _HEAD.finditer(self.text, self.last_end, before):
             found = True
-            anchor = match.group(1) or anchor
+            if match.group(1) is None:
+                continue
+            if anchor is not None:
+                self.markerless(anchor, match.start())
+            anchor = match.group(1)
         return found, anchor
+
+    def markerless(self, turn_id: str, offset: int) -> None:
+        """Turn ``turn_id``'s anchor line, before ``offset``, has no readable marker after it."""
+        line = self.line(offset)
+        self.problem_at(line, f"turn {turn_id} has no readable marker: its indexed copy is kept", turn_id)
+        self.blocks.append(_Block(None, line, self.clean_end, anchor=turn_id))
 
     def message(self, block: _Block, meta: dict[str, Any] | None, start: int, pos: int) -> int:
         """Read one message of ``block`` — or of a turn whose marker is missing, when that turn's
@@ -242,6 +256,10 @@ def parse_transcript(text: str, session_file: str, fallback_session: str = "") -
     torn = bool(text[cut:].strip()) and (unfinished is not None or _is_torn(text[cut:]))
     tail = cut if torn else None
     tail_turn = unfinished.turn_id if torn and unfinished is not None else None
+    if torn and unfinished is None and (anchor := _ANCHOR.search(text, cut)) is not None:
+        # cut inside a turn's marker (its anchor line is whole): that turn is known by its id
+        tail_turn = anchor.group(1)
+        reader.blocks.append(_Block(None, reader.line(anchor.start()), cut, anchor=tail_turn))
     if tail is not None:
         what = f"turn {tail_turn}" if tail_turn else "a turn"
         reader.problem(tail, f"{what} at the end is unfinished (cut off, or still being written)", tail_turn)

@@ -4,12 +4,14 @@ from __future__ import annotations
 
 import argparse
 import json
+import sys
 from typing import TYPE_CHECKING
 
 from huichat.app.errors import CommandError
 
 if TYPE_CHECKING:
     from huichat.app.runtime import Runtime
+    from huichat.memory.turns import Turn
 
 HELP = "print one turn by its id"
 
@@ -21,25 +23,38 @@ def add_parser(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace, runtime: Runtime) -> int:
-    """Print one turn by id: from its transcript, or with ``--json`` from the index (every field)."""
+    """Print one turn by id: from its transcript, or with ``--json`` from the index (every field).
+
+    A turn whose part of the transcript cannot be read is printed from its indexed copy, said on stderr.
+    """
     from huichat.memory.results import format_turn, turn_record
     from huichat.memory.turns import is_turn_id
 
     turn_id = args.turn_id.strip().lower().removeprefix("id:").strip()
     if not is_turn_id(turn_id):
         raise CommandError(f"{args.turn_id[:40]!r} is not a turn id (6 lowercase letters or digits, e.g. a3f2c7)")
-    if args.json:
-        kernel = runtime.open_kernel()
-        try:
-            found = kernel.recall_by_id(turn_id)
-        finally:
-            kernel.close()
-        if found.turn is None:
-            raise CommandError(found.error)
-        print(json.dumps(turn_record(found.turn, runtime.zone.tz), ensure_ascii=False, indent=2))
-        return 0
-    turn = runtime.open_catalogue().turn(turn_id)
+    turn = None if args.json else runtime.open_catalogue().turn(turn_id)
     if turn is None:
-        raise CommandError(f"no turn with id {turn_id}")
-    print(format_turn(turn, runtime.zone.tz))
+        turn = _indexed(runtime, turn_id)
+        if not args.json:
+            # its part of the transcript cannot be read (torn, edited): the index kept a copy
+            print(
+                f"huichat: turn {turn_id} cannot be read from its transcript: this is its indexed copy", file=sys.stderr
+            )
+    if args.json:
+        print(json.dumps(turn_record(turn, runtime.zone.tz), ensure_ascii=False, indent=2))
+    else:
+        print(format_turn(turn, runtime.zone.tz))
     return 0
+
+
+def _indexed(runtime: Runtime, turn_id: str) -> Turn:
+    """The turn as the index holds it (every field)."""
+    kernel = runtime.open_kernel()
+    try:
+        found = kernel.recall_by_id(turn_id)
+    finally:
+        kernel.close()
+    if found.turn is None:
+        raise CommandError(found.error)
+    return found.turn

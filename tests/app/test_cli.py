@@ -149,6 +149,19 @@ def test_show_and_sessions(store: tuple[Path, list[str]]) -> None:
     assert as_json["id"] == ids[1] and as_json["prev_id"] == ids[0] and "access_count" in as_json
 
 
+def test_show_gives_the_indexed_copy_of_a_turn_its_transcript_lost(store: tuple[Path, list[str]]) -> None:
+    config, ids = store
+    (path,) = (config.parent / "data" / "sessions").rglob("chat_*.md")
+    data = path.read_bytes()
+    marker = data.index(f'"id": "{ids[1]}"'.encode())
+    path.write_bytes(data[: data.index("部署".encode(), marker) + 1])  # torn inside a character of its header
+    done = _huichat(config, "show", ids[1])
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.startswith(f"[id:{ids[1]} | prev: {ids[0]} | next: none")
+    assert "user: VPN keeps dropping at night" in done.stdout
+    assert f"turn {ids[1]}" in done.stderr and "indexed copy" in done.stderr
+
+
 def test_sessions_and_show_read_the_transcripts_without_loading_the_index(store: tuple[Path, list[str]]) -> None:
     config, ids = store
     code = (

@@ -82,6 +82,30 @@ def test_reindex_keeps_a_session_whose_transcript_ends_torn(tmp_path: Path) -> N
     assert open_kernel(tmp_path, reconcile=False).count() == 3
 
 
+@pytest.mark.parametrize("then_append", [False, True])
+def test_a_transcript_torn_inside_its_last_turns_header_keeps_that_turns_indexed_copy(
+    tmp_path: Path, then_append: bool
+) -> None:
+    kernel = open_kernel(tmp_path, reconcile=False)
+    session, _ = _session(kernel, 2)
+    messages = (Message("user", "最后一轮"), Message("assistant", "回复"))
+    last = kernel.append_turn(session, TurnDraft(messages, NOW + timedelta(minutes=5), topic="记忆测试"))
+    kernel.close()
+    path = _file(tmp_path, last)
+    data = path.read_bytes()
+    header = data.index(f'"id": "{last.id}"'.encode())
+    path.write_bytes(data[: data.index("忆".encode(), header) + 1])  # inside a character of its marker
+    reopened = open_kernel(tmp_path, reconcile=False)
+    report = reopened.reconcile()
+    assert report.removed == 0 and any(last.id in line for line in report.problems)
+    if then_append:
+        _say(reopened, session, 9)  # written after the torn part, which now lies inside the file
+        report = reopened.reconcile(full=True)
+        assert report.removed == 0 and any(last.id in line for line in report.problems)
+    kept = reopened.recall_by_id(last.id).turn
+    assert kept is not None and kept.messages == messages
+
+
 def test_a_transcript_write_that_fails_leaves_nothing_half_written(tmp_path: Path) -> None:
     kernel = open_kernel(tmp_path, reconcile=False)
     session, turns = _session(kernel, 2)

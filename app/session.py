@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncGenerator, AsyncIterator, Callable
 from dataclasses import dataclass, field, replace
 from datetime import datetime
 from typing import Any
@@ -254,7 +254,7 @@ class ChatSession:
 
     # ------------------------------------------------------------------ reply
 
-    async def reply(self, text: str, *, provider: str | None = None) -> AsyncIterator[SessionEvent]:
+    async def reply(self, text: str, *, provider: str | None = None) -> AsyncGenerator[SessionEvent, None]:
         """Answer ``text`` with ``provider`` (None: the configured default): stream the reply,
         run memory tools, then store the turn. Never raises."""
         now = self.clock()

@@ -118,6 +118,8 @@ class FakeLLM:
         self.needs_tool_choice = needs_tool_choice
         self.stream_tools: StreamTools = stream_tools
         self.requests: list[dict[str, Any]] = []
+        self.dropped = 0
+        """Streams the client closed before their end (a stopped reply)."""
         self._lock = threading.Lock()
         self._server = ThreadingHTTPServer(("127.0.0.1", 0), self._handler())
         self._server.daemon_threads = True
@@ -316,12 +318,17 @@ class FakeLLM:
                     return
                 self.send_header("Transfer-Encoding", "chunked")
                 self.end_headers()
-                for chunk in chunks:
-                    self.wfile.write(f"{len(chunk):x}\r\n".encode() + chunk + b"\r\n")
+                try:
+                    for chunk in chunks:
+                        self.wfile.write(f"{len(chunk):x}\r\n".encode() + chunk + b"\r\n")
+                        self.wfile.flush()
+                        if reply.chunk_delay:
+                            time.sleep(reply.chunk_delay)
+                    self.wfile.write(b"0\r\n\r\n")
                     self.wfile.flush()
-                    if reply.chunk_delay:
-                        time.sleep(reply.chunk_delay)
-                self.wfile.write(b"0\r\n\r\n")
-                self.wfile.flush()
+                except (BrokenPipeError, ConnectionResetError):  # the client closed the request mid-stream
+                    with fake._lock:
+                        fake.dropped += 1
+                    self.close_connection = True
 
         return Handler

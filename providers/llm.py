@@ -190,10 +190,13 @@ class LLMClient:
             shown = False
             try:
                 response = await self._router.acompletion(model=name, messages=messages, stream=True, **kwargs)
-                async for chunk in response:
-                    for piece in reading.chunk(chunk):
-                        shown = True
-                        yield TextDelta(piece)
+                try:
+                    async for chunk in response:
+                        for piece in reading.chunk(chunk):
+                            shown = True
+                            yield TextDelta(piece)
+                finally:  # a stopped reply ends its HTTP request too, not only the reading of it
+                    await response.aclose()
             except Exception as exc:  # vendor boundary: every litellm/httpx failure becomes one line
                 # not chained: the vendor's exception may quote the key, and a traceback would show it
                 if not (offered and not shown and _may_refuse_streaming(exc)):

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import os
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, cast
@@ -59,6 +61,10 @@ class ChatScreen(Screen[None]):
         Binding("slash", "search", "Search", show=False),
         Binding("question_mark", "help", "Help", show=False),
         Binding("escape", "focus_prompt", "Prompt", show=False),
+        # while a reply streams, Esc and ctrl+c stop it from anywhere (check_action lets both
+        # fall through to their usual meaning otherwise: back to the prompt, copy, quit hint)
+        Binding("escape", "stop", "Stop", priority=True),
+        Binding("ctrl+c", "stop", "Stop", show=False, priority=True),
     ]
 
     HORIZONTAL_BREAKPOINTS = [(0, "-narrow"), (90, "-wide")]
@@ -69,6 +75,8 @@ class ChatScreen(Screen[None]):
     session_status: reactive[str] = reactive("new session")
     memory_status: reactive[str] = reactive("memory: loading…")
     busy: reactive[bool] = reactive(False)
+    replying: reactive[bool] = reactive(False, bindings=True)
+    """A reply is being produced (Esc and ctrl+c stop it then)."""
 
     def __init__(self) -> None:
         super().__init__()
@@ -78,7 +86,7 @@ class ChatScreen(Screen[None]):
         self.session_title = ""
         """That session's title (its topic), shown in the status line."""
         self.failed_text: str | None = None
-        self.replying = False
+        """The message whose reply failed or was stopped: what ctrl+r sends again."""
 
     @property
     def huichat(self) -> HuichatApp:
@@ -339,10 +347,26 @@ class ChatScreen(Screen[None]):
             answer = ChatMessage("assistant", label=provider or "assistant")
             await self.transcript.mount(answer)
             answer.state = "streaming"
-            async for event in session.reply(text, provider=provider):
-                await self.show_event(event, answer)
+            try:
+                # closed explicitly on a stop, so the session keeps the stopped turn at once
+                async with contextlib.aclosing(session.reply(text, provider=provider)) as events:
+                    async for event in events:
+                        await self.show_event(event, answer)
+            except asyncio.CancelledError:
+                await self.show_stopped(session, text, answer)
+                raise
         finally:
             self.replying = False
+
+    async def show_stopped(self, session: ChatSession, text: str, answer: ChatMessage) -> None:
+        """Settle a stopped reply: what arrived stays, marked stopped; ctrl+r asks again."""
+        await answer.finish("stopped")
+        answer.set_note("■ stopped — ctrl+r asks again")
+        self.failed_text = text
+        if session.handle is not None:  # the stopped turn may have started the session
+            self.session_id = session.handle.session_id
+            self.session_title = session.topic
+            self.refresh_session_label()
 
     async def show_event(self, event: SessionEvent, answer: ChatMessage) -> None:
         """Render one event of the reply."""
@@ -406,6 +430,15 @@ class ChatScreen(Screen[None]):
         prompt.focus()
 
     # ---------------------------------------------------------------- actions
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        if action == "stop":
+            return self.replying
+        return True
+
+    def action_stop(self) -> None:
+        """Esc / ctrl+c while a reply streams: cancel it (the provider request and the tool loop with it)."""
+        self.workers.cancel_group(self, "reply")
 
     def action_focus_prompt(self) -> None:
         """Esc: back to typing."""
@@ -527,12 +560,12 @@ class ChatScreen(Screen[None]):
         self.refresh_session_label()
 
     def action_retry(self) -> None:
-        """Send the last failed message again."""
+        """Send the last failed or stopped message again."""
         if self.replying:
             self.notify("Wait for the current reply to finish.", timeout=3)
             return
         if not self.failed_text:
-            self.notify("Nothing to retry: the last reply did not fail.", timeout=3)
+            self.notify("Nothing to retry: the last reply did not fail or stop.", timeout=3)
             return
         text, self.failed_text = self.failed_text, None
         self.send(text)

@@ -23,6 +23,7 @@ HELP = """\
 | Enter / click | memory panel, search results | open the turn |
 | + | memory panel | show or hide the near-duplicates of a "+N similar" turn |
 | Esc | chat | back to the prompt |
+| Esc / ctrl+c | chat, while a reply streams | stop it: what arrived is kept, marked stopped |
 | ↓ | search box | into the results (typing goes back to the box) |
 | ctrl+t | search | include or leave out failed replies |
 | Esc | search | back to the chat |
@@ -32,7 +33,7 @@ HELP = """\
 | Esc / q | turn view, dialogs, this help | close |
 | ctrl+n | chat | new session |
 | ctrl+o | chat | reopen a past session (the current one is marked ▶) |
-| ctrl+r | chat | retry the last failed reply |
+| ctrl+r | chat | ask the last failed or stopped message again |
 | F3 | anywhere | memory statistics: tiers, importance, turns per week, recent recalls |
 | r / Esc | statistics | refresh / close (Enter on a recent recall opens it) |
 | ctrl+p | anywhere | command palette: switch provider, theme, reindex, statistics, memory jobs, … |

@@ -48,7 +48,7 @@ class ChatMessage(Vertical):
     """
 
     state: reactive[str] = reactive("done")
-    """``streaming``, ``done``, ``failed`` or ``waiting``."""
+    """``streaming``, ``done``, ``failed``, ``stopped`` or ``waiting``."""
 
     def __init__(self, role: str, text: str = "", *, label: str = "", note: str = "", tools: str = "") -> None:
         super().__init__(classes=f"-{role}")

@@ -1,0 +1,62 @@
+"""Conversation control in the real app, driven by Pilot: stop, retry of a stopped reply."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from benchmarks.fakellm import FakeLLM, Reply
+from tests.app.tui_helpers import (
+    build_app,
+    deterministic_kernel,
+    fake_providers,
+    loaded_config,
+    ready,
+    said,
+    wait_until,
+)
+
+LONG = "这是一个很长的回答，" * 40
+
+
+@pytest.mark.parametrize("key", ["escape", "ctrl+c"])
+async def test_a_streaming_reply_stops_keeps_what_arrived_and_can_be_asked_again(
+    tmp_path: Path, fake_llm: FakeLLM, key: str
+) -> None:
+    fake_llm.push(Reply(text=LONG, chunk_chars=2, chunk_delay=0.05), Reply(text="second answer"))
+    kernel = deterministic_kernel(tmp_path)
+    app = build_app(tmp_path, loaded_config(fake_providers(fake_llm)), kernel=kernel)
+    async with app.run_test(size=(120, 36)) as pilot:
+        await ready(pilot)
+        screen = app.chat_screen
+        await pilot.press(*"讲个长故事")
+        await pilot.press("enter")
+        await wait_until(pilot, lambda: len(said(app)) == 2 and len(said(app)[-1].text) >= 6)
+        await pilot.press(key)
+        await wait_until(pilot, lambda: not screen.replying)
+        answer = said(app)[-1]
+        kept = answer.text
+        assert answer.state == "stopped" and kept and len(kept) < len(LONG)
+        assert "stopped" in str(answer.query_one(".note").render())
+        await wait_until(pilot, lambda: fake_llm.dropped == 1)  # the HTTP request ended with the stop
+        await pilot.pause(0.3)
+        assert said(app)[-1].text == kept  # nothing arrives after the stop
+        assert app.screen is screen  # ctrl+c stopped the reply, it did not ask to quit
+        session_id = screen.session_id
+        assert session_id is not None
+        turns = kernel.session_turns(session_id)
+        assert [(t.status, dict(t.extra)["error"]) for t in turns] == [("failed", "the reply was stopped")]
+        assert turns[0].messages[-1].text == kept
+        await pilot.press("ctrl+r")  # asks the stopped message again
+        await wait_until(pilot, lambda: not screen.replying and said(app)[-1].text == "second answer")
+        assert fake_llm.requests[-1]["messages"][-1]["content"].endswith("讲个长故事")
+
+
+async def test_escape_without_a_reply_goes_back_to_the_prompt(tmp_path: Path, fake_llm: FakeLLM) -> None:
+    app = build_app(tmp_path, loaded_config(fake_providers(fake_llm)))
+    async with app.run_test(size=(120, 36)) as pilot:
+        await ready(pilot)
+        app.chat_screen.transcript.focus()
+        await pilot.press("escape")
+        assert app.focused is app.chat_screen.prompt

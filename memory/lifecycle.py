@@ -63,8 +63,10 @@ class LifecycleReport:
     """What one run of the lifecycle job did (or, dry, would do)."""
 
     run: str
+    """This run's id (in the lifecycle log)."""
     dry_run: bool
     scored: int
+    """Turns whose importance was scored."""
     moves: tuple[Move, ...]
     resumed: str = ""
     """The interrupted run this one completed, if any."""

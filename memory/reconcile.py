@@ -38,10 +38,15 @@ class ReconcileReport:
     """What reconciling the index with the transcripts did, and what the user should know."""
 
     files_checked: int = 0
+    """Transcripts compared with the index."""
     files_parsed: int = 0
+    """Transcripts (and archives) changed since the index last saw them, read again."""
     added: int = 0
+    """Turns in the transcripts that the index lacked."""
     updated: int = 0
+    """Turns whose stored text or facts differed from the transcript, re-indexed."""
     removed: int = 0
+    """Index rows whose turn no transcript holds any more."""
     retopicked: int = 0
     """Turns whose topic alone changed (a session's new title): updated in place, not re-embedded."""
     unreadable: list[str] = field(default_factory=list)

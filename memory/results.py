@@ -102,9 +102,11 @@ class ScanRound:
     """One week of a progressive scan."""
 
     label: str
+    """The week as the progress line names it: its first and last day."""
     start: datetime
     end: datetime
     found: tuple[SearchHit, ...]
+    """The hits this round added."""
 
 
 @dataclass(frozen=True)
@@ -192,6 +194,7 @@ class Scored:
 
     turn: Turn
     score: float
+    """A cosine for the vector index, a BM25 score for full text: not comparable between them."""
 
 
 @dataclass(frozen=True)

@@ -18,9 +18,12 @@ class ToolCallRequest:
     """A complete tool call the model asked for (assembled from streamed deltas or read from its text)."""
 
     id: str
+    """The provider's call id (the tool result answers it); made up when the call was read from text."""
     name: str
     arguments: dict[str, Any]
+    """The arguments as parsed (empty when they could not be)."""
     raw_arguments: str = ""
+    """The arguments as the model wrote them (shown when they could not be parsed; what tells repeats apart)."""
     error: str = ""
     """Set when the call could not be read (invalid JSON, no tool name); it is answered with this error."""
     from_text: bool = False
@@ -33,6 +36,7 @@ class ReplyDone:
 
     finish_reason: str
     model: str
+    """The model that answered, as the provider names it."""
     tool_calls: tuple[ToolCallRequest, ...] = field(default=())
     text: str = ""
     """Everything the model wrote, call markup included (the ``TextDelta``s are the part fit to show)."""

@@ -54,11 +54,16 @@ class Tally:
     """What a run did."""
 
     model: int = 0
+    """Sessions given the model's title."""
     local: int = 0
+    """Sessions given a local title (their first message), the model not asked or not answering."""
     unchanged: int = 0
+    """Sessions whose title came out as it was."""
     failures: int = 0
+    """The model's failures in a row (it is given up after ``GIVE_UP_AFTER``)."""
     last_error: str = ""
     problems: list[str] = field(default_factory=list)
+    """One line per session that could not be titled."""
 
 
 def _titler(args: argparse.Namespace, runtime: Runtime) -> tuple[Titler | None, str]:

@@ -10,19 +10,8 @@ from __future__ import annotations
 from collections.abc import Iterator, Mapping
 from typing import Any
 
-from huichat.memory.imports.model import (
-    ImportedConversation,
-    ImportFormatError,
-    Note,
-    NoteKind,
-    Part,
-    PartKind,
-    Role,
-    SkipReason,
-    SourceFormat,
-    SourceTime,
-)
-from huichat.memory.imports.sources import Source, json_values
+from huichat.memory.imports import model
+from huichat.memory.imports.sources import Source, json_values, required
 from huichat.memory.imports.text import (
     as_dict,
     as_list,
@@ -47,34 +36,34 @@ _SYSTEM_FLAGS = (
 )
 
 
-def _time(value: Any) -> tuple[str, SourceTime | None]:
+def _time(value: Any) -> tuple[str, model.SourceTime | None]:
     instant = from_epoch(value) if value is not None and not isinstance(value, bool | str) else None
-    return raw_text(value), SourceTime(raw_text(value), instant) if instant else None
+    return raw_text(value), model.SourceTime(raw_text(value), instant) if instant else None
 
 
-def _asset(part: Mapping[str, Any], names: Mapping[str, str]) -> Part:
+def _asset(part: Mapping[str, Any], names: Mapping[str, str]) -> model.Part:
     kind = str(part.get("content_type") or "")
     pointer = str(part.get("asset_pointer") or "")
     if kind == "image_asset_pointer":
         name = next((n for file_id, n in names.items() if file_id and file_id in pointer), "")
         text = placeholder("image", name, dimensions(part.get("width"), part.get("height")))
-        return Part(PartKind.ATTACHMENT, text, name=name or pointer, raw=to_json(part))
+        return model.Part(model.PartKind.ATTACHMENT, text, name=name or pointer, raw=to_json(part))
     if kind == "audio_transcription":
         # what was said aloud: it is the message's text
-        return Part(PartKind.TEXT, as_text(part.get("text")), name=kind)
+        return model.Part(model.PartKind.TEXT, as_text(part.get("text")), name=kind)
     if kind == "audio_asset_pointer":
-        return Part(
-            PartKind.ATTACHMENT,
+        return model.Part(
+            model.PartKind.ATTACHMENT,
             placeholder("audio", human_size(part.get("size_bytes"))),
             name=pointer,
             raw=to_json(part),
         )
     if kind == "real_time_user_audio_video_asset_pointer":
-        return Part(PartKind.ATTACHMENT, placeholder("audio/video"), name=pointer, raw=to_json(part))
-    return Part(PartKind.UNKNOWN, placeholder("unsupported part", kind), name=kind, raw=to_json(part))
+        return model.Part(model.PartKind.ATTACHMENT, placeholder("audio/video"), name=pointer, raw=to_json(part))
+    return model.Part(model.PartKind.UNKNOWN, placeholder("unsupported part", kind), name=kind, raw=to_json(part))
 
 
-def _attachments(metadata: Mapping[str, Any], represented: str) -> list[Part]:
+def _attachments(metadata: Mapping[str, Any], represented: str) -> list[model.Part]:
     """Uploaded files named in ``metadata.attachments`` that no image part already shows."""
     parts = []
     for item in as_list(metadata.get("attachments")):
@@ -85,20 +74,26 @@ def _attachments(metadata: Mapping[str, Any], represented: str) -> list[Part]:
         name = as_text(item.get("name"))
         kind = "image" if str(mime).startswith("image/") else "file"
         shown = dimensions(item.get("width"), item.get("height")) or human_size(item.get("size"))
-        parts.append(Part(PartKind.ATTACHMENT, placeholder(kind, name, mime, shown), name=name, raw=to_json(item)))
+        parts.append(
+            model.Part(model.PartKind.ATTACHMENT, placeholder(kind, name, mime, shown), name=name, raw=to_json(item))
+        )
     return parts
 
 
-def _text_parts(content: Mapping[str, Any], metadata: Mapping[str, Any], role: Role) -> list[Part]:
+def _text_parts(content: Mapping[str, Any], metadata: Mapping[str, Any], role: model.Role) -> list[model.Part]:
     """``text`` and ``multimodal_text``: strings, asset placeholders, then uploads not shown already."""
     uploads = as_list(metadata.get("attachments"))
     names = {str(as_dict(a).get("id") or ""): as_text(as_dict(a).get("name")) for a in uploads}
-    parts: list[Part] = []
+    parts: list[model.Part] = []
     pointers: list[str] = []
     for piece in as_list(content.get("parts")):
         if isinstance(piece, str):
             if piece:
-                parts.append(Part(PartKind.TEXT, readable_citations(piece) if role is Role.ASSISTANT else piece))
+                parts.append(
+                    model.Part(
+                        model.PartKind.TEXT, readable_citations(piece) if role is model.Role.ASSISTANT else piece
+                    )
+                )
         elif isinstance(piece, dict):
             parts.append(_asset(piece, names))
             pointers.append(as_text(piece.get("asset_pointer")))
@@ -107,80 +102,96 @@ def _text_parts(content: Mapping[str, Any], metadata: Mapping[str, Any], role: R
     return parts
 
 
-def _content_parts(message: Mapping[str, Any], role: Role) -> tuple[list[Part], str]:
+def _content_parts(message: Mapping[str, Any], role: model.Role) -> tuple[list[model.Part], str]:
     """The typed parts of a message, and its content type when it is one this reader does not know."""
     content = as_dict(message.get("content"))
     kind = str(content.get("content_type") or "")
     metadata = as_dict(message.get("metadata"))
     recipient = str(message.get("recipient") or "all")
     tool = as_text(as_dict(message.get("author")).get("name")) or recipient
-    parts: list[Part] = []
+    parts: list[model.Part] = []
     unknown = ""
     if kind in ("text", "multimodal_text"):
         parts = _text_parts(content, metadata, role)
-        unknown = next((p.name for p in parts if p.kind is PartKind.UNKNOWN), "")
+        unknown = next((p.name for p in parts if p.kind is model.PartKind.UNKNOWN), "")
         if recipient != "all":  # text addressed to a tool (bio, dalle, web) is a call
-            parts = [Part(PartKind.TOOL_CALL, p.text, name=recipient) if p.kind is PartKind.TEXT else p for p in parts]
-        elif role is Role.TOOL:
-            parts = [Part(PartKind.TOOL_RESULT, p.text, name=tool) if p.kind is PartKind.TEXT else p for p in parts]
+            parts = [
+                model.Part(model.PartKind.TOOL_CALL, p.text, name=recipient) if p.kind is model.PartKind.TEXT else p
+                for p in parts
+            ]
+        elif role is model.Role.TOOL:
+            parts = [
+                model.Part(model.PartKind.TOOL_RESULT, p.text, name=tool) if p.kind is model.PartKind.TEXT else p
+                for p in parts
+            ]
     elif kind == "code":
         code, language = as_text(content.get("text")), as_text(content.get("language"))
         if recipient != "all":
-            parts.append(Part(PartKind.TOOL_CALL, code, name=recipient, raw=to_json({"language": language})))
+            parts.append(
+                model.Part(model.PartKind.TOOL_CALL, code, name=recipient, raw=to_json({"language": language}))
+            )
         elif code:
-            parts.append(Part(PartKind.TEXT, f"```{'' if language == 'unknown' else language}\n{code}\n```"))
+            parts.append(
+                model.Part(model.PartKind.TEXT, f"```{'' if language == 'unknown' else language}\n{code}\n```")
+            )
     elif kind == "execution_output":
-        parts.append(Part(PartKind.TOOL_RESULT, as_text(content.get("text")), name=tool))
+        parts.append(model.Part(model.PartKind.TOOL_RESULT, as_text(content.get("text")), name=tool))
     elif kind == "system_error":
         text = as_text(content.get("text"))
-        parts.append(Part(PartKind.TOOL_RESULT, text, name=as_text(content.get("name")) or tool, raw=to_json(content)))
+        parts.append(
+            model.Part(
+                model.PartKind.TOOL_RESULT, text, name=as_text(content.get("name")) or tool, raw=to_json(content)
+            )
+        )
     elif kind == "tether_browsing_display":
         text = as_text(content.get("result")) or as_text(content.get("summary"))
-        parts.append(Part(PartKind.TOOL_RESULT, text, name=tool, raw=to_json(content)))
+        parts.append(model.Part(model.PartKind.TOOL_RESULT, text, name=tool, raw=to_json(content)))
     elif kind == "tether_quote":
         text = "\n".join(as_text(content.get(k)) for k in ("title", "url", "text") if content.get(k))
-        parts.append(Part(PartKind.TOOL_RESULT, text, name=tool, raw=to_json(content)))
+        parts.append(model.Part(model.PartKind.TOOL_RESULT, text, name=tool, raw=to_json(content)))
     elif kind == "thoughts":
         thoughts = [as_dict(t) for t in as_list(content.get("thoughts"))]
         text = "\n\n".join("\n".join(as_text(t.get(k)) for k in ("summary", "content") if t.get(k)) for t in thoughts)
-        parts.append(Part(PartKind.REASONING, text))
+        parts.append(model.Part(model.PartKind.REASONING, text))
     elif kind == "reasoning_recap":
-        parts.append(Part(PartKind.REASONING, as_text(content.get("content"))))
+        parts.append(model.Part(model.PartKind.REASONING, as_text(content.get("content"))))
     elif kind in _CONTEXT_TYPES:
         text = "\n\n".join(as_text(v) for k, v in content.items() if k != "content_type" and v)
-        parts.append(Part(PartKind.CONTEXT, text, name=kind))
+        parts.append(model.Part(model.PartKind.CONTEXT, text, name=kind))
     elif content:
         unknown = kind or "(no content_type)"
         parts.append(
-            Part(PartKind.UNKNOWN, placeholder("unsupported content", unknown), name=unknown, raw=to_json(content))
+            model.Part(
+                model.PartKind.UNKNOWN, placeholder("unsupported content", unknown), name=unknown, raw=to_json(content)
+            )
         )
     return parts, unknown
 
 
-def _skip(message: Mapping[str, Any], role: Role, parts: list[Part]) -> SkipReason | None:
+def _skip(message: Mapping[str, Any], role: model.Role, parts: list[model.Part]) -> model.SkipReason | None:
     metadata = as_dict(message.get("metadata"))
     kind = str(as_dict(message.get("content")).get("content_type") or "")
-    if role is Role.SYSTEM or any(metadata.get(flag) for flag in _SYSTEM_FLAGS):
-        return SkipReason.SYSTEM
+    if role is model.Role.SYSTEM or any(metadata.get(flag) for flag in _SYSTEM_FLAGS):
+        return model.SkipReason.SYSTEM
     if kind in _CONTEXT_TYPES:
-        return SkipReason.CONTEXT
+        return model.SkipReason.CONTEXT
     weight = message.get("weight", 1)
     if metadata.get("is_visually_hidden_from_conversation") or (weight is not None and weight == 0):
-        return SkipReason.HIDDEN
+        return model.SkipReason.HIDDEN
     if not any(p.text or p.raw for p in parts):
-        return SkipReason.EMPTY
+        return model.SkipReason.EMPTY
     return None
 
 
-def _node(node_id: str, parent: str | None, message: Mapping[str, Any], notes: list[Note]) -> Node:
+def _node(node_id: str, parent: str | None, message: Mapping[str, Any], notes: list[model.Note]) -> Node:
     author = as_dict(message.get("author"))
-    role = Role.from_chat(str(author.get("role")))
+    role = model.Role.from_chat(str(author.get("role")))
     parts, unknown = _content_parts(message, role)
     if unknown:
-        notes.append(Note(NoteKind.UNKNOWN_CONTENT, f"content type {unknown} kept raw", node_id))
+        notes.append(model.Note(model.NoteKind.UNKNOWN_CONTENT, f"content type {unknown} kept raw", node_id))
     extra: tuple[tuple[str, str], ...] = ()
     if message.get("status") == "in_progress":
-        notes.append(Note(NoteKind.INTERRUPTED, "the reply was interrupted", node_id))
+        notes.append(model.Note(model.NoteKind.INTERRUPTED, "the reply was interrupted", node_id))
         extra = (("status", "in_progress"),)
     skip = _skip(message, role, parts)
     raw, time = _time(message.get("create_time"))
@@ -200,17 +211,15 @@ def _node(node_id: str, parent: str | None, message: Mapping[str, Any], notes: l
     )
 
 
-def conversation(item: Mapping[str, Any], source: Source, index: int) -> ImportedConversation:
+def conversation(item: Mapping[str, Any], source: Source, index: int) -> model.ImportedConversation:
     """One ChatGPT conversation object as an ``ImportedConversation``."""
-    mapping = item.get("mapping")
-    if not isinstance(mapping, dict):
-        raise ImportFormatError(f"{source.label}: conversation {index} has no mapping; expected {EXPECTED}")
+    mapping = required(item, "mapping", dict, f"{source.label}: conversation {index}", EXPECTED)
     order, links, notes = read_mapping(mapping, _node)
     leaf = item.get("current_node")
     heuristic = not isinstance(leaf, str) or (leaf not in mapping)
     if heuristic:
         leaf = latest_leaf(order)
-        notes.append(Note(NoteKind.BRANCH_HEURISTIC, "current_node is missing: the latest leaf was taken"))
+        notes.append(model.Note(model.NoteKind.BRANCH_HEURISTIC, "current_node is missing: the latest leaf was taken"))
     created_raw, created = _time(item.get("create_time"))
     _, updated = _time(item.get("update_time"))
     # without an id, one from the content: the same conversation gets the same id on every import
@@ -219,7 +228,7 @@ def conversation(item: Mapping[str, Any], source: Source, index: int) -> Importe
     )
     flags = tuple((k, as_text(item[k])) for k in ("is_archived", "is_starred", "gizmo_id") if item.get(k))
     head = Header(
-        source=SourceFormat.CHATGPT,
+        source=model.SourceFormat.CHATGPT,
         conversation_id=conversation_id,
         title=as_text(item.get("title")),
         origin=source.label,
@@ -234,9 +243,9 @@ def conversation(item: Mapping[str, Any], source: Source, index: int) -> Importe
     return assemble(head, order, leaf if isinstance(leaf, str) else None, links=links)
 
 
-def read(source: Source) -> Iterator[ImportedConversation]:
+def read(source: Source) -> Iterator[model.ImportedConversation]:
     """The conversations of a ChatGPT export file, one at a time."""
     for index, item in json_values(source, EXPECTED):
         if not isinstance(item, dict):
-            raise ImportFormatError(f"{source.label}: item {index} is not a conversation; expected {EXPECTED}")
+            raise model.ImportFormatError(f"{source.label}: item {index} is not a conversation; expected {EXPECTED}")
         yield conversation(item, source, index)

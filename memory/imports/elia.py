@@ -14,33 +14,24 @@ from __future__ import annotations
 import sqlite3
 from collections.abc import Iterator
 
-from huichat.memory.imports.model import (
-    ImportedConversation,
-    Note,
-    NoteKind,
-    Part,
-    PartKind,
-    Role,
-    SourceFormat,
-    SourceTime,
-)
+from huichat.memory.imports import model
 from huichat.memory.imports.sources import Source, column, open_sqlite
 from huichat.memory.imports.text import as_text, to_json
 from huichat.memory.imports.times import from_iso
 from huichat.memory.imports.tree import Header, Node, assemble, skip_reason
 
-_NAIVE = Note(NoteKind.TIME_ASSUMED_UTC, "elia stores times without a zone; they were read as UTC")
+_NAIVE = model.Note(model.NoteKind.TIME_ASSUMED_UTC, "elia stores times without a zone; they were read as UTC")
 
 
-def _time(value: object) -> SourceTime | None:
+def _time(value: object) -> model.SourceTime | None:
     instant = from_iso(str(value)) if value is not None else None
-    return SourceTime(str(value), instant) if instant else None
+    return model.SourceTime(str(value), instant) if instant else None
 
 
 def _node(row: sqlite3.Row) -> Node:
-    role = Role.from_chat(as_text(row["role"]))
+    role = model.Role.from_chat(as_text(row["role"]))
     text = as_text(row["content"])
-    parts = (Part(PartKind.TEXT, text),) if text else ()
+    parts = (model.Part(model.PartKind.TEXT, text),) if text else ()
     skip = skip_reason(role, bool(text.strip()))
     time = _time(row["timestamp"])
     return Node(
@@ -50,20 +41,20 @@ def _node(row: sqlite3.Row) -> Node:
         parts=parts,
         time_raw=as_text(row["timestamp"]),
         instant=time.instant if time else None,
-        model=as_text(row["model"]) if role is Role.ASSISTANT else "",
+        model=as_text(row["model"]) if role is model.Role.ASSISTANT else "",
         skip=skip,
         raw=to_json(dict(zip(row.keys(), tuple(row), strict=True))) if skip else "",
     )
 
 
-def read(source: Source) -> Iterator[ImportedConversation]:
+def read(source: Source) -> Iterator[model.ImportedConversation]:
     """Every chat in an elia database."""
     with open_sqlite(source, "elia database") as connection:
         for chat in connection.execute("select * from chat order by id").fetchall():
             rows = connection.execute("select * from message where chat_id = ? order by id", (chat["id"],)).fetchall()
             started = _time(chat["started_at"])
             head = Header(
-                source=SourceFormat.ELIA,
+                source=model.SourceFormat.ELIA,
                 conversation_id=f"{chat['id']}@{started.instant.isoformat() if started else ''}",
                 title=as_text(chat["title"]),
                 origin=source.label,

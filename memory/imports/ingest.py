@@ -65,22 +65,35 @@ class ImportTally:
     """What an import did (or a dry run would do), counted as it goes."""
 
     conversations: int = 0
+    """Conversations read from the source."""
     new_sessions: int = 0
+    """Conversations stored as new sessions."""
     extended_sessions: int = 0
+    """Conversations stored before that gained messages, branches or a title."""
     unchanged: int = 0
     """Conversations already wholly stored."""
     nothing_visible: int = 0
     """Conversations with no visible message (empty): nothing to import."""
     turns: int = 0
+    """Turns written (a user message and the replies to it)."""
     messages: int = 0
+    """Visible messages new to memory."""
     present: int = 0
+    """Messages (visible or not) found already stored."""
     alternatives: int = 0
+    """Branches kept beside the current one (edits, regenerations)."""
     skipped: Counter[str] = field(default_factory=Counter)
+    """Nodes passed over, by reason (system prompts, tool plumbing, empty)."""
     moved: int = 0
+    """Conversations whose current branch moved to a message already stored."""
     retitled: int = 0
+    """Stored sessions given the source's newer title."""
     times_estimated: int = 0
+    """New messages whose time the source did not give (estimated from their neighbours)."""
     unknown_parts: int = 0
+    """Parts of new messages of a kind the reader does not know (kept raw)."""
     guessed_branches: int = 0
+    """New sessions whose current branch had to be guessed (the source does not mark it)."""
 
     def add(self, conversation: ImportedConversation, plan: Plan | None) -> None:
         """Count one conversation and its plan."""

@@ -12,21 +12,17 @@ import sqlite3
 from collections.abc import Collection, Iterator
 from datetime import datetime, timedelta
 
+from huichat.memory.imports import model
 from huichat.memory.imports.llm_parts import fragment_part
-from huichat.memory.imports.model import (
-    ImportedConversation,
-    Part,
-    PartKind,
-    Role,
-    SourceFormat,
-    SourceTime,
-)
 from huichat.memory.imports.sources import Source, column
 from huichat.memory.imports.text import as_text, placeholder, to_json
 from huichat.memory.imports.times import parse_stamp
 from huichat.memory.imports.tree import Header, Node, assemble, skip_reason
 
-_TOOL_TABLES = {"tool_calls": (PartKind.TOOL_CALL, "arguments"), "tool_results": (PartKind.TOOL_RESULT, "output")}
+_TOOL_TABLES = {
+    "tool_calls": (model.PartKind.TOOL_CALL, "arguments"),
+    "tool_results": (model.PartKind.TOOL_RESULT, "output"),
+}
 """The kind of part a row of each tool table is, and the column that holds its text (only
 results have an ``exception``)."""
 
@@ -42,8 +38,8 @@ class LegacyReader:
     def _rows(self, sql: str, *args: object) -> list[sqlite3.Row]:
         return self.db.execute(sql, args).fetchall()
 
-    def _user_parts(self, response_id: str, prompt: str) -> list[Part]:
-        parts: list[Part] = []
+    def _user_parts(self, response_id: str, prompt: str) -> list[model.Part]:
+        parts: list[model.Part] = []
         if "prompt_fragments" in self.tables and "fragments" in self.tables:
             for row in self._rows(
                 "select f.content, f.source from prompt_fragments p join fragments f on f.id = p.fragment_id "
@@ -59,19 +55,21 @@ class LegacyReader:
             ):
                 name = as_text(row["path"] or row["url"])
                 parts.append(
-                    Part(PartKind.ATTACHMENT, placeholder("attachment", name, as_text(row["type"])), name=name)
+                    model.Part(
+                        model.PartKind.ATTACHMENT, placeholder("attachment", name, as_text(row["type"])), name=name
+                    )
                 )
         if prompt:
-            parts.append(Part(PartKind.TEXT, prompt))
+            parts.append(model.Part(model.PartKind.TEXT, prompt))
         return parts
 
-    def _tool_parts(self, table: str, response_id: str) -> list[Part]:
+    def _tool_parts(self, table: str, response_id: str) -> list[model.Part]:
         if table not in self.tables:
             return []
         kind, text = _TOOL_TABLES[table]
         rows = self._rows(f"select * from {table} where response_id = ? order by id", response_id)  # a fixed name
         return [
-            Part(
+            model.Part(
                 kind,
                 as_text(r[text]),
                 name=as_text(r["name"]),
@@ -89,8 +87,8 @@ class LegacyReader:
 
         def add(
             suffix: str,
-            role: Role,
-            parts: list[Part],
+            role: model.Role,
+            parts: list[model.Part],
             raw: str,
             instant: datetime | None,
         ) -> None:
@@ -104,7 +102,7 @@ class LegacyReader:
                     parts=tuple(parts),
                     time_raw=raw,
                     instant=instant,
-                    model=as_text(row["model"]) if role is Role.ASSISTANT else "",
+                    model=as_text(row["model"]) if role is model.Role.ASSISTANT else "",
                     skip=reason,
                     raw=to_json(dict(zip(row.keys(), tuple(row), strict=True))) if reason else "",
                 )
@@ -112,33 +110,33 @@ class LegacyReader:
 
         system = as_text(row["system"])
         if system and system != system_before:
-            add("system", Role.SYSTEM, [Part(PartKind.TEXT, system)], start_raw, start)
+            add("system", model.Role.SYSTEM, [model.Part(model.PartKind.TEXT, system)], start_raw, start)
         results = self._tool_parts("tool_results", rid)
         if results:
-            add("tool_results", Role.TOOL, results, start_raw, start)
+            add("tool_results", model.Role.TOOL, results, start_raw, start)
         prompt_parts = self._user_parts(rid, as_text(row["prompt"]))
         if prompt_parts or not results:
-            add("prompt", Role.USER, prompt_parts, start_raw, start)
-        reply: list[Part] = []
+            add("prompt", model.Role.USER, prompt_parts, start_raw, start)
+        reply: list[model.Part] = []
         if column(row, "reasoning"):
-            reply.append(Part(PartKind.REASONING, as_text(column(row, "reasoning"))))
+            reply.append(model.Part(model.PartKind.REASONING, as_text(column(row, "reasoning"))))
         if row["response"]:
-            reply.append(Part(PartKind.TEXT, as_text(row["response"])))
+            reply.append(model.Part(model.PartKind.TEXT, as_text(row["response"])))
         reply += self._tool_parts("tool_calls", rid)
         duration = column(row, "duration_ms")
         if isinstance(duration, int) and start is not None:
             add(
                 "response",
-                Role.ASSISTANT,
+                model.Role.ASSISTANT,
                 reply,
                 f"{start_raw} + {duration} ms",
                 start + timedelta(milliseconds=duration),
             )
         else:
-            add("response", Role.ASSISTANT, reply, start_raw, start)
+            add("response", model.Role.ASSISTANT, reply, start_raw, start)
         return nodes
 
-    def conversation(self, conversation_id: str, rows: list[sqlite3.Row], name: str) -> ImportedConversation:
+    def conversation(self, conversation_id: str, rows: list[sqlite3.Row], name: str) -> model.ImportedConversation:
         """The conversation of ``rows`` (ordered by id)."""
         order: list[Node] = []
         system = ""
@@ -147,18 +145,18 @@ class LegacyReader:
             system = as_text(row["system"]) or system
         start = parse_stamp(as_text(rows[0]["datetime_utc"])) if rows else None
         head = Header(
-            source=SourceFormat.LLM,
+            source=model.SourceFormat.LLM,
             conversation_id=conversation_id,
             title=name,
             origin=self.source.label,
-            created=SourceTime(as_text(rows[0]["datetime_utc"]), start) if rows and start else None,
+            created=model.SourceTime(as_text(rows[0]["datetime_utc"]), start) if rows and start else None,
             updated=None,
             fallback_time=self.source.modified,
             model=as_text(rows[0]["model"]) if rows else "",
         )
         return assemble(head, order, None, linear=True)
 
-    def read(self, skip_ids: Collection[str]) -> Iterator[ImportedConversation]:
+    def read(self, skip_ids: Collection[str]) -> Iterator[model.ImportedConversation]:
         """Every conversation, leaving out responses in ``skip_ids`` (already read from the newer tables)."""
         names = {}
         if "conversations" in self.tables:

@@ -20,18 +20,9 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 
+from huichat.memory.imports import model
 from huichat.memory.imports.llm_legacy import LegacyReader
 from huichat.memory.imports.llm_parts import PartReader
-from huichat.memory.imports.model import (
-    ImportedConversation,
-    Note,
-    NoteKind,
-    Part,
-    PartKind,
-    Role,
-    SourceFormat,
-    SourceTime,
-)
 from huichat.memory.imports.sources import Source, open_sqlite, sqlite_tables
 from huichat.memory.imports.text import as_text, to_json
 from huichat.memory.imports.times import parse_stamp
@@ -103,7 +94,7 @@ class ThreadReader:
         return times
 
     def _legacy_times(
-        self, thread_id: str, visible: list[str], texts: dict[str, tuple[Role, str]]
+        self, thread_id: str, visible: list[str], texts: dict[str, tuple[model.Role, str]]
     ) -> dict[str, tuple[str, datetime | None, str]]:
         """Times of a history logged by an older llm and re-sent into this thread's chain."""
         if not self.legacy:
@@ -111,7 +102,7 @@ class ThreadReader:
         pairs: dict[tuple[str, str], list[tuple[str, str]]] = {}
         chain = list(reversed(visible))
         for asked, answered in itertools.pairwise(chain):
-            if texts[asked][0] is Role.USER and texts[answered][0] is Role.ASSISTANT:
+            if texts[asked][0] is model.Role.USER and texts[answered][0] is model.Role.ASSISTANT:
                 pairs.setdefault((texts[asked][1], texts[answered][1]), []).append((asked, answered))
         times: dict[str, tuple[str, datetime | None, str]] = {}
         for row in self.db.execute("select * from responses where conversation_id = ? order by id", (thread_id,)):
@@ -129,30 +120,30 @@ class ThreadReader:
             times[answered] = (f"{start_raw} + {duration} ms", end, as_text(row["model"]))
         return times
 
-    def thread(self, thread: _Thread) -> ImportedConversation:
+    def thread(self, thread: _Thread) -> model.ImportedConversation:
         """One thread as a conversation: its tip's chain visible, other turns' outputs alternatives."""
         where = "id = ?" if thread.orphan else "thread_id = ?"
         turns = self.db.execute(f"select * from turns where {where} order by datetime_utc, id", (thread.id,)).fetchall()
         found: dict[str, sqlite3.Row] = {}
         visible = self._walk(thread.tip, found)
         times = self._turn_times(turns, found)
-        notes: list[Note] = []
-        parts_of: dict[str, list[Part]] = {}
-        texts: dict[str, tuple[Role, str]] = {}
+        notes: list[model.Note] = []
+        parts_of: dict[str, list[model.Part]] = {}
+        texts: dict[str, tuple[model.Role, str]] = {}
         for message_hash, row in found.items():
             parts = self.parts.read(message_hash)
             notes += unknown_notes(parts, "part type", message_hash)
-            role = Role.from_chat(as_text(row["role"]))
-            if role is Role.USER and parts and all(p.kind is PartKind.TOOL_RESULT for p in parts):
-                role = Role.TOOL  # tool output sent back to the model is not the user speaking
+            role = model.Role.from_chat(as_text(row["role"]))
+            if role is model.Role.USER and parts and all(p.kind is model.PartKind.TOOL_RESULT for p in parts):
+                role = model.Role.TOOL  # tool output sent back to the model is not the user speaking
             parts_of[message_hash] = parts
-            texts[message_hash] = (role, "".join(p.text for p in parts if p.kind is PartKind.TEXT))
+            texts[message_hash] = (role, "".join(p.text for p in parts if p.kind is model.PartKind.TEXT))
         times.update(self._legacy_times(thread.id, visible, texts))
         order: list[Node] = []
         for message_hash, row in sorted(found.items(), key=lambda item: int(item[1]["row_number"])):
             parts = parts_of[message_hash]
             role = texts[message_hash][0]
-            raw_time, instant, model = times.get(message_hash, ("", None, ""))
+            raw_time, instant, answered_by = times.get(message_hash, ("", None, ""))
             skip = skip_reason(role, any(p.text or p.content or p.raw for p in parts))
             order.append(
                 Node(
@@ -162,7 +153,7 @@ class ThreadReader:
                     parts=tuple(parts),
                     time_raw=raw_time,
                     instant=instant,
-                    model=model,
+                    model=answered_by,
                     skip=skip,
                     raw=to_json({"role": row["role"], "parts": [p.text for p in parts]}) if skip else "",
                 )
@@ -170,15 +161,17 @@ class ThreadReader:
         # parents read with an earlier thread: linked, not repeated
         outside: dict[str, str | None] = {n.parent_id: None for n in order if n.parent_id in self.read_hashes}
         if outside:
-            notes.append(Note(NoteKind.CONTINUES, f"continues {len(outside)} message(s) read with an earlier thread"))
+            notes.append(
+                model.Note(model.NoteKind.CONTINUES, f"continues {len(outside)} message(s) read with an earlier thread")
+            )
         self.read_hashes.update(found)
         created = parse_stamp(thread.created)
         head = Header(
-            source=SourceFormat.LLM,
+            source=model.SourceFormat.LLM,
             conversation_id=thread.id,
             title=thread.name,
             origin=self.source.label,
-            created=SourceTime(thread.created, created) if created else None,
+            created=model.SourceTime(thread.created, created) if created else None,
             updated=None,
             fallback_time=self.source.modified,
             model=as_text(turns[0]["model"]) if turns else "",
@@ -205,7 +198,7 @@ class ThreadReader:
             )
 
 
-def read(source: Source) -> Iterator[ImportedConversation]:
+def read(source: Source) -> Iterator[model.ImportedConversation]:
     """Every conversation in an llm ``logs.db``, whichever generations it holds."""
     with open_sqlite(source, "llm database") as connection:
         tables = sqlite_tables(connection)

@@ -41,6 +41,7 @@ class ReadFile:
     """A file that was read, and as what."""
 
     label: str
+    """The path, or ``archive.zip:member`` inside an archive."""
     format: SourceFormat
 
 
@@ -49,6 +50,7 @@ class IgnoredFile:
     """A file inside a folder or archive that was passed over, and why."""
 
     label: str
+    """The path, or ``archive.zip:member`` inside an archive."""
     reason: str
 
 

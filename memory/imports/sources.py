@@ -13,12 +13,12 @@ import re
 import sqlite3
 import tarfile
 import zipfile
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import IO, Any
+from typing import IO, Any, TypeVar
 
 import ijson
 import zstandard
@@ -182,6 +182,18 @@ def json_events(source: Source, *, multiple: bool) -> Iterator[Iterator[Any]]:
     limits = source.reading.limits
     with source.open() as stream:
         yield bounded_events(JsonStream(stream, source.label, limits), source.label, limits, multiple=multiple)
+
+
+_Part = TypeVar("_Part", list[Any], dict[str, Any])
+
+
+def required(item: Mapping[str, Any], key: str, kind: type[_Part], where: str, expected: str) -> _Part:
+    """``item[key]`` when it is a ``kind`` (the list of messages, the mapping of nodes); else the
+    one line that says which conversation lacks it and what the reader expected."""
+    value = item.get(key)
+    if not isinstance(value, kind):
+        raise ImportFormatError(f"{where} has no {key}; expected {expected}")
+    return value
 
 
 def json_values(source: Source, expected: str) -> Iterator[tuple[int, Any]]:

@@ -69,13 +69,18 @@ class SummaryBuilder:
 
     conversations: int = 0
     empty: int = 0
+    """Conversations without a visible message."""
     messages: int = 0
     turns: int = 0
     branches: int = 0
+    """Branches beside the current one."""
     branch_messages: int = 0
     estimated: int = 0
+    """Messages whose time is estimated."""
     unknown: int = 0
+    """Parts of a kind the reader does not know."""
     guessed: int = 0
+    """Conversations whose current branch was guessed."""
     first: datetime | None = None
     last: datetime | None = None
     skipped: Counter[str] = field(default_factory=Counter)

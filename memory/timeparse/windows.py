@@ -149,6 +149,7 @@ _WINDOW_LEAD = re.compile(
     needs=["last", "past", "previous"],
 )
 def _en_window(cal: Calendar, m: re.Match[str]) -> Piece | None:
+    """A window ending now: "the last three weeks", "past few days", "in the last month"."""
     word = m["word"].lower()
     qualifier = lead(m, _WINDOW_LEAD)
     if not m["n"] and (word == "previous" or (word == "last" and not (qualifier and qualifier["the"]))):
@@ -180,6 +181,7 @@ def _en_unit(unit: str, count: str) -> tuple[str, float | None]:
     needs=["ago", "back", "before"],
 )
 def _en_ago(cal: Calendar, m: re.Match[str]) -> TimeRange | None:
+    """A time that far back: "three weeks ago", "a few days back", "half a year before"."""
     raw = m["n"].lower()
     half = raw in ("half a", "half an")
     unit, amount = _en_unit(m["unit"], "1" if half else raw)

@@ -47,6 +47,14 @@ class ChatConfig(BaseModel):
     """Who titles a session: the model, after the first exchange, in the user's language; local: its first message's leading clause (no request)."""
     retitle_every: int = Field(default=8, ge=0, le=10_000)
     """The model looks at a session's title again after this many more turns (0: never)."""
+    max_message_chars: int = Field(default=32_000, ge=100, le=10_000_000)
+    """A longer message is refused in one line and kept where it was typed (nothing is sent)."""
+
+    def message_problem(self, text: str) -> str | None:
+        """Why ``text`` cannot be sent as a message (one line), or None."""
+        if len(text) <= self.max_message_chars:
+            return None
+        return f"the message is {len(text)} characters long; at most {self.max_message_chars} characters are sent (chat.max_message_chars)"
 
 
 class UIConfig(BaseModel):

@@ -279,11 +279,11 @@ class ChatSession:
         injected = ""
         if self.config.auto_recall or not provider.supports_tools:
             top_k = self.config.auto_recall_top_k
-            arguments: dict[str, Any] = {"query": text, "top_k": top_k}
+            query = text.strip()[: self.kernel.config.max_query_chars]  # a long message is recalled by its start
+            arguments: dict[str, Any] = {"query": query, "top_k": top_k}
             yield RecallStarted("auto", RECALL_MEMORY, arguments, "auto")
             outcome = await self._guarded(
-                RECALL_MEMORY,
-                lambda: search(self.kernel, text.strip(), replace(context, context_window=0), top_k=top_k),
+                RECALL_MEMORY, lambda: search(self.kernel, query, replace(context, context_window=0), top_k=top_k)
             )
             yield RecallFinished("auto", RECALL_MEMORY, arguments, outcome.results, None, outcome.error, "auto")
             progress.recalled.extend(outcome.recalled_ids)

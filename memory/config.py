@@ -87,6 +87,8 @@ class RetrieverConfig(_Section):
     """Row count from which an ANN vector index is built (below it a flat scan is exact and fast)."""
     search_timeout_seconds: float = Field(default=10.0, gt=0, le=600)
     """A search that takes longer is given up with an error (the model is told and may retry)."""
+    max_query_chars: int = Field(default=2000, ge=16, le=100_000)
+    """A longer query is refused before any work (a chat message's recall reads its start)."""
 
 
 def _cron(value: str) -> str:

@@ -9,6 +9,10 @@ class DeadlinePassed(KernelError):
     """Work given up at its deadline (it may still finish in the background); it may succeed later."""
 
 
+class TooLong(KernelError):
+    """Input over its configured length, refused before any work is done on it."""
+
+
 class IndexUnavailable(KernelError):
     """The index cannot be read or written right now; the transcripts are unaffected.
 

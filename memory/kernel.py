@@ -25,7 +25,7 @@ from huichat.memory.config import MAX_TOP_K, LifecycleConfig, RetrieverConfig
 from huichat.memory.deadline import call_with_deadline
 from huichat.memory.durability import make_durable
 from huichat.memory.embedding import Embedder
-from huichat.memory.errors import DeadlinePassed, IndexUnavailable, KernelError
+from huichat.memory.errors import DeadlinePassed, IndexUnavailable, KernelError, TooLong
 from huichat.memory.filters import Compare
 from huichat.memory.fusion import Fusion
 from huichat.memory.health import OK, IndexHealth, IndexState
@@ -404,6 +404,12 @@ class MemoryKernel:
         retriever = self.retriever
         if request.top_k is not None and not 1 <= request.top_k <= MAX_TOP_K:
             raise KernelError(f"top_k must be between 1 and {MAX_TOP_K} (got {request.top_k})")
+        if len(request.query) > self.config.max_query_chars:
+            # refused before the embedder and the word index see it: their work grows with the text
+            raise TooLong(
+                f"the query is {len(request.query)} characters long; at most {self.config.max_query_chars} "
+                "are searched (retriever.max_query_chars)"
+            )
         limit = self.config.search_timeout_seconds
         try:  # bounded work of its own, not counted against the search's deadline (only the first search does it)
             if not retriever.reference_ready:

@@ -162,6 +162,8 @@ async def chat_completions(
     question = dialogue([last])
     if last.get("role") != "user" or not question:
         raise ApiError(400, "the last message must be the user's, with text")
+    if (problem := service.runtime.loaded.config.chat.message_problem(question[0][1])) is not None:
+        raise ApiError(413, problem)
     kernel = await service.kernel(user)
     try:
         conversation = await service.conversations.find(user, kernel, service.llm, said, session_header)

@@ -20,7 +20,7 @@ from fastapi.responses import JSONResponse
 from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from huichat.memory.errors import DeadlinePassed, IndexUnavailable, KernelError
+from huichat.memory.errors import DeadlinePassed, IndexUnavailable, KernelError, TooLong
 
 log = logging.getLogger("huichat.serve")
 MEMORY_HEADER = "X-Huichat-Memory"
@@ -84,6 +84,8 @@ def install_error_handlers(app: FastAPI, *, deadline_seconds: float, retry_secon
             return error_response(504, str(exc), {"Retry-After": str(math.ceil(deadline_seconds))})
         if isinstance(exc, IndexUnavailable):
             return error_response(503, str(exc), unavailable_headers(retry_seconds))
+        if isinstance(exc, TooLong):
+            return error_response(413, str(exc))
         log.error("kernel error: %s", exc)
         return error_response(500, str(exc))
 

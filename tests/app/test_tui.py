@@ -13,6 +13,7 @@ from huichat.app.tui.screens.search import SearchScreen
 from huichat.app.tui.screens.turn_detail import TurnDetailScreen
 from huichat.app.tui.widgets.chat_message import ChatMessage
 from huichat.app.tui.widgets.memory_panel import MemoryPanel
+from huichat.app.tui.widgets.prompt_input import PromptInput
 from huichat.providers.llm import LLMClient
 from tests.app.tui_helpers import (
     build_app,
@@ -251,6 +252,22 @@ async def test_a_provider_error_is_notified_and_the_turn_can_be_retried(tmp_path
         assert said(app)[-1].text == "second try works"
     turns = kernel.session_turns(kernel.sessions()[0].session_id)
     assert [t.status for t in turns] == ["failed", "ok"]
+
+
+async def test_a_message_over_the_limit_is_refused_in_one_line_and_kept_in_the_prompt(
+    tmp_path: Path, fake_llm: FakeLLM
+) -> None:
+    kernel = deterministic_kernel(tmp_path)
+    chat = {"titles": "local", "max_message_chars": 100}
+    app = build_app(tmp_path, loaded_config(fake_providers(fake_llm), chat=chat), kernel=kernel)
+    async with app.run_test(size=(120, 36)) as pilot:
+        await ready(pilot)
+        typed = "长" * 101
+        app.screen.query_one(PromptInput).insert(typed)
+        await pilot.press("enter")
+        await wait_until(pilot, lambda: any("at most 100" in str(n.message) for n in app._notifications))
+        assert app.screen.query_one(PromptInput).text == typed and said(app) == []
+    assert fake_llm.requests == []
 
 
 async def test_an_index_lost_mid_session_shows_in_the_status_line_and_the_chat_goes_on(

@@ -15,7 +15,7 @@ import pytest
 
 from huichat.memory.config import RetrieverConfig
 from huichat.memory.embedding import HashEmbedder
-from huichat.memory.errors import KernelError
+from huichat.memory.errors import KernelError, TooLong
 from huichat.memory.health import IndexState
 from huichat.memory.indexing import session_entries
 from huichat.memory.kernel import MemoryKernel, SessionHandle
@@ -296,6 +296,13 @@ def test_top_k_outside_its_range_is_refused(kernel: MemoryKernel, top_k: int) ->
     _session(kernel, 2)
     with pytest.raises(KernelError, match="between 1 and 100"):
         kernel.search(SearchRequest("message", NOW, top_k))
+
+
+def test_a_query_over_its_limit_is_refused_before_any_work(tmp_path: Path) -> None:
+    embedder = _StuckEmbedder()  # never answers: the refusal must come before the embedder is asked
+    kernel = open_kernel(tmp_path, embedder, RetrieverConfig(max_query_chars=100, min_similarity=0.0))
+    with pytest.raises(TooLong, match="the query is 200000 characters long; at most 100 are searched"):
+        kernel.search(SearchRequest("记" * 200_000, NOW))
 
 
 def test_a_data_folder_that_cannot_be_written_gives_one_line(tmp_path: Path) -> None:

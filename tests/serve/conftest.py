@@ -102,14 +102,15 @@ def stop_server(process: subprocess.Popen[bytes]) -> None:
 
 def write_config(folder: Path, llm: FakeLLM, port: int, retriever: str = "", **serve: Any) -> Path:
     """A config with the hash embedder, data under ``folder`` and the fake model as providers ``fake`` and ``other``
-    (``retriever``: more lines of that section)."""
+    (``retriever``: more lines of that section); queries and messages are short enough to pass the body limit."""
     settings = {"port": port, "requests_per_minute": RATE_LIMIT, "max_body_bytes": 4096, "memory_retry_seconds": 1.0}
     settings.update(serve)
     lines = "".join(f"  {k}: {v if not isinstance(v, bool) else str(v).lower()}\n" for k, v in settings.items())
     config = folder / "config.yaml"
     config.write_text(
         f"embedding:\n  model_path: hash\nstorage:\n  data_dir: {folder / 'data'}\n"
-        f"retriever:\n  timezone: Asia/Shanghai\n  min_similarity: 0.0\n{retriever}"
+        f"retriever:\n  timezone: Asia/Shanghai\n  min_similarity: 0.0\n  max_query_chars: 100\n{retriever}"
+        "chat:\n  max_message_chars: 1000\n"
         f"providers:\n  max_retries: 0\n  named:\n    fake: {{model: openai/fake-model, api_base: '{llm.base_url}'}}\n"
         f"    other: {{model: openai/other-model, api_base: '{llm.base_url}'}}\n"
         f"serve:\n{lines}",

@@ -132,6 +132,7 @@ def test_an_explicit_session_header_continues_that_session(server: Server) -> No
         ({"model": "nope", "messages": [{"role": "user", "content": "x"}]}, 404, "does not exist"),
         ({"model": "fake", "messages": []}, 400, "messages"),
         ({"model": "fake", "messages": [{"role": "assistant", "content": "x"}]}, 400, "last message"),
+        ({"model": "fake", "messages": [{"role": "user", "content": "x" * 3000}]}, 413, "at most 1000 characters"),
     ],
 )
 def test_bad_chat_requests_get_one_clear_line(server: Server, body: dict[str, object], status: int, words: str) -> None:
@@ -139,3 +140,11 @@ def test_bad_chat_requests_get_one_clear_line(server: Server, body: dict[str, ob
         response = http.post("/v1/chat/completions", json=body)
     assert response.status_code == status
     assert words in response.json()["error"]["message"]
+
+
+def test_a_message_longer_than_a_query_may_be_is_answered_its_recall_reading_its_start(server: Server) -> None:
+    with server.client(server.key("hank")) as http:
+        body = {"model": "fake", "messages": [{"role": "user", "content": "部署 " + "a long message " * 60}]}
+        response = http.post("/v1/chat/completions", json=body)
+    assert response.status_code == 200, response.text
+    assert response.json()["choices"][0]["message"]["content"]

@@ -110,3 +110,12 @@ def test_an_unexpected_failure_is_a_json_500_naming_no_internals(tmp_path: Path)
         "type": "api_error",
         "code": 500,
     }
+
+
+def test_a_query_over_the_limit_is_a_json_413_at_once(server: Server) -> None:
+    with server.client(server.key("default")) as client:
+        too_long = client.post("/v1/memory/search", json={"query": "x" * 3000})
+        assert too_long.status_code == 413
+        error = too_long.json()["error"]
+        assert error["code"] == 413 and "the query is 3000 characters long; at most 100" in error["message"]
+        assert client.post("/v1/memory/search", json={"query": "部署"}).status_code == 200

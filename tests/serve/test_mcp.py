@@ -63,6 +63,8 @@ async def test_read_only_tools_with_the_seeds_schemas_and_format(config: Path) -
         assert "1 turns | 本地模型部署用什么" in sessions.content[0].text  # type: ignore[union-attr]
         refused = await client.call_tool("remember", {"text": "x"})
         assert refused.is_error
+        too_long = await client.call_tool("recall_memory", {"query": "部署" * 50_000})
+        assert too_long.is_error and "at most 2000 are searched" in too_long.content[0].text  # type: ignore[union-attr]
 
 
 async def test_allow_write_adds_remember_and_the_turn_is_recallable(config: Path) -> None:

@@ -293,8 +293,8 @@ class ChatScreen(Screen[None]):
         if self.replying:
             self.notify("Wait for the current reply to finish.", timeout=3)
             return
-        problem = self.provider_problem()
-        if problem:
+        problem = self.provider_problem() or self.huichat.runtime.loaded.config.chat.message_problem(event.text)
+        if problem:  # the text stays in the prompt
             self.notify(problem, severity="error", timeout=8)
             return
         event.prompt.clear()

@@ -20,7 +20,7 @@ def test_stop_during_a_slow_stream_in_a_real_terminal(tmp_path: Path) -> None:
             _tmux("send-keys", "-t", session, "Enter")
             _wait_for(session, "慢慢地说慢慢地说")
             _tmux("send-keys", "-t", session, "Escape")
-            _wait_for(session, "stopped — ctrl+r asks again", seconds=10)
+            _wait_for(session, "stopped — F4 asks again", seconds=10)
             shown = _pane(session).count("慢")
             time.sleep(0.5)
             assert _pane(session).count("慢") == shown  # nothing streams after the stop

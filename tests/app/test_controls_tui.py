@@ -7,6 +7,7 @@ from pathlib import Path
 import pytest
 
 from benchmarks.fakellm import FakeLLM, Reply
+from huichat.app.tui.screens.picker import PickerScreen
 from tests.app.tui_helpers import (
     build_app,
     deterministic_kernel,
@@ -48,7 +49,7 @@ async def test_a_streaming_reply_stops_keeps_what_arrived_and_can_be_asked_again
         turns = kernel.session_turns(session_id)
         assert [(t.status, dict(t.extra)["error"]) for t in turns] == [("failed", "the reply was stopped")]
         assert turns[0].messages[-1].text == kept
-        await pilot.press("ctrl+r")  # asks the stopped message again
+        await pilot.press("f4")  # asks the stopped message again
         await wait_until(pilot, lambda: not screen.replying and said(app)[-1].text == "second answer")
         assert fake_llm.requests[-1]["messages"][-1]["content"].endswith("讲个长故事")
 
@@ -60,3 +61,32 @@ async def test_escape_without_a_reply_goes_back_to_the_prompt(tmp_path: Path, fa
         app.chat_screen.transcript.focus()
         await pilot.press("escape")
         assert app.focused is app.chat_screen.prompt
+
+
+async def test_prompt_history_comes_back_with_up_and_ctrl_r_across_sessions(tmp_path: Path, fake_llm: FakeLLM) -> None:
+    loaded = loaded_config(fake_providers(fake_llm), storage={"data_dir": str(tmp_path)})
+    app = build_app(tmp_path, loaded)
+    async with app.run_test(size=(120, 36)) as pilot:
+        await ready(pilot)
+        for text in ("第一句", "second prompt"):
+            await pilot.press(*text)
+            await pilot.press("enter")
+            await wait_until(pilot, lambda: not app.chat_screen.replying and said(app)[-1].text == "ok")
+    assert (tmp_path / "prompt_history.jsonl").stat().st_mode & 0o077 == 0  # private to the user
+
+    app = build_app(tmp_path, loaded)  # a new start: the history is still there
+    async with app.run_test(size=(120, 36)) as pilot:
+        await ready(pilot)
+        prompt = app.chat_screen.prompt
+        await pilot.press("up")
+        assert prompt.text == "second prompt"
+        await pilot.press("up")
+        assert prompt.text == "第一句"
+        await pilot.press("down", "down")
+        assert prompt.text == ""
+        await pilot.press("ctrl+r")
+        await wait_until(pilot, lambda: isinstance(app.screen, PickerScreen))
+        await pilot.press(*"第一")
+        await pilot.press("enter")
+        await wait_until(pilot, lambda: app.screen is app.chat_screen)
+        assert prompt.text == "第一句" and app.focused is prompt

@@ -247,7 +247,7 @@ async def test_a_provider_error_is_notified_and_the_turn_can_be_retried(tmp_path
         failed = said(app)[-1]
         assert failed.has_class("-failed")
         assert any("authentication failed" in str(n.message) for n in app._notifications)
-        await pilot.press("ctrl+r")
+        await pilot.press("f4")
         await wait_until(pilot, lambda: _idle(app) and len(said(app)) == 4)
         assert said(app)[-1].text == "second try works"
     turns = kernel.session_turns(kernel.sessions()[0].session_id)

@@ -31,6 +31,7 @@ if TYPE_CHECKING:
     from huichat.app.session import ChatSession, SessionEvent
     from huichat.app.tui.app import HuichatApp
     from huichat.app.tui.gateway import Gateway
+    from huichat.app.tui.history import PromptHistory
     from huichat.memory.results import SearchResults
     from huichat.memory.turns import Turn
 
@@ -55,7 +56,8 @@ class ChatScreen(Screen[None]):
         Binding("f2", "toggle_panel", "Memory"),
         Binding("ctrl+n", "new_session", "New"),
         Binding("ctrl+o", "open_session", "Sessions"),
-        Binding("ctrl+r", "retry", "Retry", show=False),
+        Binding("ctrl+r", "prompt_history", "History"),
+        Binding("f4", "retry", "Retry"),
         Binding("f1", "help", "Help"),
         # where nothing is being typed (the transcript, the memory panel)
         Binding("slash", "search", "Search", show=False),
@@ -86,7 +88,9 @@ class ChatScreen(Screen[None]):
         self.session_title = ""
         """That session's title (its topic), shown in the status line."""
         self.failed_text: str | None = None
-        """The message whose reply failed or was stopped: what ctrl+r sends again."""
+        """The message whose reply failed or was stopped: what F4 sends again."""
+        self.history: PromptHistory | None = None
+        """The prompts sent, across sessions (↑ on an empty prompt, ctrl+r)."""
 
     @property
     def huichat(self) -> HuichatApp:
@@ -127,6 +131,10 @@ class ChatScreen(Screen[None]):
         yield Footer()
 
     def on_mount(self) -> None:
+        from huichat.app.tui.history import PromptHistory
+
+        self.history = PromptHistory(self.huichat.runtime.loaded.paths.data_dir / "prompt_history.jsonl")
+        self.prompt.sent = self.history.entries
         self.transcript.anchor()
         self.prompt.focus()
         self.panel_open = self.huichat.runtime.loaded.config.ui.memory_panel == "open"
@@ -298,6 +306,8 @@ class ChatScreen(Screen[None]):
             self.notify(problem, severity="error", timeout=8)
             return
         event.prompt.clear()
+        if self.history is not None:
+            self.history.add(event.text)
         self.send(event.text)
 
     @on(PromptInput.LeaveRequested)
@@ -359,9 +369,9 @@ class ChatScreen(Screen[None]):
             self.replying = False
 
     async def show_stopped(self, session: ChatSession, text: str, answer: ChatMessage) -> None:
-        """Settle a stopped reply: what arrived stays, marked stopped; ctrl+r asks again."""
+        """Settle a stopped reply: what arrived stays, marked stopped; F4 asks again."""
         await answer.finish("stopped")
-        answer.set_note("■ stopped — ctrl+r asks again")
+        answer.set_note("■ stopped — F4 asks again")
         self.failed_text = text
         if session.handle is not None:  # the stopped turn may have started the session
             self.session_id = session.handle.session_id
@@ -391,7 +401,7 @@ class ChatScreen(Screen[None]):
                 self.refresh_title(self.session)
         elif isinstance(event, ReplyFailed):
             await answer.finish("failed")
-            hint = "press ctrl+r to retry" if event.turn is not None else "your message is back in the prompt"
+            hint = "press F4 to retry" if event.turn is not None else "your message is back in the prompt"
             answer.set_note(f"⚠ {event.message} — {hint}")
             self.notify(event.message, title="Reply failed", severity="error", timeout=8)
             if event.turn is None:
@@ -558,6 +568,19 @@ class ChatScreen(Screen[None]):
         await self.transcript.mount_all(widgets)
         self.transcript.scroll_end(animate=False)
         self.refresh_session_label()
+
+    @work(group="history", exit_on_error=False)
+    async def action_prompt_history(self) -> None:
+        """ctrl+r: search the prompts sent before (newest first); the chosen one goes into the prompt to edit."""
+        from huichat.app.tui.screens.picker import Choice, PickerScreen
+
+        entries = list(reversed(self.history.entries if self.history is not None else []))
+        choices = [Choice(text, " ⏎ ".join(text.splitlines())[:200], text) for text in entries]
+        chosen = await self.app.push_screen_wait(PickerScreen("Prompt history", choices, empty="No prompt matches."))
+        if chosen is not None:
+            self.prompt.text = chosen
+            self.prompt.move_cursor(self.prompt.document.end)
+            self.prompt.focus()
 
     def action_retry(self) -> None:
         """Send the last failed or stopped message again."""

@@ -15,7 +15,9 @@ HELP = """\
 |---|---|---|
 | Enter | prompt | send the message |
 | ctrl+j / alt+enter | prompt | new line |
+| ↑ ↓ | prompt, empty or showing a past prompt | earlier / later prompts you sent (kept across sessions) |
 | ↑ ↓ | prompt (at its first / last line) | move into the open memory panel |
+| ctrl+r | chat | search the prompts you sent; Enter puts one in the prompt |
 | ctrl+f | chat | search memory yourself |
 | / | chat, outside the prompt | search memory |
 | F2 | chat | open the memory panel and move into it; inside it, close it |
@@ -32,8 +34,8 @@ HELP = """\
 | h / Home | turn view | back to the recalled hit |
 | Esc / q | turn view, dialogs, this help | close |
 | ctrl+n | chat | new session |
-| ctrl+o | chat | reopen a past session (the current one is marked ▶) |
-| ctrl+r | chat | ask the last failed or stopped message again |
+| ctrl+o | chat | reopen a past session (type to filter; the current one is marked ▶) |
+| F4 | chat | ask the last failed or stopped message again |
 | F3 | anywhere | memory statistics: tiers, importance, turns per week, recent recalls |
 | r / Esc | statistics | refresh / close (Enter on a recent recall opens it) |
 | ctrl+p | anywhere | command palette: switch provider, theme, reindex, statistics, memory jobs, … |

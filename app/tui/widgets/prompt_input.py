@@ -13,8 +13,10 @@ from textual.widgets import TextArea
 class PromptInput(TextArea):
     """Where the user writes. Chinese input methods commit text like any other keys.
 
-    ↑ or ↓ where the cursor cannot move further asks to leave the prompt (the chat screen
-    moves into the open memory panel); inside a longer text they move the cursor as usual.
+    ↑ on an empty prompt brings back the previous prompt sent (again: older ones; ↓: newer,
+    then empty again), as in a shell. Otherwise ↑ or ↓ where the cursor cannot move further
+    asks to leave the prompt (the chat screen moves into the open memory panel); inside a
+    longer text they move the cursor as usual.
     """
 
     BINDINGS = [Binding("ctrl+j,alt+enter,shift+enter", "newline", "New line", show=False)]
@@ -35,7 +37,22 @@ class PromptInput(TextArea):
     def __init__(self, *, id: str | None = None, cursor_blink: bool = True) -> None:
         super().__init__(id=id, soft_wrap=True, show_line_numbers=False, tab_behavior="focus", compact=True)
         self.set_reactive(TextArea.cursor_blink, cursor_blink)
-        self.placeholder = "Message huichat · Enter sends · ctrl+j new line · F1 keys"
+        self.placeholder = "Message huichat · Enter sends · ctrl+j new line · ↑ history · F1 keys"
+        self.sent: list[str] = []
+        """Prompts sent before, oldest first (the screen hands them down)."""
+        self._recalled: int | None = None
+        """Which of them the prompt shows, while it shows one unchanged."""
+
+    def _browsing(self) -> int | None:
+        index = self._recalled
+        if index is not None and index < len(self.sent) and self.text == self.sent[index]:
+            return index
+        return None
+
+    def _show(self, index: int | None) -> None:
+        self._recalled = index
+        self.text = "" if index is None else self.sent[index]
+        self.move_cursor(self.document.end)
 
     async def _on_key(self, event: events.Key) -> None:
         if event.key == "enter":
@@ -48,14 +65,24 @@ class PromptInput(TextArea):
         await super()._on_key(event)
 
     def action_cursor_up(self, select: bool = False) -> None:
-        """Up a (wrapped) line; from where the cursor cannot go further up, leave the prompt."""
+        """An older prompt (on an empty prompt, or one showing a recalled prompt); else up a
+        (wrapped) line; from where the cursor cannot go further up, leave the prompt."""
+        browsing = self._browsing()
+        if not select and self.sent and (browsing is not None or not self.text):
+            self._show(max(0, (len(self.sent) if browsing is None else browsing) - 1))
+            return
         if not select and self.get_cursor_up_location() == self.cursor_location:
             self.post_message(self.LeaveRequested(self))
             return
         super().action_cursor_up(select)
 
     def action_cursor_down(self, select: bool = False) -> None:
-        """Down a (wrapped) line; from where the cursor cannot go further down, leave the prompt."""
+        """A newer prompt while one is recalled (past the newest: empty again); else down a
+        (wrapped) line; from where the cursor cannot go further down, leave the prompt."""
+        browsing = self._browsing()
+        if not select and browsing is not None:
+            self._show(browsing + 1 if browsing + 1 < len(self.sent) else None)
+            return
         if not select and self.get_cursor_down_location() == self.cursor_location:
             self.post_message(self.LeaveRequested(self))
             return

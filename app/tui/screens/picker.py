@@ -1,0 +1,86 @@
+"""A list to choose from, filtered as the user types (past sessions, past prompts)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from textual import on
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import Vertical
+from textual.screen import ModalScreen
+from textual.widgets import Footer, Input, Label, OptionList
+from textual.widgets.option_list import Option
+
+
+@dataclass(frozen=True)
+class Choice:
+    """One row: what is returned, what is shown, and the text the filter looks in."""
+
+    value: str
+    label: str
+    words: str
+
+
+class PickerScreen(ModalScreen[str | None]):
+    """Type to filter (every word must appear, any case), ↑ ↓ to move, Enter to choose, Esc to close."""
+
+    BINDINGS = [
+        Binding("escape", "dismiss(None)", "Close"),
+        Binding("down", "move(1)", "Next", show=False, priority=True),
+        Binding("up", "move(-1)", "Previous", show=False, priority=True),
+    ]
+
+    def __init__(self, title: str, choices: list[Choice], *, empty: str, current: str | None = None) -> None:
+        super().__init__(classes="picker")
+        self.title_text = title
+        self.choices = choices
+        self.empty = empty
+        self.current = current
+        self.shown: list[Choice] = choices
+
+    def compose(self) -> ComposeResult:
+        with Vertical(id="picker"):
+            yield Label(f"{self.title_text} ({len(self.choices)})", classes="title")
+            yield Input(placeholder="type to filter", id="filter")
+            yield OptionList(id="choices")
+            yield Label(self.empty, id="empty")
+            yield Footer()
+
+    @property
+    def options(self) -> OptionList:
+        return self.query_one("#choices", OptionList)
+
+    def on_mount(self) -> None:
+        self.show(self.choices)
+        values = [c.value for c in self.choices]
+        if self.current in values:
+            self.options.highlighted = values.index(self.current)
+
+    def show(self, choices: list[Choice]) -> None:
+        """Fill the list with ``choices``, the first one highlighted."""
+        self.shown = choices
+        self.options.set_options(Option(c.label, id=str(i)) for i, c in enumerate(choices))
+        self.options.highlighted = 0 if choices else None
+        self.query_one("#empty", Label).display = not choices
+
+    @on(Input.Changed, "#filter")
+    def _filter(self, event: Input.Changed) -> None:
+        words = event.value.casefold().split()
+        self.show([c for c in self.choices if all(w in c.words.casefold() for w in words)])
+
+    def action_move(self, step: int) -> None:
+        """↑ ↓ move through the list while typing stays in the filter."""
+        options = self.options
+        if self.shown:
+            options.highlighted = max(0, min(len(self.shown) - 1, (options.highlighted or 0) + step))
+
+    @on(Input.Submitted, "#filter")
+    def _choose_highlighted(self) -> None:
+        index = self.options.highlighted
+        if index is not None and self.shown:
+            self.dismiss(self.shown[index].value)
+
+    @on(OptionList.OptionSelected, "#choices")
+    def _chosen(self, event: OptionList.OptionSelected) -> None:
+        self.dismiss(self.shown[int(event.option.id or 0)].value)

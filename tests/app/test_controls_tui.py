@@ -13,8 +13,10 @@ from tests.app.tui_helpers import (
     deterministic_kernel,
     fake_providers,
     loaded_config,
+    memory_model,
     ready,
     said,
+    seed_memory,
     wait_until,
 )
 
@@ -90,3 +92,23 @@ async def test_prompt_history_comes_back_with_up_and_ctrl_r_across_sessions(tmp_
         await pilot.press("enter")
         await wait_until(pilot, lambda: app.screen is app.chat_screen)
         assert prompt.text == "第一句" and app.focused is prompt
+
+
+async def test_a_reopened_session_shows_its_tool_calls_as_they_looked_live(tmp_path: Path, fake_llm: FakeLLM) -> None:
+    kernel = deterministic_kernel(tmp_path)
+    seed_memory(kernel)
+    fake_llm.responder = memory_model
+    app = build_app(tmp_path, loaded_config(fake_providers(fake_llm)), kernel=kernel)
+    async with app.run_test(size=(140, 40)) as pilot:
+        await ready(pilot)
+        await pilot.press(*"上周三我们用什么部署的？")
+        await pilot.press("enter")
+        await wait_until(pilot, lambda: not app.chat_screen.replying and len(said(app)) == 2)
+        live = str(said(app)[-1].query_one(".tools").render())
+        session_id = app.chat_screen.session_id
+    assert live.startswith("🔎 recall_memory(query=")
+    app = build_app(tmp_path, loaded_config(fake_providers(fake_llm)), kernel=kernel, start_session=session_id)
+    async with app.run_test(size=(140, 40)) as pilot:
+        await ready(pilot)
+        await wait_until(pilot, lambda: len(said(app)) == 2)
+        assert str(said(app)[-1].query_one(".tools").render()) == live

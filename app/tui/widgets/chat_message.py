@@ -29,14 +29,17 @@ def tool_lines(messages: Iterable[Message]) -> list[str]:
     for message in messages:
         if message.kind != "tool_call":
             continue
+        # the transcript records a call as ``name {arguments}`` (older turns: the arguments alone)
+        name, _, rest = message.text.partition(" ")
+        written = rest if name == message.speaker else message.text
         try:
-            arguments = json.loads(message.text)
+            arguments = json.loads(written)
         except ValueError:
             arguments = None
         if isinstance(arguments, dict):
             lines.append(call_label(message.speaker, arguments))
         else:
-            lines.append(f"🔎 {message.speaker}({message.text[:80]})")
+            lines.append(f"🔎 {message.speaker}({written[:80]})")
     return lines
 
 

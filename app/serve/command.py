@@ -3,6 +3,11 @@
 from __future__ import annotations
 
 import argparse
+import asyncio
+import contextlib
+import logging
+import os
+import sys
 from typing import TYPE_CHECKING
 
 from huichat.app.errors import CommandError
@@ -19,8 +24,12 @@ def add_parser(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--port", type=int, metavar="N", help="port to listen on (default serve.port, 8000)")
 
 
+_GRACE_SECONDS = 1
+"""How long open connections may go on after SIGTERM or Ctrl-C before the server closes."""
+
+
 def run(args: argparse.Namespace, runtime: Runtime) -> int:
-    """Serve until interrupted."""
+    """Serve until SIGTERM or Ctrl-C, and end within about two seconds of it."""
     import uvicorn
 
     from huichat.app.serve.app import create_app
@@ -41,5 +50,23 @@ def run(args: argparse.Namespace, runtime: Runtime) -> int:
         print("no API key yet: clients on this machine are let in as the owner (serve.allow_loopback_without_keys).")
     else:
         print("no API key yet, so every request is refused: create one with `huichat keys create --user NAME`.")
-    uvicorn.run(create_app(runtime), host=host, port=port, log_level="info", server_header=False)
-    return 0
+    # connections get a moment to finish; replies still running are stopped (their question kept)
+    server = uvicorn.Server(
+        uvicorn.Config(
+            create_app(runtime),
+            host=host,
+            port=port,
+            log_level="info",
+            server_header=False,
+            timeout_graceful_shutdown=_GRACE_SECONDS,
+        )
+    )
+    loop = asyncio.new_event_loop()
+    with contextlib.suppress(KeyboardInterrupt):  # Ctrl-C: uvicorn has shut down, memory is closed
+        loop.run_until_complete(server.serve())
+    # a search past its caller may still run in a worker thread (LanceDB and the model cannot be
+    # interrupted): memory is closed, so the process ends without waiting for it
+    logging.shutdown()
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os._exit(0)

@@ -18,7 +18,8 @@ if TYPE_CHECKING:
     from huichat.memory.kernel import MemoryKernel
     from huichat.providers.llm import LLMClient
 
-_DRAIN_SECONDS = 60.0
+_DRAIN_SECONDS = 0.5
+"""How long replies in flight may go on at shutdown before they are stopped (their question is kept)."""
 _CHECKS_AT_ONCE = 2
 
 
@@ -62,9 +63,14 @@ class Service:
         return task
 
     async def close(self) -> None:
-        """Let replies in flight finish (their turns are stored), then close every memory."""
+        """Let replies in flight finish for a moment, stop the rest (what was asked is stored
+        as a stopped turn), then close every memory."""
         if self._tasks:
-            await asyncio.wait(set(self._tasks), timeout=_DRAIN_SECONDS)
+            _, running = await asyncio.wait(set(self._tasks), timeout=_DRAIN_SECONDS)
+            for task in running:
+                task.cancel()
+            if running:
+                await asyncio.wait(running, timeout=_DRAIN_SECONDS)
         await self.stores.close()
 
 

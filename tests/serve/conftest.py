@@ -67,11 +67,14 @@ class Server:
         return httpx.Client(base_url=self.url, headers=headers, timeout=60)
 
 
-def start_server(config: Path, port: int, log: Path) -> subprocess.Popen[bytes]:
-    """``huichat --config CONFIG serve --port PORT`` from this checkout; waits until it answers."""
-    env = {**os.environ, "PYTHONPATH": str(ROOT), "HF_HUB_OFFLINE": "1"}
+def start_server(
+    config: Path, port: int, log: Path, module: str = "huichat", env: dict[str, str] | None = None
+) -> subprocess.Popen[bytes]:
+    """``huichat --config CONFIG serve --port PORT`` from this checkout (``module``: what runs it
+    instead, e.g. one that stubs the model); waits until it answers."""
+    env = {**os.environ, "PYTHONPATH": str(ROOT), "HF_HUB_OFFLINE": "1", **(env or {})}
     process = subprocess.Popen(
-        [sys.executable, "-m", "huichat", "--config", str(config), "serve", "--port", str(port)],
+        [sys.executable, "-m", module, "--config", str(config), "serve", "--port", str(port)],
         stdout=log.open("wb"),
         stderr=subprocess.STDOUT,
         env=env,

@@ -2,8 +2,12 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
+import signal
 import socket
+import threading
+import time
 from collections.abc import Iterator
 from datetime import UTC, datetime
 from pathlib import Path
@@ -119,3 +123,31 @@ def test_a_query_over_the_limit_is_a_json_413_at_once(server: Server) -> None:
         error = too_long.json()["error"]
         assert error["code"] == 413 and "the query is 3000 characters long; at most 100" in error["message"]
         assert client.post("/v1/memory/search", json={"query": "部署"}).status_code == 200
+
+
+def _unanswered(url: str, request: bytes) -> None:
+    """Send ``request``; the server is stopped before it answers."""
+    with contextlib.suppress(OSError, ValueError, IndexError, KeyError):
+        _exchange(url, [request])
+
+
+@pytest.mark.parametrize("stop", [signal.SIGTERM, signal.SIGINT])
+def test_sigterm_or_ctrl_c_stops_the_server_at_once_with_a_search_in_flight(tmp_path: Path, stop: int) -> None:
+    flag = tmp_path / "stuck"
+    with FakeLLM(responder=model) as llm:
+        port = free_port()
+        config = write_config(tmp_path, llm, port, retriever="  search_timeout_seconds: 300\n")
+        key = KeyRing(tmp_path / "data").create("default", datetime.now(UTC), admin=True)[1]
+        env = {"HUICHAT_STUCK_FLAG": str(flag)}
+        process = start_server(config, port, tmp_path / "serve.log", "tests.serve.stuck_server", env)
+        try:
+            search = _post("/v1/memory/search", key, {"query": "STUCK"})
+            threading.Thread(target=_unanswered, args=(f"http://127.0.0.1:{port}", search), daemon=True).start()
+            deadline = time.monotonic() + 60
+            while not flag.exists() and time.monotonic() < deadline:
+                time.sleep(0.1)
+            assert flag.exists()
+            process.send_signal(stop)
+            process.wait(timeout=5)  # not the search's 300 s deadline
+        finally:
+            stop_server(process)

@@ -61,7 +61,7 @@ from huichat.memory.index_schema import (
 from huichat.memory.migrations import migrated
 from huichat.memory.results import Scored, TurnState
 from huichat.memory.turns import ImportanceParts, Turn, is_turn_id
-from huichat.memory.vendor_errors import VENDOR_ERRORS, one_line, retry_conflicts, translated
+from huichat.memory.vendor_errors import VENDOR_ERRORS, is_vendor_error, one_line, retry_conflicts, translated
 from huichat.memory.words import index_words
 
 
@@ -277,7 +277,9 @@ class TurnStore:
         columns = ["id", *KEPT_COLUMNS]
         try:
             versions = sorted((v["version"] for v in self._table.list_versions()), reverse=True)
-        except VENDOR_ERRORS:
+        except Exception as exc:
+            if not is_vendor_error(exc):
+                raise
             return {}, False
         for number, version in enumerate(versions[:5]):
             try:
@@ -285,7 +287,9 @@ class TurnStore:
                     self._table.checkout(version)
                 names = set(self._table.schema.names)
                 rows_read = self._table.search().select([c for c in columns if c in names]).limit(None).to_arrow()
-            except VENDOR_ERRORS:
+            except Exception as exc:  # a panic on damaged pages too: an older version may still read
+                if not is_vendor_error(exc):
+                    raise
                 continue
             saved = {r["id"]: kept_fields(r) for r in rows_read.to_pylist()}
             return saved, number == 0

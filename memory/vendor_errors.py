@@ -23,6 +23,8 @@ from huichat.memory.errors import KernelError
 
 VENDOR_ERRORS: tuple[type[Exception], ...] = (OSError, ValueError, RuntimeError, pa.ArrowException)
 """What LanceDB (its Rust errors arrive as these), pyarrow and the file system raise."""
+_PANICS = frozenset({"RustPanic", "PanicException"})
+"""The names of pyo3's panic exceptions (a Rust panic in the vendor's code, e.g. on damaged data)."""
 _RUST_SOURCE = re.compile(r", /\S*\.rs:\d+(:\d+)?")
 """Where in its Rust sources the vendor raised (``, /root/.cargo/…/commit.rs:653:26``)."""
 _ATTEMPTS = 12
@@ -49,8 +51,16 @@ def translated(error: Callable[[str], KernelError]) -> Iterator[None]:
     """
     try:
         yield
-    except VENDOR_ERRORS as exc:
+    except BaseException as exc:
+        if not is_vendor_error(exc):
+            raise
         raise error(one_line(exc)) from exc
+
+
+def is_vendor_error(exc: BaseException) -> bool:
+    """True for what the vendor raises: ``VENDOR_ERRORS``, and a panic in its Rust code while
+    reading damaged data (pyo3's ``RustPanic``/``PanicException``, which it does not export)."""
+    return isinstance(exc, VENDOR_ERRORS) or type(exc).__name__ in _PANICS
 
 
 def is_conflict(exc: BaseException) -> bool:

@@ -186,6 +186,35 @@ def test_a_damaged_index_is_explained_in_one_line_and_rebuilt_without_being_read
     assert damaged.recall_by_id(turns[0].id).turn is not None
 
 
+def _flip_data_pages(root: Path) -> None:
+    """Flip every 97th byte of the first half of each data file: its pages, not its footer."""
+    for path in (root / "index.lancedb" / "turns.lance" / "data").glob("*.lance"):
+        data = bytearray(path.read_bytes())
+        for i in range(0, len(data) // 2, 97):
+            data[i] ^= 0xFF
+        path.write_bytes(bytes(data))
+
+
+def test_flipped_bytes_in_the_index_pages_are_one_line_and_reindex_rebuilds(tmp_path: Path) -> None:
+    kernel = open_kernel(tmp_path, reconcile=False)
+    for day in range(3):
+        session = kernel.new_session(NOW - timedelta(days=day))
+        drafts = [
+            TurnDraft(
+                (Message("user", f"第{day}天 message {i} 关于记忆 " * 20),), NOW - timedelta(days=day, minutes=-i)
+            )
+            for i in range(100)
+        ]
+        kernel.append_turns(session, drafts)
+    kernel.close()
+    _flip_data_pages(tmp_path)
+    damaged = open_kernel(tmp_path, reconcile=False)
+    with pytest.raises(KernelError, match=r"cannot be read \(.*\); run `huichat reindex`"):
+        damaged.search(SearchRequest("关于记忆 message 3", NOW))
+    report = open_kernel(tmp_path, reconcile=False).reindex(embed=False)
+    assert report.added == 300 and open_kernel(tmp_path, reconcile=False).count() == 300
+
+
 def test_reindex_opens_a_table_too_damaged_to_open(tmp_path: Path) -> None:
     kernel = open_kernel(tmp_path, reconcile=False)
     _session(kernel, 2)

@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
+import subprocess
 import time
 from pathlib import Path
 
 from benchmarks.fakellm import FakeLLM, Reply
-from tests.test_e2e import _config, _pane, _start, _tmux, _wait_for, pytestmark  # noqa: F401
+from tests.test_e2e import HUICHAT, _config, _exited, _pane, _start, _tmux, _wait_for, pytestmark  # noqa: F401
 
 _SLOW = "慢慢地说" * 200
 
@@ -32,3 +33,43 @@ def test_stop_during_a_slow_stream_in_a_real_terminal(tmp_path: Path) -> None:
             _tmux("kill-session", "-t", session)
     transcript = next((tmp_path / "data" / "sessions").glob("*/*/chat_*.md")).read_text(encoding="utf-8")
     assert "说很久" in transcript and "the reply was stopped" in transcript
+
+
+def _start_with_editor(tmp_path: Path, config: Path, editor: Path, name: str) -> str:
+    session = f"huichat-{name}-{int(time.time() * 1000) % 100000}"
+    command = f"env HOME={tmp_path} HF_HUB_OFFLINE=1 TERM=xterm-256color EDITOR={editor} {HUICHAT} --config {config}"
+    subprocess.run(["tmux", "new-session", "-d", "-s", session, "-x", "120", "-y", "36", command], check=True)
+    _tmux("set-option", "-t", session, "remain-on-exit", "on")
+    return session
+
+
+def test_a_prompt_written_in_the_editor_is_sent_and_comes_back_from_history_after_a_restart(tmp_path: Path) -> None:
+    editor = tmp_path / "editor.sh"
+    editor.write_text('#!/bin/sh\nprintf "%s\\n" "$(cat "$1") 来自编辑器" > "$1"\n', encoding="utf-8")
+    editor.chmod(0o700)
+    with FakeLLM() as server:
+        config = _config(tmp_path, server)
+        session = _start_with_editor(tmp_path, config, editor, "editor")
+        try:
+            _wait_for(session, "memory: 0 turns")
+            _tmux("send-keys", "-t", session, "-l", "草稿")
+            _tmux("send-keys", "-t", session, "C-g")
+            _wait_for(session, "草稿 来自编辑器")  # the editor ran on the prompt's text, which came back
+            _tmux("send-keys", "-t", session, "Enter")
+            _wait_for(session, "memory: 1 turn")
+            assert server.requests[0]["messages"][-1]["content"].endswith("草稿 来自编辑器")
+            _tmux("send-keys", "-t", session, "C-q")
+            deadline = time.monotonic() + 20
+            while time.monotonic() < deadline and not _exited(session):
+                time.sleep(0.1)
+        finally:
+            _tmux("kill-session", "-t", session)
+        session = _start_with_editor(tmp_path, config, editor, "history")
+        try:
+            _wait_for(session, "memory: 1 turn")
+            _tmux("send-keys", "-t", session, "C-n")  # the new session: its transcript is empty
+            _tmux("send-keys", "-t", session, "Up")
+            screen = _wait_for(session, "草稿 来自编辑器")
+            assert "Message huichat" not in screen  # it is in the prompt, not only in the transcript
+        finally:
+            _tmux("kill-session", "-t", session)

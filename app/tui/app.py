@@ -60,6 +60,12 @@ class HuichatCommands(Provider):
         yield ("New session", screen.action_new_session, "start an empty conversation (ctrl+n)")
         yield ("Open session…", screen.action_open_session, "reopen a past session (ctrl+o)")
         yield ("Search memory", screen.action_search, "search every stored turn (ctrl+f)")
+        yield ("Search prompt history", screen.action_prompt_history, "the prompts you sent (ctrl+r)")
+        yield ("Retry the last failed or stopped reply", screen.action_retry, "ask it again (F4)")
+        yield ("Copy last reply", screen.action_copy_last_reply, "to the clipboard (c on a focused message)")
+        yield ("Copy last code block", screen.action_copy_last_code, "to the clipboard (b on a focused message)")
+        yield ("Edit prompt in $EDITOR", screen.action_external_editor, "$VISUAL or $EDITOR (ctrl+g)")
+        yield ("Export session as Markdown…", screen.action_export_session, "this conversation into a folder")
         yield ("Toggle memory panel", screen.action_toggle_panel, "show or hide what was recalled (F2)")
         yield ("Reindex memory", app.action_reindex, "rebuild the index from the transcripts")
         yield (

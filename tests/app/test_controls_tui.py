@@ -5,8 +5,10 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from textual.widgets import Input
 
 from benchmarks.fakellm import FakeLLM, Reply
+from huichat.app.tui.screens.ask_path import AskPathScreen
 from huichat.app.tui.screens.picker import PickerScreen
 from tests.app.tui_helpers import (
     build_app,
@@ -112,3 +114,73 @@ async def test_a_reopened_session_shows_its_tool_calls_as_they_looked_live(tmp_p
         await ready(pilot)
         await wait_until(pilot, lambda: len(said(app)) == 2)
         assert str(said(app)[-1].query_one(".tools").render()) == live
+
+
+CODE_REPLY = "Two ways:\n\n```python\nprint('一')\n```\n\nor\n\n```sh\necho two\n```\n"
+
+
+async def test_a_focused_message_and_its_code_blocks_are_copied_with_a_confirmation(
+    tmp_path: Path, fake_llm: FakeLLM
+) -> None:
+    fake_llm.push(Reply(text=CODE_REPLY))
+    app = build_app(tmp_path, loaded_config(fake_providers(fake_llm)))
+    async with app.run_test(size=(120, 36)) as pilot:
+        await ready(pilot)
+        await pilot.press(*"how to print")
+        await pilot.press("enter")
+        await wait_until(pilot, lambda: not app.chat_screen.replying and len(said(app)) == 2)
+        await pilot.press("ctrl+up")  # into the conversation, on the last message
+        assert app.focused is said(app)[-1]
+        await pilot.press("c")
+        assert app.clipboard == CODE_REPLY.rstrip("\n") or app.clipboard == CODE_REPLY
+        await pilot.press("b")
+        assert app.clipboard == "print('一')"
+        await pilot.press("b")
+        assert app.clipboard == "echo two"
+        assert any("Copied code block 2 of 2" in str(n.message) for n in app._notifications)
+        await pilot.press("up")
+        assert app.focused is said(app)[0]
+        await pilot.press("c")
+        assert app.clipboard == "how to print"
+        await pilot.press("escape")
+        assert app.focused is app.chat_screen.prompt
+        app.chat_screen.action_copy_last_code()
+        assert app.clipboard == "echo two"
+
+
+async def test_the_editor_key_says_so_in_one_line_where_the_terminal_cannot_be_handed_over(
+    tmp_path: Path, fake_llm: FakeLLM
+) -> None:
+    app = build_app(tmp_path, loaded_config(fake_providers(fake_llm)))
+    async with app.run_test(size=(120, 36)) as pilot:
+        await ready(pilot)
+        await pilot.press(*"draft")
+        await pilot.press("ctrl+g")  # Pilot's headless terminal cannot be suspended (tmux can: test_e2e_controls)
+        await pilot.pause()
+        assert any("cannot hand the screen to an editor" in str(n.message) for n in app._notifications)
+        assert app.chat_screen.prompt.text == "draft"
+
+
+async def test_the_session_is_exported_as_markdown_from_the_palette_command(tmp_path: Path, fake_llm: FakeLLM) -> None:
+    fake_llm.push(Reply(text="答案在这里"))
+    loaded = loaded_config(fake_providers(fake_llm), storage={"data_dir": str(tmp_path)})
+    app = build_app(tmp_path, loaded)
+    out = tmp_path / "exported"
+    async with app.run_test(size=(120, 36)) as pilot:
+        await ready(pilot)
+        await pilot.press(*"导出这个")
+        await pilot.press("enter")
+        await wait_until(pilot, lambda: not app.chat_screen.replying and len(said(app)) == 2)
+        await pilot.press("ctrl+p")
+        await pilot.press(*"export session")
+        await pilot.pause(0.5)
+        await pilot.press("enter")
+        await wait_until(pilot, lambda: isinstance(app.screen, AskPathScreen))
+        field = app.screen.query_one(Input)
+        field.value = str(out)
+        await pilot.press("enter")
+        session_id = app.chat_screen.session_id
+        await wait_until(pilot, lambda: (out / f"{session_id}.md").exists())
+        await wait_until(pilot, lambda: any("Exported to" in str(n.message) for n in app._notifications))
+    text = (out / f"{session_id}.md").read_text(encoding="utf-8")
+    assert "导出这个" in text and "答案在这里" in text

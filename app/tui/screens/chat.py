@@ -58,6 +58,8 @@ class ChatScreen(Screen[None]):
         Binding("ctrl+o", "open_session", "Sessions"),
         Binding("ctrl+r", "prompt_history", "History"),
         Binding("f4", "retry", "Retry"),
+        Binding("ctrl+g", "external_editor", "Editor", show=False),
+        Binding("ctrl+up", "focus_messages", "Messages", show=False),
         Binding("f1", "help", "Help"),
         # where nothing is being typed (the transcript, the memory panel)
         Binding("slash", "search", "Search", show=False),
@@ -311,9 +313,104 @@ class ChatScreen(Screen[None]):
         self.send(event.text)
 
     @on(PromptInput.LeaveRequested)
-    def _leave_prompt(self) -> None:
+    def _leave_prompt(self, event: PromptInput.LeaveRequested) -> None:
         if self.panel_open and self.panel.hits:
             self.panel.focus_list()
+        elif event.up:
+            self.action_focus_messages()
+
+    def action_focus_messages(self) -> None:
+        """ctrl+up: into the conversation, on its last message (c copies it, b its code, ↑ ↓ move)."""
+        messages = list(self.transcript.query(ChatMessage))
+        if messages:
+            messages[-1].focus()
+
+    @on(ChatMessage.StepRequested)
+    def _step(self, event: ChatMessage.StepRequested) -> None:
+        messages = list(self.transcript.query(ChatMessage))
+        index = messages.index(event.message) + event.step
+        if index >= len(messages):
+            self.prompt.focus()
+        elif index >= 0:
+            messages[index].focus()
+            self.transcript.scroll_to_widget(messages[index], animate=False)
+
+    @on(ChatMessage.CopyRequested)
+    def _copy(self, event: ChatMessage.CopyRequested) -> None:
+        self.copy_text(event.text, event.what)
+
+    def copy_text(self, text: str, what: str) -> None:
+        """Put ``text`` on the clipboard (OSC 52: it works over ssh too) and say so."""
+        self.app.copy_to_clipboard(text)
+        self.notify(f"Copied {what} ({plural(len(text), 'character')}).", timeout=3)
+
+    def action_copy_last_reply(self) -> None:
+        """Palette: the last answer, as written."""
+        answers = [m for m in self.transcript.query(ChatMessage) if m.role == "assistant" and m.text]
+        if not answers:
+            self.notify("No reply to copy yet.", timeout=3)
+            return
+        answers[-1].action_copy()
+
+    def action_copy_last_code(self) -> None:
+        """Palette: the last code block of the conversation."""
+        from huichat.app.tui.widgets.chat_message import code_blocks
+
+        blocks = [b for m in self.transcript.query(ChatMessage) if m.role != "system" for b in code_blocks(m.text)]
+        if not blocks:
+            self.notify("No code block in this conversation.", timeout=3)
+            return
+        self.copy_text(blocks[-1].removesuffix("\n"), "the last code block")
+
+    def action_external_editor(self) -> None:
+        """ctrl+g: write the prompt in $VISUAL / $EDITOR; the text comes back into the prompt."""
+        from huichat.app.tui.editor import EditorError, edit
+
+        try:
+            text = edit(self.app, self.prompt.text)
+        except EditorError as exc:
+            self.notify(str(exc), title="Editor", severity="error", timeout=6)
+            return
+        self.prompt.text = text
+        self.prompt.move_cursor(self.prompt.document.end)
+        self.prompt.focus()
+
+    @work(group="export", exit_on_error=False)
+    async def action_export_session(self) -> None:
+        """Palette: this session as Markdown into a folder the user picks (one file per session, as the CLI)."""
+        from pathlib import Path
+
+        from huichat.app.tui.screens.ask_path import AskPathScreen
+        from huichat.memory.exports import ExportFormat
+        from huichat.memory.exports.selection import Selection
+        from huichat.memory.exports.writer import export
+
+        session_id = self.session_id
+        if session_id is None:
+            self.notify("Nothing to export yet: this session has no turn.", timeout=4)
+            return
+        asked = AskPathScreen(f"Export session {session_id} as Markdown into the folder:", str(Path.cwd()))
+        folder = await self.app.push_screen_wait(asked)
+        if folder is None:
+            return
+        runtime = self.huichat.runtime
+        out = Path(folder).expanduser()
+        try:
+            report = await asyncio.to_thread(
+                export,
+                runtime.loaded.paths.sessions_dir,
+                ExportFormat.MARKDOWN,
+                out,
+                Selection(None, None, session_id),
+                runtime.zone.tz,
+            )
+        except (KernelError, OSError) as exc:
+            self.notify(str(exc), title="Export", severity="error", timeout=8)
+            return
+        if report.path is None:
+            self.notify(f"Session {session_id} was not found in the transcripts.", severity="error")
+            return
+        self.notify(f"Exported to {report.path / f'{session_id}.md'}", title="Export", timeout=8)
 
     def send(self, text: str) -> None:
         """Show the user's message at once and answer it in the background."""

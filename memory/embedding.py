@@ -13,7 +13,7 @@ import time
 from collections import OrderedDict
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any, Protocol, cast
+from typing import Any, Protocol, cast, runtime_checkable
 
 import numpy as np
 import numpy.typing as npt
@@ -41,6 +41,20 @@ class Embedder(Protocol):
     def embed_query(self, text: str) -> Vector: ...
 
     def embed_passages(self, texts: Sequence[str]) -> npt.NDArray[np.float32]: ...
+
+
+@runtime_checkable
+class Interruptible(Protocol):
+    """An embedder whose bulk work stops part-way when asked (``MemoryKernel.stop_embedding``):
+    a batch of long texts takes seconds, and Ctrl-C or quitting must not wait for it."""
+
+    def embed_passages_until(self, texts: Sequence[str], stop: threading.Event) -> npt.NDArray[np.float32]:
+        """``embed_passages``, raising ``EmbeddingInterrupted`` once ``stop`` is set (checked between its steps)."""
+        ...
+
+    def interrupt(self) -> None:
+        """Abort the step in flight of ``embed_passages_until`` (its ``stop`` is set before this is called)."""
+        ...
 
 
 class QueryCache:

@@ -19,3 +19,7 @@ class IndexUnavailable(KernelError):
     Memory then degrades instead of failing: turns still reach their transcripts and are
     reconciled into the index once it opens again.
     """
+
+
+class EmbeddingInterrupted(KernelError):
+    """Embedding stopped on request (``MemoryKernel.stop_embedding``): what was finished before is kept."""

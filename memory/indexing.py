@@ -9,15 +9,20 @@ turns are found by their words at once and get their vectors later (``embed_wait
 
 from __future__ import annotations
 
+import contextlib
+import threading
 from collections.abc import Callable, Sequence
+from contextlib import AbstractContextManager
 from dataclasses import replace
 
 import numpy as np
 import numpy.typing as npt
 
 from huichat.memory import importance
+from huichat.memory.bulk_embedding import BULK_MIN_TEXTS
 from huichat.memory.config import ImportanceConfig
-from huichat.memory.embedding import Embedder
+from huichat.memory.embedding import Embedder, Interruptible, Vector
+from huichat.memory.errors import EmbeddingInterrupted
 from huichat.memory.index_schema import EventReader, IndexEntry
 from huichat.memory.store import TurnStore
 from huichat.memory.turns import Turn, search_text
@@ -26,6 +31,9 @@ Progress = Callable[[int, int], None]
 EMBED_BATCH = 64
 _BULK_BATCH = 2048
 """Turns per index commit when nothing is embedded (imports, rebuilds: words first, vectors later)."""
+_PART_CHARACTERS = 32_000
+"""Text embedded between two looks at ``stop`` in the catch-up (a few seconds of work; at least
+``BULK_MIN_TEXTS`` texts, so a part still goes to the bulk runtime)."""
 _NEAREST = 4
 """Nearest stored turns looked at for a new turn's novelty."""
 
@@ -80,19 +88,46 @@ class Indexer:
                 progress(len(stored), len(entries))
         return stored
 
-    def embed_waiting(self, limit: int) -> int:
-        """Embed up to ``limit`` turns that were indexed without a vector; returns how many.
+    def embed_waiting(
+        self,
+        limit: int,
+        writing: AbstractContextManager[object],
+        stop: threading.Event,
+        progress: Progress | None = None,
+    ) -> int:
+        """Embed up to ``limit`` turns that were indexed without a vector; returns how many got one.
 
         Each is embedded with its predecessor's tail, exactly as if it had been embedded
-        when written, and scored with its novelty then.
+        when written, and scored with its novelty then. The embedding runs outside
+        ``writing`` (the kernel's write lock: searches and writes go on meanwhile), in parts
+        of similar length, ``stop`` looked at between parts (and inside one, for an
+        ``Interruptible`` embedder); what was finished is written in one commit under
+        ``writing``, onto the turns still waiting unchanged. ``progress(done, of)`` follows the parts.
         """
         waiting = self.store.pending(limit)
         if not waiting:
             return 0
         previous = self.store.get(t.prev_id for t in waiting if t.prev_id)
         entries = [IndexEntry(t, search_text(t, previous.get(t.prev_id) if t.prev_id else None)) for t in waiting]
-        self.store.set_vectors(self.scored(self._embedded(entries)), importance=self.scoring.enabled)
-        return len(waiting)
+        vectors: dict[int, Vector] = {}
+        with contextlib.suppress(EmbeddingInterrupted):
+            for part in _parts(entries):
+                if stop.is_set():
+                    break
+                texts = [entries[i].text for i in part]
+                found = (
+                    self.embedder.embed_passages_until(texts, stop)
+                    if isinstance(self.embedder, Interruptible)
+                    else self.embedder.embed_passages(texts)
+                )
+                vectors.update(zip(part, found, strict=True))
+                if progress is not None:
+                    progress(len(vectors), len(entries))
+        done = self.scored([replace(e, vector=vectors[i]) for i, e in enumerate(entries) if i in vectors])
+        with writing:
+            unchanged = self.store.still_waiting(done)
+            self.store.set_vectors([e for e in done if e.turn.id in unchanged], importance=self.scoring.enabled)
+        return len(done)
 
     def _embedded(self, entries: Sequence[IndexEntry]) -> list[IndexEntry]:
         vectors = self.embedder.embed_passages([e.text for e in entries])
@@ -155,3 +190,23 @@ class Indexer:
             else:
                 nearest.append(0.0)
         return nearest
+
+
+def _parts(entries: Sequence[IndexEntry]) -> list[list[int]]:
+    """The entries' positions in parts of similar length (shortest first), each about
+    ``_PART_CHARACTERS`` of text: sorted, a part pads little, and one part is a few seconds of work."""
+    order = sorted(range(len(entries)), key=lambda i: len(entries[i].text))
+    parts: list[list[int]] = []
+    part: list[int] = []
+    size = 0
+    for i in order:
+        part.append(i)
+        size += len(entries[i].text)
+        if size >= _PART_CHARACTERS and len(part) >= BULK_MIN_TEXTS:
+            parts.append(part)
+            part, size = [], 0
+    if part and parts and len(part) < BULK_MIN_TEXTS:
+        parts[-1].extend(part)  # the longest texts, too few for the bulk runtime on their own
+    elif part:
+        parts.append(part)
+    return parts

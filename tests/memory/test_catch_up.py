@@ -1,0 +1,125 @@
+"""The catch-up (``embed_pending``): memory keeps answering while it embeds, and a stop keeps what it finished."""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable, Sequence
+from dataclasses import replace
+from datetime import timedelta
+from pathlib import Path
+
+import numpy as np
+import numpy.typing as npt
+
+from huichat.memory.config import RetrieverConfig
+from huichat.memory.embedding import HashEmbedder
+from huichat.memory.indexing import session_entries
+from huichat.memory.kernel import MemoryKernel
+from huichat.memory.results import SearchRequest
+from huichat.memory.turns import Message, TurnDraft
+from tests.conftest import NOW, open_kernel
+
+_CATCH_UP = "catch-up"
+_GUARD = 60
+"""Seconds a call may take before the test calls it blocked (a deadlock guard, not a speed target)."""
+
+
+class GatedEmbedder(HashEmbedder):
+    """The hash embedder, counting the texts it embeds; from the ``gate_at``-th call of the catch-up
+    thread on it waits for ``gate`` to open (so a test can act while a catch-up is in the middle of its work)."""
+
+    def __init__(self, gate_at: int = 1) -> None:
+        super().__init__(64)
+        self.gate = threading.Event()
+        self.waiting = threading.Event()
+        self.gate_at = gate_at
+        self.bulk_calls = 0
+        self.embedded = 0
+
+    def embed_passages(self, texts: Sequence[str]) -> npt.NDArray[np.float32]:
+        if threading.current_thread().name == _CATCH_UP:
+            self.bulk_calls += 1
+            if self.bulk_calls >= self.gate_at:
+                self.waiting.set()
+                assert self.gate.wait(_GUARD)
+        self.embedded += len(texts)
+        return super().embed_passages(texts)
+
+
+def _in_thread(call: Callable[[], object], name: str = "caller") -> threading.Thread:
+    thread = threading.Thread(target=call, daemon=True, name=name)
+    thread.start()
+    return thread
+
+
+def _finished(call: Callable[[], object]) -> bool:
+    thread = _in_thread(call)
+    thread.join(_GUARD)
+    return not thread.is_alive()
+
+
+def _waiting_turns(kernel: MemoryKernel, count: int, length: int) -> None:
+    session = kernel.new_session(NOW)
+    drafts = [
+        TurnDraft(
+            (Message("user", f"第 {i} 件事：WireGuard keepalive"), Message("assistant", f"{i} " + "长回答。" * length)),
+            NOW + timedelta(minutes=i),
+        )
+        for i in range(count)
+    ]
+    kernel.append_turns(session, drafts, embed=False)
+
+
+def test_searches_writes_and_closing_go_on_while_the_catch_up_embeds(tmp_path: Path) -> None:
+    embedder = GatedEmbedder()
+    kernel = open_kernel(tmp_path, embedder, RetrieverConfig(min_similarity=0.0))
+    _waiting_turns(kernel, 40, 10)
+    catch_up = _in_thread(lambda: kernel.embed_pending(limit=64), _CATCH_UP)
+    assert embedder.waiting.wait(_GUARD)
+    later = NOW + timedelta(hours=1)
+    assert _finished(lambda: kernel.search(SearchRequest("keepalive", later, 5, mode="text")))
+    assert _finished(kernel.flush_access)
+    assert _finished(
+        lambda: kernel.append_turn(kernel.new_session(later), TurnDraft((Message("user", "新的一轮"),), later))
+    )
+    embedder.gate.set()
+    catch_up.join(_GUARD)
+    assert kernel.pending_vectors == 0
+    assert len(kernel.search(SearchRequest("keepalive", later, 5, mode="vector")).hits) == 5
+    kernel.close()
+
+
+def test_a_stopped_catch_up_keeps_what_it_finished_and_never_embeds_it_again(tmp_path: Path) -> None:
+    embedder = GatedEmbedder(gate_at=2)
+    kernel = open_kernel(tmp_path, embedder)
+    _waiting_turns(kernel, 40, 1_500)  # ~6,000 characters a turn: parts of 8 turns
+    done: list[int] = []
+    catch_up = _in_thread(lambda: done.append(kernel.embed_pending(limit=40)), _CATCH_UP)
+    assert embedder.waiting.wait(_GUARD)  # the first part is finished, the second under way
+    kernel.stop_embedding()
+    embedder.gate.set()
+    catch_up.join(_GUARD)
+    assert done == [16] and kernel.pending_vectors == 24  # the part in flight finished: kept too
+    assert kernel.embed_pending() == 0  # stopped for good
+    kernel.close()
+    fresh = GatedEmbedder(gate_at=10_000)
+    reopened = open_kernel(tmp_path, fresh)
+    assert reopened.pending_vectors == 24
+    while reopened.embed_pending(limit=64):
+        pass
+    assert reopened.pending_vectors == 0 and fresh.embedded == 24  # no vector computed twice
+    reopened.close()
+
+
+def test_a_turn_edited_while_its_vector_was_computed_keeps_waiting_for_its_new_text(tmp_path: Path) -> None:
+    embedder = GatedEmbedder()
+    kernel = open_kernel(tmp_path, embedder)
+    _waiting_turns(kernel, 10, 10)
+    catch_up = _in_thread(lambda: kernel.embed_pending(limit=64), _CATCH_UP)
+    assert embedder.waiting.wait(_GUARD)
+    edited = kernel.store.pending(1)[0]
+    kernel.store.upsert(session_entries([replace(edited, messages=(Message("user", "改过的文字"),))]))
+    embedder.gate.set()
+    catch_up.join(_GUARD)
+    assert [t.id for t in kernel.store.pending(5)] == [edited.id]
+    kernel.close()

@@ -17,7 +17,6 @@ from typing import TYPE_CHECKING
 from rich.progress import (
     BarColumn,
     DownloadColumn,
-    MofNCompleteColumn,
     Progress,
     SpinnerColumn,
     TextColumn,
@@ -26,7 +25,9 @@ from rich.progress import (
 from rich.table import Table
 
 from huichat.app import visible
+from huichat.app.cli.catch_up import EXIT_INTERRUPTED, catch_up
 from huichat.app.errors import CommandError
+from huichat.app.progress import ProgressReport
 from huichat.memory.imports.model import ImportedConversation, ImportFormatError, SourceFormat
 from huichat.memory.imports.reader import ImportReader
 from huichat.memory.imports.summary import ImportSummary, SummaryBuilder
@@ -40,21 +41,6 @@ if TYPE_CHECKING:
     from huichat.memory.kernel import MemoryKernel
 
 HELP = "import chat history: ChatGPT, Claude, DeepSeek, llm, elia, chat JSONL, huichat"
-EXIT_INTERRUPTED = 130
-_EMBED_BATCH = 256
-
-
-def _progress(console: Console, unit: str) -> Progress:
-    return Progress(
-        SpinnerColumn(),
-        TextColumn("{task.description}"),
-        BarColumn(),
-        MofNCompleteColumn(),
-        TextColumn(unit),
-        TimeRemainingColumn(compact=True, elapsed_when_finished=True),
-        console=console,
-        transient=True,
-    )
 
 
 def _checked(reader: ImportReader, builder: SummaryBuilder, console: Console) -> Iterator[ImportedConversation]:
@@ -104,16 +90,22 @@ def _show(
     console.print(_table(title, report_rows(summary, tally, runtime.zone.tz, dry_run=dry)))
 
 
-def _embed(kernel: MemoryKernel, console: Console) -> None:
+def _embed(kernel: MemoryKernel, console: Console) -> int:
+    """Compute the waiting vectors (Ctrl-C stops it, keeping every finished vector); the exit status."""
     waiting = kernel.pending_vectors
     if not waiting:
-        return
+        return 0
     console.print(f"{waiting:,} turns are searchable by their words now; computing their vectors (search by meaning)…")
-    with _progress(console, "turns") as progress:
-        task = progress.add_task("embedding", total=waiting)
-        while batch := kernel.embed_pending(limit=_EMBED_BATCH):
-            progress.advance(task, batch)
-    console.print("Every imported turn is searchable by meaning too.")
+    if catch_up(kernel, console):
+        console.print("Every imported turn is searchable by meaning too.")
+        return 0
+    print(
+        f"huichat: embedding stopped; {waiting - kernel.pending_vectors:,} vectors computed are kept, "
+        f"{kernel.pending_vectors:,} turns still wait (found by their words) — run the same command, "
+        "or open huichat, to compute the rest",
+        file=sys.stderr,
+    )
+    return EXIT_INTERRUPTED
 
 
 def add_parser(parser: argparse.ArgumentParser) -> None:
@@ -154,12 +146,11 @@ def run(args: argparse.Namespace, runtime: Runtime) -> int:
     summary = builder.build()
     kernel = runtime.open_kernel(embed=False)
     try:
-        with _progress(console, "messages") as progress:
-            task = progress.add_task("importing", total=summary.messages)
+        with ProgressReport(console, "importing", summary.messages, "messages") as progress:
             again = ImportReader(args.paths, fmt, limits=limits)
 
             def step(conversation: ImportedConversation) -> None:
-                progress.advance(task, len(conversation.messages))
+                progress.update(progress.done + len(conversation.messages))
 
             try:
                 tally = import_conversations(kernel, again.conversations(), now, step)
@@ -178,11 +169,6 @@ def run(args: argparse.Namespace, runtime: Runtime) -> int:
                     "vectors in the background when it next opens (then they are found by meaning too)."
                 )
             return 0
-        try:
-            _embed(kernel, console)
-        except KeyboardInterrupt:
-            console.print("Embedding stopped; the rest is done in the background the next time huichat opens.")
-            return 0
-        return 0
+        return _embed(kernel, console)
     finally:
         kernel.close()

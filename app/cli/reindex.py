@@ -7,6 +7,7 @@ import sys
 from typing import TYPE_CHECKING
 
 from huichat.app import visible
+from huichat.app.cli.catch_up import EXIT_INTERRUPTED, catch_up
 
 if TYPE_CHECKING:
     from huichat.app.runtime import Runtime
@@ -23,23 +24,28 @@ def run(args: argparse.Namespace, runtime: Runtime) -> int:
     from rich.progress import Progress
 
     kernel = runtime.open_kernel(reconcile=False, for_rebuild=True)
-    with Progress(console=visible.console(), transient=True) as progress:
-        # words first (every turn searchable in seconds), then the vectors
-        task = progress.add_task("indexing turns", total=None)
+    console = visible.console()
+    try:
+        with Progress(console=console, transient=True) as progress:
+            # words first (every turn searchable in seconds), then the vectors
+            task = progress.add_task("indexing turns", total=None)
 
-        def advance(done: int, total: int) -> None:
-            progress.update(task, completed=done, total=total)
+            def advance(done: int, total: int) -> None:
+                progress.update(task, completed=done, total=total)
 
-        try:
             report = kernel.reindex(advance, embed=False)
-            embedding = progress.add_task("embedding turns", total=kernel.pending_vectors)
-            while batch := kernel.embed_pending(limit=256):
-                progress.advance(embedding, batch)
-        finally:
-            kernel.close()
+        embedded = catch_up(kernel, console)
+    finally:
+        kernel.close()
     print(
         f"reindexed {report.added + report.updated} turns from {report.files_checked} transcripts into {runtime.loaded.paths.db_uri}"
     )
     for line in report.notices():  # every one: this is where "… and N more" sends the user
         print(f"huichat: {line}", file=sys.stderr)
+    if not embedded:
+        print(
+            "huichat: embedding stopped; the vectors computed are kept, the rest is computed when huichat next opens",
+            file=sys.stderr,
+        )
+        return EXIT_INTERRUPTED
     return 0

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -167,3 +168,39 @@ def test_an_import_killed_mid_way_resumes_to_exactly_the_uninterrupted_store(tmp
     assert kernel.count() == len(state["ids"]) == len(stored)
     assert Counter((stored[i].prev_id, i) for i in state["ids"]) == Counter(state["links"])
     kernel.close()
+
+
+@pytest.mark.slow
+def test_ctrl_c_while_embedding_stops_keeps_every_vector_and_a_rerun_computes_only_the_rest(tmp_path: Path) -> None:
+    export = tmp_path / "conversations.json"
+    write_chatgpt_export(export, conversations=100, messages=4_000, seed=5)
+    config = tmp_path / "config.yaml"  # the bundled model: its bulk runtime is the one Ctrl-C must cut short
+    config.write_text(
+        f"storage:\n  data_dir: {tmp_path / 'data'}\nretriever:\n  timezone: Asia/Shanghai\n", encoding="utf-8"
+    )
+    command = [sys.executable, "-m", "huichat", "--config", str(config), "import", str(export)]
+    env = {"HOME": str(tmp_path), "PATH": "/usr/bin:/bin", "HF_HUB_OFFLINE": "1"}
+    process = subprocess.Popen(command, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
+    assert process.stdout is not None
+    reported = 0
+    for line in process.stdout:  # not a terminal: a progress line every few seconds
+        if found := re.match(r"embedding: ([\d,]+) of ([\d,]+) turns · [\d.,]+ turns/s · about .+ left", line):
+            reported = int(found[1].replace(",", ""))
+            if reported:
+                break
+    assert reported, "no progress line with vectors computed"
+    process.send_signal(signal.SIGINT)
+    _, err = process.communicate(timeout=120)
+    assert process.returncode == 130, err
+    assert "embedding stopped" in err and "are kept" in err and "Traceback" not in err
+    kernel = runtime(load_config(config)).open_kernel()
+    waiting, total = kernel.pending_vectors, kernel.count()
+    kernel.close()
+    assert reported <= total - waiting < total  # every vector reported is stored; it really stopped
+    rerun = subprocess.Popen(command, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
+    assert rerun.stdout is not None
+    starts = next(line for line in rerun.stdout if "turns are searchable by their words now" in line)
+    assert starts.startswith(f"{waiting:,} turns")  # only the rest is computed
+    rerun.send_signal(signal.SIGINT)
+    _, err = rerun.communicate(timeout=120)
+    assert rerun.returncode == 130, err

@@ -19,14 +19,14 @@ from huichat.memory.results import SearchRequest
 from huichat.memory.turns import Message, TurnDraft
 from tests.conftest import NOW, open_kernel
 
-_CATCH_UP = "catch-up"
+LONG_ANSWER = "长回答。"
 _GUARD = 60
 """Seconds a call may take before the test calls it blocked (a deadlock guard, not a speed target)."""
 
 
 class GatedEmbedder(HashEmbedder):
-    """The hash embedder, counting the texts it embeds; from the ``gate_at``-th call of the catch-up
-    thread on it waits for ``gate`` to open (so a test can act while a catch-up is in the middle of its work)."""
+    """The hash embedder, counting the texts it embeds; from the ``gate_at``-th call on waiting turns
+    (``waiting_turns``) it waits for ``gate`` to open, so a test can act while a catch-up is mid-way."""
 
     def __init__(self, gate_at: int = 1) -> None:
         super().__init__(64)
@@ -37,7 +37,7 @@ class GatedEmbedder(HashEmbedder):
         self.embedded = 0
 
     def embed_passages(self, texts: Sequence[str]) -> npt.NDArray[np.float32]:
-        if threading.current_thread().name == _CATCH_UP:
+        if any(LONG_ANSWER in text for text in texts):
             self.bulk_calls += 1
             if self.bulk_calls >= self.gate_at:
                 self.waiting.set()
@@ -46,8 +46,8 @@ class GatedEmbedder(HashEmbedder):
         return super().embed_passages(texts)
 
 
-def _in_thread(call: Callable[[], object], name: str = "caller") -> threading.Thread:
-    thread = threading.Thread(target=call, daemon=True, name=name)
+def _in_thread(call: Callable[[], object]) -> threading.Thread:
+    thread = threading.Thread(target=call, daemon=True)
     thread.start()
     return thread
 
@@ -58,11 +58,14 @@ def _finished(call: Callable[[], object]) -> bool:
     return not thread.is_alive()
 
 
-def _waiting_turns(kernel: MemoryKernel, count: int, length: int) -> None:
+def waiting_turns(kernel: MemoryKernel, count: int, length: int) -> None:
     session = kernel.new_session(NOW)
     drafts = [
         TurnDraft(
-            (Message("user", f"第 {i} 件事：WireGuard keepalive"), Message("assistant", f"{i} " + "长回答。" * length)),
+            (
+                Message("user", f"第 {i} 件事：WireGuard keepalive"),
+                Message("assistant", f"{i} " + LONG_ANSWER * length),
+            ),
             NOW + timedelta(minutes=i),
         )
         for i in range(count)
@@ -73,8 +76,8 @@ def _waiting_turns(kernel: MemoryKernel, count: int, length: int) -> None:
 def test_searches_writes_and_closing_go_on_while_the_catch_up_embeds(tmp_path: Path) -> None:
     embedder = GatedEmbedder()
     kernel = open_kernel(tmp_path, embedder, RetrieverConfig(min_similarity=0.0))
-    _waiting_turns(kernel, 40, 10)
-    catch_up = _in_thread(lambda: kernel.embed_pending(limit=64), _CATCH_UP)
+    waiting_turns(kernel, 40, 10)
+    catch_up = _in_thread(lambda: kernel.embed_pending(limit=64))
     assert embedder.waiting.wait(_GUARD)
     later = NOW + timedelta(hours=1)
     assert _finished(lambda: kernel.search(SearchRequest("keepalive", later, 5, mode="text")))
@@ -92,9 +95,9 @@ def test_searches_writes_and_closing_go_on_while_the_catch_up_embeds(tmp_path: P
 def test_a_stopped_catch_up_keeps_what_it_finished_and_never_embeds_it_again(tmp_path: Path) -> None:
     embedder = GatedEmbedder(gate_at=2)
     kernel = open_kernel(tmp_path, embedder)
-    _waiting_turns(kernel, 40, 1_500)  # ~6,000 characters a turn: parts of 8 turns
+    waiting_turns(kernel, 40, 1_500)  # ~6,000 characters a turn: parts of 8 turns
     done: list[int] = []
-    catch_up = _in_thread(lambda: done.append(kernel.embed_pending(limit=40)), _CATCH_UP)
+    catch_up = _in_thread(lambda: done.append(kernel.embed_pending(limit=40)))
     assert embedder.waiting.wait(_GUARD)  # the first part is finished, the second under way
     kernel.stop_embedding()
     embedder.gate.set()
@@ -114,8 +117,8 @@ def test_a_stopped_catch_up_keeps_what_it_finished_and_never_embeds_it_again(tmp
 def test_a_turn_edited_while_its_vector_was_computed_keeps_waiting_for_its_new_text(tmp_path: Path) -> None:
     embedder = GatedEmbedder()
     kernel = open_kernel(tmp_path, embedder)
-    _waiting_turns(kernel, 10, 10)
-    catch_up = _in_thread(lambda: kernel.embed_pending(limit=64), _CATCH_UP)
+    waiting_turns(kernel, 10, 10)
+    catch_up = _in_thread(lambda: kernel.embed_pending(limit=64))
     assert embedder.waiting.wait(_GUARD)
     edited = kernel.store.pending(1)[0]
     kernel.store.upsert(session_entries([replace(edited, messages=(Message("user", "改过的文字"),))]))

@@ -18,6 +18,7 @@ from textual.reactive import reactive
 from textual.screen import Screen
 from textual.widgets import Footer, Header
 
+from huichat.app.progress import Pace
 from huichat.app.tui.widgets.chat_message import ChatMessage, call_label
 from huichat.app.tui.widgets.memory_panel import MemoryPanel
 from huichat.app.tui.widgets.prompt_input import PromptInput
@@ -93,6 +94,10 @@ class ChatScreen(Screen[None]):
         """The message whose reply failed or was stopped: what F4 sends again."""
         self.history: PromptHistory | None = None
         """The prompts sent, across sessions (↑ on an empty prompt, ctrl+r)."""
+        self._memory_line = "memory: loading…"
+        """The status line's memory part but for the catch-up's progress (``_show_memory``)."""
+        self._catch_up: tuple[Pace, int, int] | None = None
+        """While turns get their vectors: the catch-up's pace, how many it has done and of how many."""
 
     @property
     def huichat(self) -> HuichatApp:
@@ -242,10 +247,27 @@ class ChatScreen(Screen[None]):
             if failed is not None and not failed.health.usable:  # it failed since it opened
                 self.memory_status = "memory unavailable (chat still works)"
             return
-        waiting = kernel.pending_vectors
-        vectors = f" · embedding {waiting}…" if waiting else ""
         behind = " · index behind" if kernel.health.state is IndexState.BEHIND else ""
-        self.memory_status = f"memory: {plural(count, 'turn')} · {kernel.embedder.name}{vectors}{behind}"
+        self._memory_line = f"memory: {plural(count, 'turn')} · {kernel.embedder.name}{behind}"
+        self._show_memory()
+
+    def _show_memory(self) -> None:
+        """The memory part of the status line, with the catch-up's progress (rate, time left) while it runs."""
+        kernel = self.gateway.memory.ready
+        waiting = kernel.pending_vectors if kernel is not None else 0
+        pace, done, total = self._catch_up or (Pace(), 0, waiting)
+        if total <= done:
+            self.memory_status = self._memory_line
+            return
+        self.memory_status = f"{self._memory_line} · embedding {pace.describe(done, total, 'turns')}"
+
+    def _embedded(self, done: int, total: int | None = None) -> None:
+        """The catch-up has ``done`` turns (of ``total``, when it counted them again)."""
+        if self._catch_up is not None:
+            pace, _, known = self._catch_up
+            pace.note(done)
+            self._catch_up = (pace, done, known if total is None else total)
+            self._show_memory()
 
     @work(group="embedding", exclusive=True, exit_on_error=False)
     async def embed_pending(self) -> None:
@@ -254,15 +276,26 @@ class ChatScreen(Screen[None]):
         if kernel is None or not kernel.pending_vectors:
             return
         self.busy = True
+        loop = asyncio.get_running_loop()
+        self._catch_up = (Pace(), 0, kernel.pending_vectors)
+        done = 0
         try:
             while kernel.pending_vectors:
+                self._embedded(done, done + kernel.pending_vectors)  # turns written meanwhile count too
                 await self.update_memory_status()
-                if not await self.gateway.run(lambda k: k.embed_pending()):
+
+                def part(finished: int, _of: int, before: int = done) -> None:  # in the gateway's thread
+                    loop.call_soon_threadsafe(self._embedded, before + finished)
+
+                batch = await self.gateway.run(lambda k: k.embed_pending(progress=part))
+                if not batch:
                     break
+                done += batch
         except KernelError as exc:
             self.notify(str(exc), title="Memory", severity="warning")
         finally:
             self.busy = False
+            self._catch_up = None
             await self.update_memory_status()
 
     @work(group="maintenance", exclusive=True, exit_on_error=False)

@@ -1,0 +1,63 @@
+"""The vectors of turns that wait for them, computed in the foreground of a command (import, reindex).
+
+The catch-up runs in a worker thread and the main thread only waits, so Ctrl-C reaches the
+command at once rather than after a batch (a signal is handled between Python steps, and an
+embedding pass is seconds of native code): the kernel then stops the catch-up — the pass in
+flight ends, every vector already finished is written — and the command says what is left.
+Turns are committed in small batches, so a kill loses little work; a re-run computes only
+the vectors not stored yet.
+"""
+
+from __future__ import annotations
+
+from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import TimeoutError as Waiting
+from functools import partial
+from typing import TYPE_CHECKING
+
+from huichat.app.progress import ProgressReport
+
+if TYPE_CHECKING:
+    from rich.console import Console
+
+    from huichat.memory.kernel import MemoryKernel
+
+EXIT_INTERRUPTED = 130
+"""A command's status when Ctrl-C stopped it (128 + SIGINT, as the shell reports it)."""
+BATCH = 64
+"""Turns per index commit: what a kill -9 can lose, and small enough that commits stay cheap."""
+_POLL = 0.2
+
+
+def catch_up(kernel: MemoryKernel, console: Console) -> bool:
+    """Compute every waiting vector with progress; False when Ctrl-C stopped it (what was finished is kept)."""
+    waiting = kernel.pending_vectors
+    if not waiting:
+        return True
+    with (
+        ProgressReport(console, "embedding", waiting, "turns") as report,
+        ThreadPoolExecutor(1, thread_name_prefix="embedding") as worker,
+    ):
+        running = worker.submit(_embed_all, kernel, report)
+        try:
+            while True:
+                try:
+                    running.result(timeout=_POLL)
+                    return True
+                except Waiting:
+                    continue
+        except KeyboardInterrupt:
+            kernel.stop_embedding()
+            running.result()  # the pass in flight ends; what was finished is written
+            return False
+
+
+def _embed_all(kernel: MemoryKernel, report: ProgressReport) -> None:
+    done = 0
+    while batch := kernel.embed_pending(BATCH, partial(_advanced, report, done)):
+        done += batch
+        report.update(done)
+
+
+def _advanced(report: ProgressReport, before: int, finished: int, _of: int) -> None:
+    report.update(before + finished)

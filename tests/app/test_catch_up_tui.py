@@ -1,0 +1,47 @@
+"""While turns wait for their vectors: the status line shows the catch-up's pace, and the app answers at once."""
+
+from __future__ import annotations
+
+from datetime import timedelta
+from pathlib import Path
+
+from benchmarks.fakellm import FakeLLM
+from huichat.app.tui.screens.stats import StatsScreen
+from huichat.memory.config import RetrieverConfig
+from huichat.memory.location import MemoryLocation
+from huichat.memory.opening import open_kernel
+from huichat.memory.results import SearchRequest
+from tests.app.tui_helpers import build_app, counter_ids, fake_providers, loaded_config, ready, said, wait_until
+from tests.conftest import NOW, ZONE
+from tests.memory.test_catch_up import GatedEmbedder, waiting_turns
+
+
+async def test_the_status_shows_the_catch_ups_pace_and_the_app_answers_while_it_runs(
+    tmp_path: Path, fake_llm: FakeLLM
+) -> None:
+    embedder = GatedEmbedder(gate_at=2)  # the second part of the catch-up waits until the test is done
+    config = RetrieverConfig(timezone="Asia/Shanghai", min_similarity=0.0)
+    kernel = open_kernel(MemoryLocation.under(tmp_path), embedder, config, ZONE, now=NOW, id_source=counter_ids())
+    waiting_turns(kernel, 40, 1_500)  # parts of 8 turns
+    app = build_app(tmp_path, loaded_config(fake_providers(fake_llm)), kernel=kernel)
+    try:
+        async with app.run_test(size=(120, 36)) as pilot:
+            await ready(pilot)
+            await wait_until(pilot, embedder.waiting.is_set)
+            status = app.chat_screen
+            await wait_until(pilot, lambda: "embedding 8 of 40 turns · " in status.memory_status)
+            assert "turns/s · about" in status.memory_status and "left" in status.memory_status
+            # the catch-up is mid-way: searches, the chat and the screens do not wait for it
+            later = NOW + timedelta(hours=1)
+            found = await app.gateway.search(SearchRequest("keepalive", later, 5, mode="text"))
+            assert len(found.hits) == 5
+            await pilot.press(*"hello", "enter")
+            await wait_until(pilot, lambda: len(said(app)) == 2)
+            await pilot.press("f3")
+            await wait_until(pilot, lambda: isinstance(app.screen, StatsScreen))
+            await pilot.press("escape")
+            await wait_until(pilot, lambda: not isinstance(app.screen, StatsScreen))
+            await pilot.press("ctrl+q")
+            await wait_until(pilot, lambda: not app.is_running)
+    finally:
+        embedder.gate.set()  # the catch-up's thread ends with the test

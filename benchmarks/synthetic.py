@@ -9,6 +9,7 @@ conversation at a time (ASCII-escaped, as ChatGPT writes it), so any size fits i
 
 from __future__ import annotations
 
+import argparse
 import json
 import random
 import uuid
@@ -16,6 +17,8 @@ import zipfile
 from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Any
+
+from benchmarks import longgen, longvocab
 
 _ZH = [
     "我们明天去杭州开会",
@@ -58,6 +61,8 @@ class _Builder:
     visible: int = 0
     alternatives: int = 0
     hidden: int = 0
+    long_answers: bool = False
+    """Answers of real length (``benchmarks.longgen``: 500–3,000 characters, headings, code, zh/en)."""
 
     def new_id(self) -> str:
         return str(uuid.UUID(int=self.rng.getrandbits(128), version=4))
@@ -86,6 +91,13 @@ class _Builder:
         return round(self.clock, 6)
 
     def text(self, role: str) -> dict[str, Any]:
+        if role == "assistant" and self.long_answers:
+            lang = self.rng.choice(("en", "zh"))
+            project = self.rng.choice(longvocab.PROJECTS_EN if lang == "en" else longvocab.PROJECTS_ZH)
+            made = longgen.answer(
+                self.rng, lang, project, self.rng.choice(list(longvocab.FACTS)), self.rng.choice(longgen.DEPTHS)
+            )
+            return {"content_type": "text", "parts": [made.text]}
         sentence = self.rng.choice(_ZH if self.rng.random() < 0.5 else _EN)
         if role == "assistant" and self.rng.random() < 0.2:
             sentence += " \ue200cite\ue202turn0search0\ue201"
@@ -136,10 +148,13 @@ class _Builder:
         return node
 
 
-def _conversation(rng: random.Random, index: int, budget: int) -> tuple[dict[str, Any], _Builder]:
+def _conversation(rng: random.Random, index: int, budget: int, long_answers: bool) -> tuple[dict[str, Any], _Builder]:
     root = "client-created-root"
     builder = _Builder(
-        rng, {root: {"id": root, "message": None, "parent": None, "children": []}}, _START + index * 86_400.0
+        rng,
+        {root: {"id": root, "message": None, "parent": None, "children": []}},
+        _START + index * 86_400.0,
+        long_answers=long_answers,
     )
     created = round(builder.clock, 6)
     node = builder.add(
@@ -178,13 +193,13 @@ def _conversation(rng: random.Random, index: int, budget: int) -> tuple[dict[str
     return item, builder
 
 
-def _write(handle: IO[bytes], count: int, messages: int, seed: int) -> tuple[int, int, int, int]:
+def _write(handle: IO[bytes], count: int, messages: int, seed: int, long_answers: bool) -> tuple[int, int, int, int]:
     rng = random.Random(seed)
     visible = alternatives = hidden = nodes = 0
     handle.write(b"[")
     for index in range(count):
         budget = max(2, (messages - visible) // (count - index))
-        item, builder = _conversation(rng, index, budget)
+        item, builder = _conversation(rng, index, budget, long_answers)
         handle.write((b"," if index else b"") + json.dumps(item).encode("ascii"))
         visible += builder.visible
         alternatives += builder.alternatives
@@ -202,7 +217,7 @@ def _entry(name: str) -> zipfile.ZipInfo:
 
 
 def write_chatgpt_export(
-    path: Path, conversations: int, messages: int, seed: int = 0, *, as_zip: bool = False
+    path: Path, conversations: int, messages: int, seed: int = 0, *, as_zip: bool = False, long_answers: bool = False
 ) -> SyntheticExport:
     """Write ``conversations`` conversations holding about ``messages`` visible messages to ``path``.
 
@@ -213,8 +228,33 @@ def write_chatgpt_export(
         with zipfile.ZipFile(path, "w", zipfile.ZIP_DEFLATED) as archive:
             archive.writestr(_entry("user.json"), json.dumps({"id": "user-synthetic", "email": "someone@example.com"}))
             with archive.open(_entry("conversations.json"), "w") as handle:
-                counts = _write(handle, conversations, messages, seed)
+                counts = _write(handle, conversations, messages, seed, long_answers)
     else:
         with path.open("wb") as handle:
-            counts = _write(handle, conversations, messages, seed)
+            counts = _write(handle, conversations, messages, seed, long_answers)
     return SyntheticExport(path, conversations, *counts)
+
+
+def main(argv: list[str] | None = None) -> int:
+    """``python -m benchmarks.synthetic --out conversations.json``: an export to try ``huichat import`` on."""
+    parser = argparse.ArgumentParser(prog="python -m benchmarks.synthetic", description=main.__doc__)
+    parser.add_argument("--out", type=Path, required=True, help="the file to write (.zip: as ChatGPT delivers it)")
+    parser.add_argument("--conversations", type=int, default=250)
+    parser.add_argument("--messages", type=int, default=2_500)
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--long-answers", action="store_true", help="answers of 500–3,000 characters (longgen)")
+    args = parser.parse_args(argv)
+    written = write_chatgpt_export(
+        args.out,
+        args.conversations,
+        args.messages,
+        args.seed,
+        as_zip=args.out.suffix == ".zip",
+        long_answers=args.long_answers,
+    )
+    print(f"wrote {written.messages:,} messages in {args.conversations:,} conversations to {args.out}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -63,7 +63,7 @@ class UIConfig(BaseModel):
     model_config = ConfigDict(frozen=True, extra="forbid", defer_build=True)
 
     theme: str = "textual-dark"
-    """Textual theme name (switchable from the command palette)."""
+    """Textual theme name; one picked in the command palette is kept (data/theme.json) until this changes."""
     memory_panel: Literal["auto", "open", "closed"] = "auto"
     """auto opens the memory panel whenever a reply recalled something."""
     snippet_chars: int = Field(default=160, ge=20, le=2000)

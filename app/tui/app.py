@@ -113,7 +113,10 @@ class HuichatApp(App[int]):
         self.runtime = runtime
         self.start_session = start_session
         self.set_reactive(HuichatApp.provider_name, start_provider or runtime.loaded.config.providers.default_name())
-        theme = runtime.loaded.config.ui.theme
+        from huichat.app.tui.theme_choice import ThemeChoice
+
+        self.theme_choice = ThemeChoice(runtime.loaded.paths.data_dir / "theme.json", runtime.loaded.config.ui.theme)
+        theme = self.theme_choice.theme()
         self.theme = theme if theme in self.available_themes else "textual-dark"
         self._gateway: Gateway | None = None
         self._watcher: TranscriptWatcher | None = None
@@ -148,6 +151,8 @@ class HuichatApp(App[int]):
         return ChatScreen()
 
     def on_mount(self) -> None:
+        # a theme picked from now on (the palette) is kept for the next start
+        self.theme_changed_signal.subscribe(self, lambda theme: self.theme_choice.save(theme.name))
         # heavy imports hold the GIL: start them only once the first frame is on screen
         self.call_after_refresh(MILESTONES.info, "first_paint")
         self.call_after_refresh(self.set_timer, _LOAD_DELAY, self._start_loading)

@@ -184,3 +184,28 @@ async def test_the_session_is_exported_as_markdown_from_the_palette_command(tmp_
         await wait_until(pilot, lambda: any("Exported to" in str(n.message) for n in app._notifications))
     text = (out / f"{session_id}.md").read_text(encoding="utf-8")
     assert "导出这个" in text and "答案在这里" in text
+
+
+async def test_a_theme_picked_in_the_palette_is_kept_across_restarts(tmp_path: Path, fake_llm: FakeLLM) -> None:
+    loaded = loaded_config(fake_providers(fake_llm), storage={"data_dir": str(tmp_path)})
+    app = build_app(tmp_path, loaded)
+    async with app.run_test(size=(120, 36)) as pilot:
+        await ready(pilot)
+        assert app.theme == "textual-dark"
+        await pilot.press("ctrl+p")
+        await pilot.press(*"theme")
+        await pilot.pause(0.5)
+        await pilot.press("enter")  # the theme list
+        await pilot.pause(0.5)
+        await pilot.press(*"nord")
+        await pilot.pause(0.5)
+        await pilot.press("enter")
+        await wait_until(pilot, lambda: app.theme == "nord")
+    app = build_app(tmp_path, loaded)
+    async with app.run_test(size=(120, 36)) as pilot:
+        assert app.theme == "nord"
+    # an edit of the config's theme is a newer choice than the last pick
+    edited = loaded_config(fake_providers(fake_llm), storage={"data_dir": str(tmp_path)}, ui={"theme": "gruvbox"})
+    app = build_app(tmp_path, edited)
+    async with app.run_test(size=(120, 36)) as pilot:
+        assert app.theme == "gruvbox"

@@ -20,6 +20,7 @@ import os
 import secrets
 import shutil
 import sys
+import threading
 import time
 from collections.abc import Callable, Iterable, Sequence
 from contextlib import AbstractContextManager
@@ -61,6 +62,7 @@ from huichat.memory.index_schema import (
 from huichat.memory.migrations import migrated
 from huichat.memory.results import Scored, TurnState
 from huichat.memory.turns import ImportanceParts, Turn, is_turn_id
+from huichat.memory.vector_matrix import VectorMatrix
 from huichat.memory.vendor_errors import VENDOR_ERRORS, is_vendor_error, one_line, retry_conflicts, translated
 from huichat.memory.words import index_words
 
@@ -175,6 +177,9 @@ class TurnStore:
         """How this open found the index: ``BEHIND`` when a damaged table was dropped to be rebuilt."""
         self._pending: int | None = None
         """Turns waiting for their vector; counted at first need (a damaged table fails there, in one line)."""
+        self._vectors: tuple[tuple[int, int], VectorMatrix | None] | None = None
+        """The vectors in memory for exact search, with the table version they were read at."""
+        self._matrix_lock = threading.Lock()  # searches of several threads (serve) share the matrix
         with translated(lambda detail: IndexUnavailable(f"cannot open the memory index at {uri}: {detail}")):
             self._db: Any = lancedb.connect(uri, read_consistency_interval=timedelta(seconds=consistency_seconds))
             # a table made by this open holds nothing, whatever a manifest says
@@ -531,8 +536,15 @@ class TurnStore:
             return self._turns_from(query.to_arrow(), with_next=False)
 
     def vector_search(self, vector: npt.NDArray[np.float32], limit: int, where: Filter | None = None) -> list[Scored]:
-        """Nearest turns by cosine; the score is the cosine similarity."""
+        """Nearest turns by cosine; the score is the cosine similarity.
+
+        Without an ANN index the search is exact: done on the vectors held in memory
+        (``memory.vector_matrix``), the turns then read by id; with one, LanceDB searches it.
+        """
         with self._reading():
+            matrix = self._matrix()
+            if matrix is not None:
+                return self._nearest_in(matrix, vector, limit, where)
             query = (
                 self._table.search(vector.astype(np.float32), vector_column_name="vector")
                 .distance_type("cosine")
@@ -549,6 +561,52 @@ class TurnStore:
             distances = table.column("_distance").to_pylist()
             turns = self._turns_from(table.drop_columns(["_distance"]), with_next=False)
             return [Scored(t, 1.0 - float(d)) for t, d in zip(turns, distances, strict=True)]
+
+    def _matrix(self) -> VectorMatrix | None:
+        """The embedded turns' vectors of the table's current version (None once an ANN index exists)."""
+        version = (id(self._table), int(self._table.version))
+        with self._matrix_lock:
+            if self._vectors is None or self._vectors[0] != version:
+                matrix = None
+                if not any(list(i.columns) == ["vector"] for i in self._table.list_indices()):
+                    query = self._table.search().select(["id", "vector"]).limit(None)
+                    if self.pending_count:
+                        query = query.where("embedded = true")
+                    table = query.to_arrow()
+                    vectors = table.column("vector").combine_chunks().flatten().to_numpy(zero_copy_only=False)
+                    matrix = VectorMatrix.of(version, table.column("id").to_pylist(), vectors, self.dim)
+                self._vectors = (version, matrix)
+            return self._vectors[1]
+
+    def _nearest_in(
+        self, matrix: VectorMatrix, vector: npt.NDArray[np.float32], limit: int, where: Filter | None
+    ) -> list[Scored]:
+        """The ``limit`` nearest turns matching ``where``, as LanceDB's prefiltered flat search finds them.
+
+        The nearest few are read with ``where`` applied; when too many of them fail it (a time
+        range, say), the ids matching ``where`` are read first and only those are ranked.
+        """
+        ranked = matrix.nearest(vector, limit + 8)
+        found = self._light(ranked, where)
+        if len(found) < limit and len(ranked) < len(matrix) and where is not None:
+            allowed = self._table.search().select(["id"]).where(compile_filter(where)).limit(None).to_arrow()
+            ranked = matrix.nearest(vector, limit, matrix.rows_of(allowed.column("id").to_pylist()))
+            found = self._light(ranked, where)
+        return found[:limit]
+
+    def _light(self, ranked: list[tuple[str, float]], where: Filter | None) -> list[Scored]:
+        """The turns of ``ranked`` (id and cosine) that match ``where``, in that order."""
+        if not ranked:
+            return []
+        condition = (
+            "id IN ("
+            + ", ".join(quote(turn_id) for turn_id, _ in ranked)
+            + ")"
+            + (f" AND {compile_filter(where)}" if where is not None else "")
+        )
+        table = self._table.search().where(condition).select(LIGHT_COLUMNS).limit(None).to_arrow()
+        turns = {t.id: t for t in self._turns_from(table, with_next=False)}
+        return [Scored(turns[turn_id], cosine) for turn_id, cosine in ranked if turn_id in turns]
 
     def text_search(self, text: str, limit: int, where: Filter | None = None) -> list[Scored]:
         """Full-text (BM25) matches over the turns' terms (``memory.words``); the score is BM25's."""

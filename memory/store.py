@@ -469,8 +469,13 @@ class TurnStore:
         return self.with_next(turns) if with_next else turns
 
     def with_next(self, turns: list[Turn]) -> list[Turn]:
-        """The turns with ``next_id`` filled in from their successors."""
+        """The turns with ``next_id`` filled in from their successors (from memory when a search has
+        just read the current version's vectors, which come with every turn's successor)."""
         with self._reading():
+            current = self._vectors
+            if current is not None and current[1] is not None and current[0] == self._version():
+                following = current[1].following
+                return [replace(t, next_id=following.get(t.id)) if is_turn_id(t.id) else t for t in turns]
             ids_sql = id_list(t.id for t in turns)
             if ids_sql == "()":  # none (or only ids a hand edit mangled): nothing can follow them
                 return turns
@@ -564,19 +569,26 @@ class TurnStore:
 
     def _matrix(self) -> VectorMatrix | None:
         """The embedded turns' vectors of the table's current version (None once an ANN index exists)."""
-        version = (id(self._table), int(self._table.version))
+        version = self._version()
         with self._matrix_lock:
             if self._vectors is None or self._vectors[0] != version:
                 matrix = None
                 if not any(list(i.columns) == ["vector"] for i in self._table.list_indices()):
-                    query = self._table.search().select(["id", "vector"]).limit(None)
-                    if self.pending_count:
-                        query = query.where("embedded = true")
-                    table = query.to_arrow()
+                    pending = self.pending_count
+                    columns = ["id", "prev_id", "vector", *(["embedded"] if pending else [])]
+                    table = self._table.search().select(columns).limit(None).to_arrow()
+                    ids = table.column("id").to_pylist()
+                    following = {p: i for p, i in zip(table.column("prev_id").to_pylist(), ids, strict=True) if p}
+                    if pending:
+                        table = table.filter(table.column("embedded"))
                     vectors = table.column("vector").combine_chunks().flatten().to_numpy(zero_copy_only=False)
-                    matrix = VectorMatrix.of(version, table.column("id").to_pylist(), vectors, self.dim)
+                    matrix = VectorMatrix.of(version, table.column("id").to_pylist(), vectors, self.dim, following)
                 self._vectors = (version, matrix)
             return self._vectors[1]
+
+    def _version(self) -> tuple[int, int]:
+        """Which table (a rebuilt one starts its versions again) at which version."""
+        return (id(self._table), int(self._table.version))
 
     def _nearest_in(
         self, matrix: VectorMatrix, vector: npt.NDArray[np.float32], limit: int, where: Filter | None

@@ -25,6 +25,8 @@ class VectorMatrix:
     ids: tuple[str, ...]
     unit: npt.NDArray[np.float32]
     """One row per id, divided by its length (LanceDB's cosine divides both sides the same way)."""
+    following: dict[str, str] = field(default_factory=dict)
+    """Every turn's successor (embedded or not) by the id it follows: ``next_id`` without a query."""
     _rows: dict[str, int] = field(init=False, repr=False)
 
     def __post_init__(self) -> None:
@@ -32,13 +34,18 @@ class VectorMatrix:
 
     @classmethod
     def of(
-        cls, version: tuple[int, int], ids: Sequence[str], vectors: npt.NDArray[np.float32], dim: int
+        cls,
+        version: tuple[int, int],
+        ids: Sequence[str],
+        vectors: npt.NDArray[np.float32],
+        dim: int,
+        following: dict[str, str] | None = None,
     ) -> VectorMatrix:
         """The matrix of ``vectors`` (flat, ``dim`` values per id); a zero vector stays zero (it matches nothing)."""
         matrix = np.asarray(vectors, dtype=np.float32).reshape(len(ids), dim)
         lengths = np.linalg.norm(matrix, axis=1, keepdims=True)
         unit = np.divide(matrix, lengths, out=np.zeros_like(matrix), where=lengths > 0)
-        return cls(version, tuple(ids), unit)
+        return cls(version, tuple(ids), unit, following or {})
 
     def __len__(self) -> int:
         return len(self.ids)

@@ -123,3 +123,27 @@ def test_the_matrix_ranks_ties_by_row_and_ignores_zero_vectors() -> None:
         ("b", pytest.approx(0.36)),
         ("zero", 0.0),
     ]
+
+
+def test_a_turn_another_process_writes_is_found(tmp_path: Path) -> None:
+    reader, writer = open_kernel(tmp_path), open_kernel(tmp_path)
+    _fill(reader, 10)
+    vector = reader.embedder.embed_query("Mochi 猫粮 brand")
+    assert reader.store.vector_search(vector, 1)
+    written = writer.append_turn(writer.new_session(NOW), TurnDraft((Message("user", "Mochi 猫粮 brand"),), NOW))
+    assert reader.store.vector_search(vector, 1)[0].turn.id == written.id
+    writer.close()
+    reader.close()
+
+
+def test_successors_are_current_after_a_search_and_after_a_write(tmp_path: Path) -> None:
+    kernel = open_kernel(tmp_path)
+    session = kernel.new_session(NOW)
+    first = kernel.append_turn(session, TurnDraft((Message("user", "keepalive 25"),), NOW))
+    hits = kernel.store.vector_search(kernel.embedder.embed_query("keepalive"), 1)  # reads the vectors
+    assert kernel.store.with_next([hits[0].turn])[0].next_id is None
+    second = kernel.append_turn(session, TurnDraft((Message("user", "keepalive 30"),), NOW + timedelta(minutes=1)))
+    assert kernel.store.with_next([first])[0].next_id == second.id
+    kernel.store.vector_search(kernel.embedder.embed_query("keepalive"), 1)
+    assert [t.next_id for t in kernel.store.with_next([first, second])] == [second.id, None]
+    kernel.close()

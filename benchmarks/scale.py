@@ -208,6 +208,25 @@ def measure(
             ),
             queries,
         )
+        vector_only = _timed(
+            lambda i: kernel.search(
+                SearchRequest(QUERIES[i % len(QUERIES)], now, 5, resolve_time=False, mode="vector", record_access=False)
+            ),
+            queries,
+        )
+        # the configured model's embedding of a query never seen before, then the fused search (an upper
+        # bound: in the app the full-text half runs while the query is embedded)
+        with_embedding: list[float] = []
+        if live_embedder is not None:
+            with_embedding = _timed(
+                lambda i: (
+                    live_embedder.embed_query(f"{QUERIES[i % len(QUERIES)]} ({size}, {i})"),
+                    kernel.search(
+                        SearchRequest(QUERIES[i % len(QUERIES)], now, 5, resolve_time=False, record_access=False)
+                    ),
+                ),
+                queries,
+            )
         query_embedding: list[float] = []
         if live_embedder is not None:
             query_embedding = _timed(lambda i: live_embedder.embed_query(f"{QUERIES[i % len(QUERIES)]} {size} {i}"), 30)
@@ -227,6 +246,8 @@ def measure(
             "search_ms_no_filter": _ms(no_filter, 1),
             "search_ms_one_week_filter": _ms(with_week, 1),
             "search_ms_full_text": _ms(text_only, 1),
+            "search_ms_vector": _ms(vector_only, 1),
+            "search_ms_with_query_embedding": _ms(with_embedding, 1) if with_embedding else None,
             "query_embedding_ms": _ms(query_embedding, 1) if query_embedding else None,
             "rss_mb": round(_rss_mb(), 1),
             "disk_mb": {
@@ -269,6 +290,8 @@ def run_scale_bench(args: argparse.Namespace, loaded: LoadedConfig, zone: Zone) 
         ("search_ms_no_filter", "search p50/p95 ms, no filter"),
         ("search_ms_one_week_filter", "search p50/p95 ms, one-week filter"),
         ("search_ms_full_text", "full-text search p50/p95 ms"),
+        ("search_ms_vector", "vector search p50/p95 ms"),
+        ("search_ms_with_query_embedding", "search p50/p95 ms with the query's embedding"),
         ("query_embedding_ms", "query embedding p50/p95 ms"),
         ("rss_mb", "memory RSS (MB)"),
         ("disk_mb", "disk MB (index / transcripts)"),

@@ -12,7 +12,11 @@ went wrong — 0 is the only good figure for every column but ``tried``:
   stalls, errors, echoes the key or cuts its stream inside a character
   (``benchmarks/chaos_faults.py``);
 - fuzz: hypothesis-generated filters, time phrases, tool arguments, config files, command
-  lines and transcript edits (``benchmarks/chaos_fuzz.py``).
+  lines and transcript edits (``benchmarks/chaos_fuzz.py``);
+- serve: ``huichat serve`` killed during streamed bursts, and a normal user's latency beside
+  hostile bodies and wrong secrets (``benchmarks/chaos_serve.py``);
+- escapes: fuzzed escape sequences through every listing a person reads
+  (``benchmarks/chaos_escapes.py``).
 
 It runs from a checkout with the dev extras (hypothesis; the fake provider in tests/).
 """
@@ -59,13 +63,32 @@ class Budget:
     seed: int = 16
     fuzz_kinds: tuple[str, ...] = ("filter", "time", "tools", "config", "cli", "edits")
     """The fuzzed input kinds (``--kinds``)."""
+    serve_kills: int = 2
+    """Bursts of streamed chats, each ended by a SIGKILL of the server."""
+    serve_requests: int = 10
+    """A normal user's chats and searches timed, idle and under hostile load."""
+    escapes: int = 1000
+    """Fuzzed strings of escape sequences stored and read back through every listing."""
+    gate_latency: bool = False
+    """Whether the normal user's p95 under load gates the run (only on the full budget's quiet machine)."""
 
     @classmethod
     def named(cls, name: str, seed: int = 16) -> Budget:
         """``ci``: minutes on two cores; ``full``: the issue's figures (≥ 100 kills, 3 writer
         runs, 50,000 inputs per kind)."""
         if name == "full":
-            return cls(kills=100, writer_runs=3, turns_per_writer=30, fuzz=50_000, growth_turns=1500, seed=seed)
+            return cls(
+                kills=100,
+                writer_runs=3,
+                turns_per_writer=30,
+                fuzz=50_000,
+                growth_turns=1500,
+                seed=seed,
+                serve_kills=10,
+                serve_requests=50,
+                escapes=10_000,
+                gate_latency=True,
+            )
         return cls(kills=3, writer_runs=1, turns_per_writer=8, fuzz=150, seed=seed)
 
 
@@ -328,8 +351,10 @@ def report_table(outcomes: list[Outcome]) -> str:
 
 
 def _parts() -> dict[str, Part]:
+    from benchmarks.chaos_escapes import run_escapes
     from benchmarks.chaos_faults import run_faults
     from benchmarks.chaos_fuzz import run_fuzz
+    from benchmarks.chaos_serve import run_serve
 
     return {
         "kills": lambda budget, root: [run_kills(budget, root)],
@@ -337,6 +362,8 @@ def _parts() -> dict[str, Part]:
         "faults": run_faults,
         "fuzz": run_fuzz,
         "growth": run_growth,
+        "serve": run_serve,
+        "escapes": run_escapes,
     }
 
 
@@ -357,7 +384,9 @@ def add_chaos_arguments(parser: argparse.ArgumentParser) -> None:
     """Options of ``huichat bench chaos``."""
     parser.add_argument("--budget", choices=("ci", "full"), default="ci", help="ci: minutes; full: the issue's run")
     parser.add_argument(
-        "--parts", default="kills,writers,faults,fuzz,growth", help="comma-separated parts (growth: full budget only)"
+        "--parts",
+        default="kills,writers,faults,fuzz,growth,serve,escapes",
+        help="comma-separated parts (growth: full budget only)",
     )
     parser.add_argument("--kills", type=int, default=None, help="override the number of kills")
     parser.add_argument("--fuzz", type=int, default=None, help="override the inputs per fuzzed kind")
@@ -391,7 +420,7 @@ def run_chaos_bench(args: argparse.Namespace, loaded: LoadedConfig, zone: Zone) 
         overrides["fuzz_kinds"] = kinds
     budget = Budget(**{**asdict(budget), **overrides})
     parts = [p.strip() for p in args.parts.split(",") if p.strip()]
-    unknown = set(parts) - {"kills", "writers", "faults", "fuzz", "growth"}
+    unknown = set(parts) - set(_parts())
     if unknown:
         print(f"huichat: error: unknown chaos part(s): {', '.join(sorted(unknown))}", file=sys.stderr)
         return 1

@@ -17,14 +17,14 @@ import errno
 import os
 import shutil
 import subprocess
+import sys
 from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
-from benchmarks.chaos import Budget, Outcome, audit, opened, scratch_config
+from benchmarks.chaos import ROOT, Budget, Outcome, audit, opened, scratch_config
 from huichat.memory.errors import KernelError
 from huichat.memory.kernel import MemoryKernel
-from huichat.memory.results import SearchRequest
 from huichat.memory.turns import Message, TurnDraft
 
 NOW = datetime(2026, 11, 25, 7, 0, tzinfo=UTC)
@@ -154,37 +154,97 @@ def read_only(budget: Budget, root: Path) -> Outcome:
     return outcome
 
 
-def damaged_index(budget: Budget, root: Path) -> Outcome:
-    """Truncated data files: every read says so in one line; reindex brings every turn back."""
-    outcome = Outcome("faults", "damaged index")
-    config = scratch_config(root)
-    with opened(config) as kernel:
-        stored = _say(kernel, 12)
-        kernel.maintain(force=True)
-    for path in (root / "data" / "index.lancedb" / "turns.lance" / "data").glob("*.lance"):
+def _truncate(files: list[Path]) -> None:
+    for path in files:
         with path.open("r+b") as handle:
             handle.truncate(path.stat().st_size // 2)
-    try:
+
+
+def _flip(files: list[Path], share: float = 1.0) -> None:
+    """Flip every 97th byte of the first ``share`` of each file (the issue's probe: all of it)."""
+    for path in files:
+        data = bytearray(path.read_bytes())
+        for i in range(0, int(len(data) * share), 97):
+            data[i] ^= 0xFF
+        path.write_bytes(bytes(data))
+
+
+def _delete(files: list[Path]) -> None:
+    for path in files:
+        path.unlink()
+
+
+def _foreign(files: list[Path]) -> None:
+    """A data file replaced by another file's bytes, and a stray file beside the data."""
+    files[0].write_bytes(b'{"not": "a lance file"}\n' * 400)
+    (files[0].parent / "notes.txt").write_text("put here by hand\n", encoding="utf-8")
+
+
+DAMAGE = {
+    "truncated": _truncate,
+    "flipped bytes": _flip,
+    "flipped pages": lambda files: _flip(files, 0.5),
+    "deleted files": _delete,
+    "a foreign file": _foreign,
+}
+"""Ways an index's data files get damaged: cut short, bit rot (whole files, or only their
+pages, which LanceDB reads past its checks), lost, or replaced by something else."""
+
+
+def _command(config: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    """``huichat`` as a user runs it (a reader that aborts cannot take the suite with it)."""
+    environment = {**os.environ, "HF_HUB_OFFLINE": "1", "LANCEDB_LOG": "error", "PYTHONPATH": str(ROOT)}
+    return subprocess.run(
+        [sys.executable, "-m", "huichat", "--config", str(config), *args],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        env=environment,
+        cwd=ROOT,
+    )
+
+
+def _said_plainly(done: subprocess.CompletedProcess[str], what: str, outcome: Outcome) -> None:
+    """A command on a damaged index ends normally (0 or 1), with no traceback and no abort."""
+    if done.returncode not in (0, 1):
+        outcome.uncaught += 1
+        outcome.note(f"{what}: exit {done.returncode}: {done.stderr.strip()[-160:]}")
+    elif "Traceback" in done.stderr:
+        outcome.uncaught += 1
+        outcome.note(f"{what}: {done.stderr.strip().splitlines()[-1][:160]}")
+
+
+def damaged_index(budget: Budget, root: Path) -> list[Outcome]:
+    """Each kind of damage to the index's data files: recall says it in one line, doctor
+    notices it, reindex brings every turn back."""
+    outcomes = []
+    for kind, damage in DAMAGE.items():
+        folder = root / kind.replace(" ", "-")
+        outcome = Outcome("faults", f"damaged index: {kind}")
+        config = scratch_config(folder)
         with opened(config) as kernel:
-            for action in (kernel.sessions, lambda: kernel.search(SearchRequest("fault", NOW)), kernel.store.check):
-                outcome.tried += 1
-                try:
-                    action()
-                    outcome.failed += 1
-                    outcome.note("a damaged index was read without a word")
-                except KernelError as exc:
-                    _one_line(exc, outcome)
-    except KernelError as exc:  # opening may already notice
+            stored = _say(kernel, 12)
+            kernel.maintain(force=True)
+        damage(sorted((folder / "data" / "index.lancedb" / "turns.lance" / "data").glob("*.lance")))
+        recall = _command(config, "recall", "fault 记忆")
         outcome.tried += 1
-        _one_line(exc, outcome)
-    kernel = build_for_rebuild(config)
-    try:
-        kernel.reindex()
-    finally:
-        kernel.close()
-    with opened(config) as kernel:
-        audit(kernel, stored, outcome)
-    return outcome
+        _said_plainly(recall, "recall", outcome)
+        doctor = _command(config, "doctor")
+        outcome.tried += 1
+        _said_plainly(doctor, "doctor", outcome)
+        if doctor.returncode == 0:
+            outcome.failed += 1
+            outcome.note("doctor found nothing wrong")
+        reindex = _command(config, "reindex")
+        outcome.tried += 1
+        _said_plainly(reindex, "reindex", outcome)
+        if reindex.returncode != 0:
+            outcome.failed += 1
+            outcome.note(f"reindex: {reindex.stderr.strip()[-160:]}")
+        with opened(config) as kernel:
+            audit(kernel, stored, outcome)
+        outcomes.append(outcome)
+    return outcomes
 
 
 def build_for_rebuild(config: Path) -> MemoryKernel:
@@ -263,6 +323,5 @@ async def _reply(kernel: MemoryKernel, base_url: str, text: str) -> bool:
 
 def run_faults(budget: Budget, root: Path) -> list[Outcome]:
     """Every fault, each in its own folder."""
-    return [
-        case(budget, root / case.__name__) for case in (disk_full, read_only, damaged_index, deleted_index, providers)
-    ]
+    outcomes = [case(budget, root / case.__name__) for case in (disk_full, read_only, deleted_index, providers)]
+    return [*outcomes, *damaged_index(budget, root / "damaged_index")]

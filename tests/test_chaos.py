@@ -14,7 +14,7 @@ from benchmarks.chaos import Budget, report_table, run_chaos
 pytestmark = pytest.mark.chaos
 
 
-@pytest.mark.parametrize("part", ["kills", "writers", "faults", "fuzz"])
+@pytest.mark.parametrize("part", ["kills", "writers", "faults", "fuzz", "serve", "escapes"])
 def test_nothing_is_lost_duplicated_leaked_or_left_uncaught(tmp_path: Path, part: str) -> None:
     outcomes = run_chaos(Budget.named("ci"), [part], tmp_path)
     assert outcomes and all(o.tried or any(n.startswith("skipped") for n in o.notes) for o in outcomes)

@@ -38,7 +38,7 @@ class ChatConfig(BaseModel):
     auto_recall: bool = False
     """Search memory before every call and put the top hits in the prompt (for models without tools)."""
     auto_recall_top_k: int = Field(default=3, ge=1, le=20)
-    """Hits injected by auto_recall."""
+    """Hits put into the prompt when huichat recalls first (auto_recall, memory-first, both)."""
     context_token_budget: int = Field(default=6000, ge=256)
     """Approximate tokens of the current session's recent turns sent with each request."""
     prompt_language: Literal["auto", "zh", "en"] = "auto"

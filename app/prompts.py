@@ -9,7 +9,11 @@ what changes per request (the current time) rides on the newest user message, at
 from __future__ import annotations
 
 import re
-from datetime import datetime, timedelta
+from datetime import datetime, timedelta, tzinfo
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from huichat.memory.results import SearchResults
 
 _CJK = re.compile(r"[\u3400-\u9fff]")
 
@@ -76,8 +80,34 @@ NO_ANSWER = {
 EMPTY_ANSWER = {"zh": "（没有得到回答：模型没有返回任何内容。）", "en": "(No answer: the model returned nothing.)"}
 """Stored in place of an answer that was empty."""
 
-MEMORIES_HEADER = "以下是可能相关的历史记忆 (possibly relevant memories):\n\n"
-"""Heads the memories put into the prompt for models without tools (auto_recall)."""
+MEMORY_OPEN, MEMORY_CLOSE = "<memory>", "</memory>"
+"""Around the memories huichat found before the model was asked (memory-first, both, auto_recall)."""
+_MEMORY_NOTE = (
+    "以下是系统按用户这条消息预先检索到的历史记忆，可能相关；用到哪条就注明它的 [id:…]，都不相关就照常回答。"
+    "(Memories found for this message before you were asked; cite the [id:…] of one you use; if none fits, answer as usual.)"
+)
+_CLIP = 280
+"""Characters of one message shown in the block: enough for a fact, little for a small model to read."""
+
+
+def memory_block(results: SearchResults, zone: tzinfo) -> str:
+    """The hits of a search (above the threshold, context left out) as one compact, delimited block:
+    each turn on one line with its anchor id and when it was said; "" when there is none."""
+    hits = [hit for hit in results.results if hit.role == "hit"]
+    if not hits:
+        return ""
+    lines = [MEMORY_OPEN, _MEMORY_NOTE]
+    for hit in hits:
+        turn = hit.turn
+        said = " / ".join(f"{m.who}: {_clipped(m.text)}" for m in turn.messages if m.is_chat)
+        lines.append(f"[id:{turn.id} | {turn.timestamp.astimezone(zone):%Y-%m-%d %H:%M}] {said}")
+    lines.append(MEMORY_CLOSE)
+    return "\n".join(lines)
+
+
+def _clipped(text: str) -> str:
+    flat = " ".join(text.split())
+    return flat if len(flat) <= _CLIP else flat[: _CLIP - 1].rstrip() + "…"
 
 
 def uses_chinese(text: str) -> bool:

@@ -78,7 +78,7 @@ def round_messages(
     return [assistant, *({"role": "tool", "tool_call_id": c.id, "content": o.content} for c, o in answered)]
 
 
-_ECHO_LINES = ("[id:", "📁 ", "↳ 上下文，属于命中", "<tool_response>", ERROR_PREFIX)
+_ECHO_LINES = ("[id:", "📁 ", "↳ 上下文，属于命中", "<tool_response>", "<memory>", ERROR_PREFIX)
 """How the lines of a memory tool's result begin (the seed's format, a tool error, the chat
 template's result tag); an answer never needs them."""
 _RULE = "---"

@@ -16,12 +16,13 @@ from datetime import datetime
 from typing import Any
 
 from huichat.app.config import ChatConfig
+from huichat.app.memory_modes import Choice, ModeBook
 from huichat.app.prompts import (
     ALREADY_HAVE,
     ANSWER_NOW,
     EMPTY_ANSWER,
-    MEMORIES_HEADER,
     NO_ANSWER,
+    memory_block,
     system_prompt,
     time_note,
     uses_chinese,
@@ -34,7 +35,7 @@ from huichat.app.tool_arguments import RECALL_MEMORY, TOOL_NAMES, TOOLS
 from huichat.app.tools import ToolContext, ToolOutcome, run_tool, search
 from huichat.memory.errors import KernelError
 from huichat.memory.kernel import MemoryKernel, SessionHandle
-from huichat.memory.results import SearchResults
+from huichat.memory.results import SearchRequest, SearchResults
 from huichat.memory.turns import (
     STATUS_FAILED,
     STATUS_OK,
@@ -46,6 +47,7 @@ from huichat.memory.turns import (
     TurnDraft,
     derive_topic,
 )
+from huichat.providers.config import ProviderConfig
 from huichat.providers.errors import ProviderError
 from huichat.providers.events import ReplyDone, TextDelta, ToolCallRequest
 from huichat.providers.llm import LLMClient
@@ -158,6 +160,8 @@ class ChatSession:
     zone: Zone
     context_window: int = 1
     """Neighbouring turns (±N) a tool's search shows around each hit."""
+    modes: ModeBook = field(default_factory=lambda: ModeBook(None))
+    """How each provider gets at memory (``memory_modes``): shared by the process's sessions."""
     handle: SessionHandle | None = field(default=None, init=False)
     """Where the next turn goes (None: the next message starts a new session)."""
     turns: list[Turn] = field(default_factory=list, init=False)
@@ -179,7 +183,12 @@ class ChatSession:
             clock=runtime.clock,
             zone=runtime.zone,
             context_window=config.retriever.context_window,
+            modes=ModeBook.shared(runtime.loaded.paths.data_dir),
         )
+
+    def memory_mode(self, provider: str | None = None) -> Choice:
+        """The mode ``provider`` (None: the default) answers in now, and why."""
+        return self.modes.choose(provider or self.llm.default or "", self.llm.provider(provider))
 
     def continue_in(self, kernel: MemoryKernel) -> None:
         """Go on in ``kernel``: the same memory opened again (the server reopens a degraded one).
@@ -276,8 +285,10 @@ class ChatSession:
         history, in_context = self._history()
         context = ToolContext(now, self.context_window, in_context, question=text)
         provider = self.llm.provider(provider_name)
+        choice = self.memory_mode(provider_name)
+        recall_first = self.config.auto_recall or choice.recalls_first
         injected = ""
-        if self.config.auto_recall or not provider.supports_tools:
+        if recall_first:
             top_k = self.config.auto_recall_top_k
             query = text.strip()[: self.kernel.config.max_query_chars]  # a long message is recalled by its start
             arguments: dict[str, Any] = {"query": query, "top_k": top_k}
@@ -287,11 +298,11 @@ class ChatSession:
             )
             yield RecallFinished("auto", RECALL_MEMORY, arguments, outcome.results, None, outcome.error, "auto")
             progress.recalled.extend(outcome.recalled_ids)
-            if outcome.results is not None and outcome.results.results:
-                injected = MEMORIES_HEADER + outcome.content
+            if outcome.results is not None:
+                injected = memory_block(outcome.results, self.zone.tz)
         messages = self.build_messages(text, now, history, injected)
         ran: set[str] = set()
-        answer_now = not provider.supports_tools
+        answer_now = not choice.offers_tools
         for round_number in range(self.config.max_tool_rounds + 1):
             final = answer_now or round_number == self.config.max_tool_rounds
             if final and progress.rounds > 0:
@@ -350,6 +361,26 @@ class ChatSession:
         progress.storing = True
         turn = await asyncio.to_thread(self._store, text, answer, progress, now, STATUS_OK, ())
         yield ReplyCompleted(turn, answer, progress.model, progress.rounds)
+        if choice.learning and (progress.rounds or not recall_first):
+            await self._learn(provider, text, context, searched=progress.rounds > 0)
+
+    async def _learn(self, provider: ProviderConfig, text: str, context: ToolContext, *, searched: bool) -> None:
+        """What this reply shows of a model in ``auto``: it searched, or it answered without searching
+        although memory held a hit for the message (found by one search, after the reply)."""
+
+        def learn() -> None:
+            held = False
+            if not searched:  # not counted as an access: nobody recalled anything
+                request = SearchRequest(
+                    text.strip(), context.now, 1, exclude_ids=context.exclude_ids, record_access=False
+                )
+                held = bool(self.kernel.search(request).hits)
+            self.modes.record_reply(provider, searched=searched, memory_held=held)
+
+        try:
+            await asyncio.to_thread(learn)
+        except Exception as exc:  # learning is a nicety: the reply is already stored
+            _log.info("what the reply showed of the model was not recorded: %s", exc)
 
     async def _call(self, call: ToolCallRequest, context: ToolContext) -> ToolOutcome:
         if call.error:

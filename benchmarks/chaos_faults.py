@@ -312,7 +312,9 @@ async def _reply(kernel: MemoryKernel, base_url: str, text: str) -> bool:
     from huichat.providers.config import ProviderConfig, ProvidersConfig
     from huichat.providers.llm import LLMClient
 
-    provider = ProviderConfig(model="openai/chaos", api_base=base_url, api_key_env="CHAOS_KEY", timeout=1.0)
+    provider = ProviderConfig(
+        model="openai/chaos", api_base=base_url, api_key_env="CHAOS_KEY", timeout=1.0, memory_mode="tools"
+    )
     client = LLMClient(ProvidersConfig(named={"chaos": provider}, max_retries=0), env={"CHAOS_KEY": KEY})
     session = ChatSession(kernel=kernel, llm=client, config=ChatConfig(), clock=lambda: NOW, zone=Zone(UTC, "UTC"))
     before = kernel.count()

@@ -169,6 +169,12 @@ def add_parser(parser: argparse.ArgumentParser) -> None:
     loop.add_argument("--model", default="model", help="the model name to ask the server for")
     loop.add_argument("--tool-results", choices=("tool", "observation"), default="tool", help="with --base-url")
     loop.add_argument("--timeout", type=float, default=600.0, help="seconds per request (with --base-url)")
+    loop.add_argument(
+        "--memory-mode",
+        choices=("auto", "tools", "memory-first", "both"),
+        default="auto",
+        help="with --base-url: the provider's memory_mode (default auto; the scripted modes use tools)",
+    )
     loop.add_argument("--max-rounds", type=int, default=4, help="tool rounds before the model must answer")
     loop.add_argument(
         "--auto-recall",

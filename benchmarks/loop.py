@@ -28,6 +28,7 @@ from benchmarks.common import bench_embedder, machine, scratch_kernel, write_jso
 from benchmarks.fakellm import TEXT_FORMS, FakeLLM, Reply, ToolCall, print_call
 from benchmarks.loopdata import FACTS, FILLER, Fact
 from huichat.app.config import ChatConfig, LoadedConfig
+from huichat.app.memory_modes import ModeBook
 from huichat.app.session import ChatSession, RecallFinished, ReplyCompleted, ReplyFailed, SessionEvent, ToolCalled
 from huichat.memory.kernel import MemoryKernel
 from huichat.memory.turns import Message, TurnDraft
@@ -218,15 +219,23 @@ async def _run_mode(
     now = datetime.now(zone.tz)
     chat = ChatConfig(max_tool_rounds=args.max_rounds, auto_recall=getattr(args, "auto_recall", False))
     rows = []
+    book = ModeBook(None)  # one model through the run: what auto learns carries from question to question
     for fact, gold_id in zip(FACTS, gold, strict=False):
         session = ChatSession(
-            kernel=kernel, llm=llm, config=chat, clock=lambda: now, zone=zone, context_window=args.context_window
+            kernel=kernel,
+            llm=llm,
+            config=chat,
+            clock=lambda: now,
+            zone=zone,
+            context_window=args.context_window,
+            modes=book,
         )
+        used = session.memory_mode().label()
         asked = await ask(session, mode, fact, gold_id)
         rows.append(asked)
         if args.verbose:
             Console().print(
-                f"[dim]{mode}[/] {asked.question} → {asked.calls} → {asked.answer[:120]!r} ({asked.rounds} rounds)"
+                f"[dim]{mode} · {used}[/] {asked.question} → {asked.calls} → {asked.answer[:120]!r} ({asked.rounds} rounds)"
             )
     return rows
 
@@ -245,6 +254,7 @@ async def _run_scripted(args: argparse.Namespace, loaded: LoadedConfig, zone: Zo
             model="openai/scripted",
             api_base=server.base_url,
             tool_results="observation" if mode == "observation" else "tool",
+            memory_mode="tools",  # the scripted model searches in every way models call tools
         )
         llm = LLMClient(ProvidersConfig(named={"scripted": provider}, max_retries=0), env={})
         return await _run_mode(kernel, llm, args, zone, mode, gold)
@@ -257,7 +267,11 @@ async def _run(args: argparse.Namespace, loaded: LoadedConfig, zone: Zone) -> li
     with scratch_kernel(loaded, bench_embedder(loaded, args.embedder), zone.tz) as kernel:
         gold = seed(kernel, FACTS[: args.questions], datetime.now(zone.tz))
         provider = ProviderConfig(
-            model=f"openai/{args.model}", api_base=args.base_url, timeout=args.timeout, tool_results=args.tool_results
+            model=f"openai/{args.model}",
+            api_base=args.base_url,
+            timeout=args.timeout,
+            tool_results=args.tool_results,
+            memory_mode=args.memory_mode,
         )
         llm = LLMClient(ProvidersConfig(named={"server": provider}, max_retries=0), env={})
         return await _run_mode(kernel, llm, args, zone, "server", gold)
@@ -288,6 +302,7 @@ def run_loop_bench(args: argparse.Namespace, loaded: LoadedConfig, zone: Zone) -
             "context_window": args.context_window,
             "max_rounds": args.max_rounds,
             "auto_recall": getattr(args, "auto_recall", False),
+            "memory_mode": getattr(args, "memory_mode", "auto") if args.base_url else "tools",
             "summary": summaries,
             "replies": [
                 {

@@ -225,7 +225,7 @@ def run_serve_bench(args: argparse.Namespace, loaded: LoadedConfig, zone: Zone) 
         config.write_text(
             f"embedding:\n  model_path: {args.embedder}\nstorage:\n  data_dir: {root / 'data'}\n"
             f"retriever:\n  timezone: {zone.name}\nproviders:\n  max_retries: 0\n  named:\n"
-            f"    bench: {{model: openai/bench, api_base: 'http://127.0.0.1:{model.server_address[1]}/v1'}}\n"
+            f"    bench: {{model: openai/bench, api_base: 'http://127.0.0.1:{model.server_address[1]}/v1', memory_mode: tools}}\n"
             f"serve:\n  port: {port}\n  requests_per_minute: 1000000\n",
             encoding="utf-8",
         )

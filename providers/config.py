@@ -7,6 +7,8 @@ from typing import Literal, Self
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
+MemoryModeSetting = Literal["auto", "tools", "memory-first", "both"]
+
 
 class ProviderConfig(BaseModel):
     """One named way to reach a model through litellm."""
@@ -29,6 +31,12 @@ class ProviderConfig(BaseModel):
     """Names of other providers tried in order when this one fails."""
     supports_tools: bool = True
     """False for models without tool calling: memory is then injected before the call."""
+    memory_mode: MemoryModeSetting = "auto"
+    """How this model gets at memory. ``tools``: it searches with the memory tools. ``memory-first``:
+    huichat searches the message first and puts the hits into the prompt, no tools offered.
+    ``both``: huichat searches first and the tools stay offered. ``auto``: ``tools`` for a model
+    that calls tools and searches when memory holds the answer, ``both`` for one that answers
+    without searching, ``memory-first`` for one that calls no tools (``huichat doctor --ping`` probes)."""
     tool_results: Literal["tool", "observation"] = "tool"
     """How tool results go back to the model. ``tool``: tool-role messages after the assistant's
     structured calls (chat templates render them as ``<tool_response>``). ``observation``: one user

@@ -14,7 +14,7 @@ os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 os.environ.setdefault("LITELLM_LOG", "ERROR")
 
 import logging
-from collections.abc import AsyncIterator, Collection, Mapping
+from collections.abc import AsyncIterator, Collection, Mapping, Sequence
 from typing import Any
 
 import litellm
@@ -241,41 +241,23 @@ class LLMClient:
         content = response.choices[0].message.content or ""
         return str(content).strip()[:40] or "(empty reply)"
 
-    async def probe_tools(self, name: str) -> str:
-        """Whether provider ``name`` really calls tools: ``yes (structured)``, ``yes (text)`` or ``no``.
+    async def probe_tools(
+        self, name: str, messages: list[dict[str, Any]], tools: Sequence[dict[str, Any]], tool_names: Sequence[str]
+    ) -> str:
+        """Whether provider ``name`` calls the offered tools when ``messages`` call for one:
+        ``yes (structured)``, ``yes (text)`` or ``no``. A call of any of ``tool_names`` counts.
 
-        The model gets one tool it must call to answer; raises ``ProviderError`` on failure.
+        Raises ``ProviderError`` on failure.
         """
         calls: tuple[ToolCallRequest, ...] = ()
-        async for event in self.stream(_PROBE_MESSAGES, [_PROBE_TOOL], tool_names=(_PROBE_NAME,), provider=name):
+        async for event in self.stream(messages, list(tools), tool_names=tool_names, provider=name):
             if isinstance(event, ReplyDone):
                 calls = event.tool_calls
-        called = [c for c in calls if c.name == _PROBE_NAME]
+        called = [c for c in calls if c.name in tool_names]
         if not called:
             return "no"
         how = "text" if all(c.from_text for c in called) else "structured"
         return f"yes ({how}{'' if self.streams_tool_rounds(name) else ', unstreamed'})"
-
-
-_PROBE_NAME = "get_secret_word"
-_PROBE_TOOL: dict[str, Any] = {
-    "type": "function",
-    "function": {
-        "name": _PROBE_NAME,
-        "description": "Returns today's secret word. Nothing else knows it.",
-        "parameters": {
-            "type": "object",
-            "properties": {"language": {"type": "string", "description": "en or zh"}},
-            "required": ["language"],
-        },
-    },
-}
-_PROBE_MESSAGES = [
-    {
-        "role": "user",
-        "content": "What is today's secret word? Only the get_secret_word tool knows it: call it now, in English.",
-    }
-]
 
 
 def _may_refuse_streaming(exc: BaseException) -> bool:

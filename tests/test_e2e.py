@@ -47,7 +47,7 @@ def _config(tmp_path: Path, server: FakeLLM) -> Path:
     config.write_text(
         f"embedding:\n  model_path: hash\nstorage:\n  data_dir: {tmp_path / 'data'}\n"
         f"ui:\n  on_start: new\n"
-        f"providers:\n  named:\n    fake: {{model: openai/fake-e2e, api_base: '{server.base_url}'}}\n",
+        f"providers:\n  named:\n    fake: {{model: openai/fake-e2e, api_base: '{server.base_url}', memory_mode: tools}}\n",
         encoding="utf-8",
     )
     return config

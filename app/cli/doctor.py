@@ -23,7 +23,11 @@ HELP = "check config, data dir, embedding model, index and providers"
 
 def add_parser(parser: argparse.ArgumentParser) -> None:
     """``--ping``."""
-    parser.add_argument("--ping", action="store_true", help="send one tiny request to each provider")
+    parser.add_argument(
+        "--ping",
+        action="store_true",
+        help="ask every provider a tiny question and whether it calls the memory tools (all at once, a few seconds each)",
+    )
 
 
 @dataclass
@@ -125,6 +129,11 @@ def run(args: argparse.Namespace, runtime: Runtime) -> int:
     return 0 if all(c.ok for c in checks) else 1
 
 
+PING_SECONDS = 4.0
+"""How long ``--ping`` waits for each provider (all are asked at once): a tiny prompt, then the tool probe."""
+_PROBE_QUESTION = "What did I tell you my cat is called? It was in one of our earlier conversations."
+
+
 def _provider_checks(loaded: LoadedConfig, ping: bool) -> list[Check]:
     providers = loaded.config.providers
     if not providers.named:
@@ -135,34 +144,73 @@ def _provider_checks(loaded: LoadedConfig, ping: bool) -> list[Check]:
                 f"none configured: add providers.named.<name>.model (and api_key_env) to {loaded.paths.config_file}",
             )
         ]
+    from huichat.app.memory_modes import ModeBook
     from huichat.providers.config import key_problem
-    from huichat.providers.errors import ProviderError
-    from huichat.providers.llm import LLMClient
 
-    client = LLMClient(providers) if ping else None
-    checks = []
+    book = ModeBook.shared(loaded.paths.data_dir)
     default = providers.default_name()
+    rows: dict[str, Check] = {}
+    asked: list[str] = []
     for name, provider in providers.named.items():
         label = f"provider {name}" + (" (default)" if name == default else "")
         problem = key_problem(name, provider, os.environ)
-        key = f"${provider.api_key_env} set" if provider.api_key_env and not problem else "no key needed"
         detail = f"{provider.model}" + (f" @ {provider.api_base}" if provider.api_base else "")
         if problem:
-            checks.append(Check(label, False, f"{detail} · {problem}"))
+            rows[name] = Check(label, False, f"{detail} · {problem}")
             continue
-        if client is not None:
-            try:
-                answer = asyncio.run(client.ping(name, timeout=min(provider.timeout, 15.0)))
-            except ProviderError as exc:
-                checks.append(Check(label, False, f"{detail} · ping failed: {exc}"))
-                continue
-            try:
-                tools = (
-                    asyncio.run(client.probe_tools(name)) if provider.supports_tools else "off (supports_tools: false)"
-                )
-            except ProviderError as exc:
-                tools = f"probe failed: {exc}"
-            checks.append(Check(label, True, f"{detail} · {key} · ping: {answer!r} · tools: {tools}"))
-            continue
-        checks.append(Check(label, True, f"{detail} · {key}"))
-    return checks
+        key = f"${provider.api_key_env} set" if provider.api_key_env else "no key needed"
+        rows[name] = Check(label, True, f"{detail} · {key}")
+        asked.append(name)
+    if ping and asked:
+        for name, (ok, said) in zip(asked, asyncio.run(_ping_all(loaded, asked)), strict=True):
+            rows[name] = Check(rows[name].name, ok, f"{rows[name].detail} · {said}")
+    for name, check in rows.items():
+        if check.ok:
+            choice = book.choose(name, providers.named[name])
+            rows[name] = Check(check.name, True, f"{check.detail} · memory: {choice.label()}")
+    return list(rows.values())
+
+
+async def _ping_all(loaded: LoadedConfig, names: list[str]) -> list[tuple[bool, str]]:
+    """Every provider at once, each within ``PING_SECONDS``: (reachable, what to show)."""
+    from huichat.app.memory_modes import ModeBook
+    from huichat.app.prompts import system_prompt
+    from huichat.app.tool_arguments import TOOL_NAMES, TOOLS
+    from huichat.providers.errors import ProviderError
+    from huichat.providers.llm import LLMClient
+
+    providers = loaded.config.providers
+    client = LLMClient(providers)
+    book = ModeBook.shared(loaded.paths.data_dir)
+    probe = [{"role": "system", "content": system_prompt("en")}, {"role": "user", "content": _PROBE_QUESTION}]
+
+    async def one(name: str) -> tuple[bool, str]:
+        provider = providers.named[name]
+        started = time.monotonic()
+        tiny = asyncio.ensure_future(client.ping(name, timeout=PING_SECONDS))
+        tools = (
+            asyncio.ensure_future(client.probe_tools(name, probe, TOOLS, TOOL_NAMES))
+            if provider.supports_tools
+            else None
+        )
+        waiting = [task for task in (tiny, tools) if task is not None]
+        await asyncio.wait(waiting, timeout=PING_SECONDS)
+        for task in waiting:
+            task.cancel()
+        if not tiny.done() or tiny.cancelled():
+            return False, f"ping: no answer within {PING_SECONDS:.0f} s"
+        if tiny.exception() is not None:
+            error = tiny.exception()
+            return False, f"ping failed: {error}" if isinstance(error, ProviderError) else f"ping failed: {error!r}"
+        said = f"ping: {tiny.result()!r} ({time.monotonic() - started:.1f} s)"
+        if tools is None:
+            return True, f"{said} · tools: off (supports_tools: false)"
+        if not tools.done() or tools.cancelled():
+            return True, f"{said} · tools: not known (the probe took over {PING_SECONDS:.0f} s)"
+        if tools.exception() is not None:
+            return True, f"{said} · tools: probe failed: {tools.exception()}"
+        verdict = tools.result()
+        await asyncio.to_thread(book.record_probe, provider, verdict.startswith("yes"))
+        return True, f"{said} · tools: {verdict}"
+
+    return list(await asyncio.gather(*(one(name) for name in names)))

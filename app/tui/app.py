@@ -22,6 +22,7 @@ from textual.screen import Screen
 from textual.worker import Worker, WorkerState
 
 from huichat.app import visible
+from huichat.app.memory_modes import MODE_HELP, ModeBook, ModeSetting
 from huichat.app.runtime import Runtime
 from huichat.app.tui.gateway import Gateway, Loading
 from huichat.memory.errors import KernelError
@@ -57,6 +58,13 @@ class HuichatCommands(Provider):
         for name, provider in app.runtime.loaded.config.providers.named.items():
             current = " (current)" if name == app.provider_name else ""
             yield (f"Provider: use {name}{current}", partial(app.switch_provider, name), provider.model)
+        if app.provider_name in app.runtime.loaded.config.providers.named:
+            now = app.memory_modes.choose(
+                app.provider_name, app.runtime.loaded.config.providers.named[app.provider_name]
+            )
+            for mode, what in MODE_HELP.items():
+                current = " (current)" if mode == now.mode and now.why == "chosen" else ""
+                yield (f"Memory mode: {mode}{current}", partial(app.set_memory_mode, mode), what)
         yield ("New session", screen.action_new_session, "start an empty conversation (ctrl+n)")
         yield ("Open session…", screen.action_open_session, "reopen a past session (ctrl+o)")
         yield ("Search memory", screen.action_search, "search every stored turn (ctrl+f)")
@@ -122,6 +130,8 @@ class HuichatApp(App[int]):
         self._watcher: TranscriptWatcher | None = None
         self._jobs_running = False
         self._llm_started = False
+        self.memory_modes = ModeBook.shared(runtime.loaded.paths.data_dir)
+        """How each provider gets at memory (the palette sets a mode for this run)."""
 
     @property
     def gateway_started(self) -> bool:
@@ -219,6 +229,18 @@ class HuichatApp(App[int]):
         self.provider_name = name
         problem = self.chat_screen.provider_problem()
         self.notify(problem or f"Now using {name}.", severity="warning" if problem else "information")
+
+    def set_memory_mode(self, mode: ModeSetting) -> None:
+        """Answer with ``mode`` from now on (``auto``: as configured and learnt), until the app ends."""
+        name = self.provider_name
+        providers = self.runtime.loaded.config.providers.named
+        if name not in providers:
+            self.notify("No provider is in use.", severity="warning")
+            return
+        self.memory_modes.override(name, None if mode == "auto" else mode)
+        choice = self.memory_modes.choose(name, providers[name])
+        self.chat_screen.refresh_provider_status()
+        self.notify(f"{name} now answers with memory {choice.label()}.")
 
     def on_worker_state_changed(self, event: Worker.StateChanged) -> None:
         """The safety net: a worker that fails says so in one line instead of ending the app."""

@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 
 from benchmarks.fakellm import FakeLLM, Reply, ToolCall
+from huichat.app.cli.doctor import PING_SECONDS
 from huichat.app.config import load_config
 from huichat.app.wiring import runtime
 from huichat.memory.turns import Message, TurnDraft
@@ -247,26 +248,49 @@ def test_doctor_prints_its_table(tmp_path: Path) -> None:
 
 
 def test_doctor_ping_says_whether_each_provider_really_calls_tools(tmp_path: Path) -> None:
+    # any of huichat's own tools counts: a model asked about memory calls recall_memory, or recall_by_id
     def caller(body: dict[str, object]) -> Reply:
-        return Reply(tool_calls=[ToolCall("get_secret_word", {"language": "en"})]) if body.get("tools") else Reply("OK")
+        return (
+            Reply(tool_calls=[ToolCall("recall_memory", {"query": "cat name"})]) if body.get("tools") else Reply("OK")
+        )
 
     def printer(body: dict[str, object]) -> Reply:
-        return Reply('<tool_call>{"name": "get_secret_word", "arguments": {"language": "en"}}</tool_call>')
+        return Reply('<tool_call>{"name": "recall_by_id", "arguments": {"id": "a3f2c7"}}</tool_call>')
 
-    with FakeLLM(responder=caller) as calls, FakeLLM(responder=printer) as prints, FakeLLM() as talks:
+    def silent(body: dict[str, object]) -> Reply:
+        return Reply("OK", delay=30.0)
+
+    with (
+        FakeLLM(responder=caller) as calls,
+        FakeLLM(responder=printer) as prints,
+        FakeLLM() as talks,
+        FakeLLM(responder=silent) as sleeps,
+    ):
         config = _config(
             tmp_path,
-            "providers:\n  named:\n"
+            "providers:\n  max_retries: 0\n  named:\n"
             f"    calls: {{model: openai/a, api_base: '{calls.base_url}'}}\n"
             f"    prints: {{model: openai/b, api_base: '{prints.base_url}'}}\n"
-            f"    talks: {{model: openai/c, api_base: '{talks.base_url}'}}\n",
+            f"    talks: {{model: openai/c, api_base: '{talks.base_url}'}}\n"
+            f"    sleeps: {{model: openai/d, api_base: '{sleeps.base_url}'}}\n",
         )
-        done = _huichat(config, "doctor", "--ping", env={"COLUMNS": "250"})
-    assert done.returncode == 0, done.stdout
+        done = _huichat(config, "doctor", "--ping", env={"COLUMNS": "300"})
     rows = {line.split("│")[1].strip(): line for line in done.stdout.splitlines() if "provider" in line}
     assert "tools: yes (structured)" in rows["provider calls (default)"]
     assert "tools: yes (text)" in rows["provider prints"]
-    assert "tools: no" in rows["provider talks"]
+    assert (
+        "tools: no" in rows["provider talks"]
+        and "memory: memory-first (auto: calls no tools (probe))" in rows["provider talks"]
+    )
+    # every provider is asked at once, each within the deadline: one that does not answer fails alone
+    assert "FAIL" in rows["provider sleeps"] and f"no answer within {PING_SECONDS:.0f} s" in rows["provider sleeps"]
+    assert done.returncode == 1
+    kept = json.loads((tmp_path / "data" / "provider-modes.json").read_text(encoding="utf-8"))
+    assert {k.split(" @ ")[0]: v["calls_tools"] for k, v in kept.items()} == {
+        "openai/a": True,
+        "openai/b": True,
+        "openai/c": False,
+    }
 
 
 def test_files_left_by_a_killed_index_writer_are_removed_at_open(store: tuple[Path, list[str]]) -> None:

@@ -21,7 +21,9 @@ async def test_a_failed_turn_keeps_its_error_without_the_key(tmp_path: Path, fak
     refused = Reply(status=400, error_message=f"{KEY} refused")
     # a 400 on a round with tools is tried once more unstreamed (servers that cannot stream tool rounds)
     fake_llm.push(Reply(status=401, error_message=f"bad key {KEY}"), refused, refused)
-    provider = ProviderConfig(model="openai/fake", api_base=fake_llm.base_url, api_key_env="FAKE_KEY")
+    provider = ProviderConfig(
+        model="openai/fake", api_base=fake_llm.base_url, api_key_env="FAKE_KEY", memory_mode="tools"
+    )
     client = LLMClient(ProvidersConfig(named={"fake": provider}, max_retries=0), env={"FAKE_KEY": KEY})
 
     def clock() -> datetime:

@@ -37,7 +37,10 @@ MARKUP = re.compile(r"<tool_call>|</?tools>|<function=|\"arguments\"|\"name\"\s*
 
 
 def _session(kernel: MemoryKernel, server: FakeLLM, provider: dict[str, Any] | None = None, **chat: Any) -> ChatSession:
-    config = ProviderConfig(model="openai/fake", api_base=server.base_url, **(provider or {}))
+    # the scripted model stands for one that searches: the tool loop, unless a test says otherwise
+    config = ProviderConfig(
+        model="openai/fake", api_base=server.base_url, **{"memory_mode": "tools", **(provider or {})}
+    )
     providers = ProvidersConfig(named={"fake": config}, max_retries=0)
     clock_state = {"now": NOW}
 

@@ -127,7 +127,10 @@ def build_app(
 
 def fake_providers(*servers: FakeLLM) -> dict[str, dict[str, Any]]:
     names = ["local", "backup"]
-    return {names[i]: {"model": f"openai/model-{names[i]}", "api_base": s.base_url} for i, s in enumerate(servers)}
+    return {
+        names[i]: {"model": f"openai/model-{names[i]}", "api_base": s.base_url, "memory_mode": "tools"}
+        for i, s in enumerate(servers)
+    }
 
 
 def memory_model(body: dict[str, Any]) -> Reply:

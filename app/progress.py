@@ -108,10 +108,19 @@ class ProgressReport:
             if self._progress is not None:
                 self._progress.update(self._task, completed=done, line=self._line())
                 return
-            now = time.monotonic()
-            if self._printed_at is None or now - self._printed_at >= self.every:
-                self._print()
-                self._printed_at = now
+            self._due()
+
+    def tick(self) -> None:
+        """Print the line if it is due, also without news: a pipe shows that the job is alive."""
+        with self._lock:
+            if self._progress is None:
+                self._due()
+
+    def _due(self) -> None:
+        now = time.monotonic()
+        if self._printed_at is None or now - self._printed_at >= self.every:
+            self._print()
+            self._printed_at = now
 
     def __exit__(
         self, kind: type[BaseException] | None, error: BaseException | None, trace: TracebackType | None

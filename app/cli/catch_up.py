@@ -45,7 +45,7 @@ def catch_up(kernel: MemoryKernel, console: Console) -> bool:
                     running.result(timeout=_POLL)
                     return True
                 except Waiting:
-                    continue
+                    report.tick()
         except KeyboardInterrupt:
             kernel.stop_embedding()
             running.result()  # the pass in flight ends; what was finished is written

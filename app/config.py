@@ -49,6 +49,8 @@ class ChatConfig(BaseModel):
     """The model looks at a session's title again after this many more turns (0: never)."""
     max_message_chars: int = Field(default=32_000, ge=100, le=10_000_000)
     """A longer message is refused in one line and kept where it was typed (nothing is sent)."""
+    roles: dict[str, str] = Field(default_factory=dict)
+    """Named system prompts (``huichat --role NAME``, or the palette), chosen per session; huichat's memory rules always follow them."""
 
     def message_problem(self, text: str) -> str | None:
         """Why ``text`` cannot be sent as a message (one line), or None."""

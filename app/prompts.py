@@ -115,9 +115,11 @@ def uses_chinese(text: str) -> bool:
     return bool(_CJK.search(text))
 
 
-def system_prompt(language: str) -> str:
-    """The memory-rules system prompt; ``language`` is ``zh`` or ``en``. It never changes within a session."""
-    return _ZH if language == "zh" else _EN
+def system_prompt(language: str, role: str = "") -> str:
+    """The system prompt: the session's ``role`` text (if any), then the memory rules in ``language``
+    (``zh`` or ``en``), which are always there. It never changes within a session unless the role does."""
+    rules = _ZH if language == "zh" else _EN
+    return f"{role.strip()}\n\n{rules}" if role.strip() else rules
 
 
 def time_note(language: str, now: datetime, zone_name: str) -> str:

@@ -169,6 +169,8 @@ class ChatSession:
     """Every new turn's topic: the session's title."""
     title: SessionTitle | None = field(default=None, init=False)
     """The title recorded in the session's transcript (None: not yet)."""
+    role: str = field(default="", init=False)
+    """The session's role (a name in ``chat.roles``; '': none), recorded in its transcript."""
     _titled_at: int | None = field(default=None, init=False)
     _language_of_session: str = field(default="", init=False)
 
@@ -203,6 +205,7 @@ class ChatSession:
         self.turns = await asyncio.to_thread(self.kernel.session_turns, session_id)
         meta = await asyncio.to_thread(self.kernel.session_meta, self.handle.session_file)
         self.title = SessionTitle.from_meta(meta)
+        self.role = str(meta.get("role") or "")
         self.topic = self.title.text if self.title else (self.turns[-1].topic if self.turns else "")
         # a session from before titles keeps its topic until enough new turns are said
         self._titled_at = self.title.turns if self.title else len(self.turns)
@@ -215,8 +218,17 @@ class ChatSession:
         self.turns = []
         self.topic = ""
         self.title = None
+        self.role = ""
         self._titled_at = None
         self._language_of_session = ""
+
+    async def choose_role(self, name: str) -> None:
+        """Answer in role ``name`` ('' : none) from the next reply on; a stored session records it."""
+        if name and name not in self.config.roles:
+            raise KernelError(f"no role '{name}' (chat.roles: {', '.join(self.config.roles) or 'none configured'})")
+        self.role = name
+        if self.handle is not None:
+            await asyncio.to_thread(self.kernel.update_session, self.handle.session_file, {"role": name})
 
     # ---------------------------------------------------------------- context
 
@@ -254,7 +266,8 @@ class ChatSession:
     ) -> list[dict[str, Any]]:
         """The request: the (unchanging) system prompt, the recent turns, then the new message with the time."""
         language = self._language(text)
-        messages: list[dict[str, Any]] = [{"role": "system", "content": system_prompt(language)}, *history]
+        role = self.config.roles.get(self.role, "")
+        messages: list[dict[str, Any]] = [{"role": "system", "content": system_prompt(language, role)}, *history]
         if injected:
             messages.append({"role": "system", "content": injected})
         note = time_note(language, now.astimezone(self.zone.tz), self.zone.name)
@@ -451,6 +464,7 @@ class ChatSession:
         status: str,
         extra: tuple[tuple[str, str], ...],
     ) -> Turn:
+        starts = self.handle is None
         if self.handle is None:
             self.handle = self.kernel.new_session(now)
             self.topic = derive_topic(user_text)
@@ -460,6 +474,11 @@ class ChatSession:
         draft = TurnDraft(tuple(messages), now, self.topic, tuple(progress.recalled), status, extra)
         turn = self.kernel.append_turn(self.handle, draft)
         self.turns.append(turn)
+        if starts and self.role:  # the transcript exists from its first turn on
+            try:
+                self.kernel.update_session(self.handle.session_file, {"role": self.role})
+            except KernelError as exc:  # the turn stands; the session only answers without its role when reopened
+                _log.warning("the session's role was not recorded: %s", exc)
         try:
             self.kernel.flush_access()
         except Exception as exc:  # access statistics are a nicety: the stored turn stands without them

@@ -193,6 +193,7 @@ def _top_level(parser: argparse.ArgumentParser) -> argparse.ArgumentParser:
     parser.add_argument("--config", type=Path, metavar="PATH", help="config file merged over the defaults")
     parser.add_argument("--provider", metavar="NAME", help="provider to start with (overrides providers.default)")
     parser.add_argument("--session", metavar="ID", help="reopen this session and continue it")
+    parser.add_argument("--role", metavar="NAME", help="answer in this role (a system prompt named in chat.roles)")
     return parser
 
 
@@ -274,11 +275,15 @@ def _run(args: argparse.Namespace, command: Command | None) -> int:
         known = ", ".join(loaded.config.providers.named) or "none configured"
         print(f"huichat: unknown provider '{args.provider}' (configured: {known})", file=sys.stderr)
         return EXIT_CONFIG
+    if args.role and args.role not in loaded.config.chat.roles:
+        known = ", ".join(loaded.config.chat.roles) or "none configured"
+        print(f"huichat: unknown role '{args.role}' (chat.roles: {known})", file=sys.stderr)
+        return EXIT_CONFIG
     faces = runtime(loaded, zone)
     if command is None:
         from huichat.app.tui.app import run_tui
 
-        return run_tui(faces, args.provider, args.session)
+        return run_tui(faces, args.provider, args.session, args.role)
     from huichat.memory.errors import KernelError
     from huichat.providers.errors import ProviderError
 

@@ -272,6 +272,11 @@ class MemoryKernel:
         except KernelError:
             return {}
 
+    def update_session(self, session_file: str, fields: Mapping[str, Any]) -> None:
+        """Record session-level facts that the index does not hold (the role a session is held in)."""
+        with self._lock:
+            self.transcripts.update_session(session_file, fields)
+
     def set_title(self, session_file: str, title: SessionTitle) -> ReconcileReport:
         """Record a session's new title in its transcript, then make it every turn's topic in the index.
 

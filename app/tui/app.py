@@ -65,6 +65,11 @@ class HuichatCommands(Provider):
             for mode, what in MODE_HELP.items():
                 current = " (current)" if mode == now.mode and now.why == "chosen" else ""
                 yield (f"Memory mode: {mode}{current}", partial(app.set_memory_mode, mode), what)
+        for name, text in app.runtime.loaded.config.chat.roles.items():
+            current = " (current)" if name == screen.role else ""
+            yield (f"Role: {name}{current}", partial(screen.choose_role, name), text[:80])
+        if screen.role:
+            yield ("Role: none", partial(screen.choose_role, ""), "huichat's own system prompt")
         yield ("New session", screen.action_new_session, "start an empty conversation (ctrl+n)")
         yield ("Open session…", screen.action_open_session, "reopen a past session (ctrl+o)")
         yield ("Search memory", screen.action_search, "search every stored turn (ctrl+f)")
@@ -114,12 +119,19 @@ class HuichatApp(App[int]):
     the palette and each reply read it; the LLM client holds no choice of its own)."""
 
     def __init__(
-        self, runtime: Runtime, *, start_provider: str | None = None, start_session: str | None = None
+        self,
+        runtime: Runtime,
+        *,
+        start_provider: str | None = None,
+        start_session: str | None = None,
+        start_role: str | None = None,
     ) -> None:
         visible.install(tui=True)  # before the first widget renders a stored or streamed text
         super().__init__()
         self.runtime = runtime
         self.start_session = start_session
+        self.start_role = start_role
+        """The role (``--role``) the first session is held in."""
         self.set_reactive(HuichatApp.provider_name, start_provider or runtime.loaded.config.providers.default_name())
         from huichat.app.tui.theme_choice import ThemeChoice
 
@@ -439,14 +451,14 @@ class HuichatApp(App[int]):
             self._watcher.stop()
 
 
-def run_tui(runtime: Runtime, provider: str | None, session_id: str | None) -> NoReturn:
+def run_tui(runtime: Runtime, provider: str | None, session_id: str | None, role: str | None = None) -> NoReturn:
     """Open the chat app; end the process with its exit status once it closes.
 
     The app runs on a loop of its own, so leaving it does not wait for the loop's executor:
     quitting returns at once even while lancedb or litellm is still importing in a worker,
     or a long job such as a reindex runs. Memory is closed (statistics flushed) first.
     """
-    app = HuichatApp(runtime, start_provider=provider, start_session=session_id)
+    app = HuichatApp(runtime, start_provider=provider, start_session=session_id, start_role=role)
     loop = asyncio.new_event_loop()
     app.run(loop=loop)
     code = app.return_code or 0

@@ -209,3 +209,50 @@ async def test_a_theme_picked_in_the_palette_is_kept_across_restarts(tmp_path: P
     app = build_app(tmp_path, edited)
     async with app.run_test(size=(120, 36)) as pilot:
         assert app.theme == "gruvbox"
+
+
+async def test_a_role_leads_the_system_prompt_shows_in_the_status_line_and_stays_with_its_session(
+    tmp_path: Path, fake_llm: FakeLLM
+) -> None:
+    from huichat.app.prompts import system_prompt
+
+    roles = {"reviewer": "You review code tersely."}
+    loaded = loaded_config(fake_providers(fake_llm), chat={"titles": "local", "roles": roles})
+    kernel = deterministic_kernel(tmp_path)
+    app = build_app(tmp_path, loaded, kernel=kernel)
+    app.start_role = "reviewer"  # huichat --role reviewer
+    async with app.run_test(size=(120, 36)) as pilot:
+        await ready(pilot)
+        assert app.chat_screen.provider_status.endswith("· role reviewer")
+        await pilot.press(*"look at this")
+        await pilot.press("enter")
+        await wait_until(pilot, lambda: not app.chat_screen.replying and len(said(app)) == 2)
+        session_id = app.chat_screen.session_id
+    system = fake_llm.requests[-1]["messages"][0]["content"]
+    assert system == f"You review code tersely.\n\n{system_prompt('en')}"  # the memory rules always follow
+    app = build_app(tmp_path, loaded, kernel=kernel, start_session=session_id)  # reopened later, no --role
+    async with app.run_test(size=(120, 36)) as pilot:
+        # one turn stored: the status line says "1 turn", which ready() does not wait for
+        await wait_until(pilot, lambda: app.chat_screen.session_id == session_id)
+        await pilot.press(*"and this")
+        await pilot.press("enter")
+        await wait_until(pilot, lambda: not app.chat_screen.replying and len(said(app)) == 4)
+        assert fake_llm.requests[-1]["messages"][0]["content"] == system
+        assert app.chat_screen.provider_status.endswith("· role reviewer")
+        await app.chat_screen.choose_role("")  # the palette's "Role: none"
+        await pilot.press(*"plain now")
+        await pilot.press("enter")
+        await wait_until(pilot, lambda: not app.chat_screen.replying and len(said(app)) == 6)
+        assert fake_llm.requests[-1]["messages"][0]["content"] == system_prompt("en")
+        assert "role" not in app.chat_screen.provider_status
+
+
+def test_an_unknown_role_stops_before_the_ui_in_one_line(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    from huichat.app import wiring
+
+    config = tmp_path / "config.yaml"
+    config.write_text(
+        f"storage:\n  data_dir: {tmp_path}\nchat:\n  roles:\n    coder: You write code.\n", encoding="utf-8"
+    )
+    assert wiring.main(["--config", str(config), "--role", "poet"]) == wiring.EXIT_CONFIG
+    assert capsys.readouterr().err.strip() == "huichat: unknown role 'poet' (chat.roles: coder)"

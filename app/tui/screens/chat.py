@@ -80,6 +80,8 @@ class ChatScreen(Screen[None]):
     session_status: reactive[str] = reactive("new session")
     memory_status: reactive[str] = reactive("memory: loading…")
     busy: reactive[bool] = reactive(False)
+    role: reactive[str] = reactive("")
+    """The session's role (a name in chat.roles; '': none), shown in the status line."""
     replying: reactive[bool] = reactive(False, bindings=True)
     """A reply is being produced (Esc and ctrl+c stop it then)."""
 
@@ -145,6 +147,7 @@ class ChatScreen(Screen[None]):
         self.transcript.anchor()
         self.prompt.focus()
         self.panel_open = self.huichat.runtime.loaded.config.ui.memory_panel == "open"
+        self.set_reactive(ChatScreen.role, self.huichat.start_role or "")
         self.watch(self.app, "provider_name", self._provider_changed)
         notice = self.provider_notice()
         self.transcript.mount(ChatMessage("system", notice or self.welcome(), label="setup" if notice else "huichat"))
@@ -176,7 +179,22 @@ class ChatScreen(Screen[None]):
             self.provider_status = "no provider"
             return
         choice = self.huichat.memory_modes.choose(name, providers[name])
-        self.provider_status = f"{name} · {providers[name].model} · memory: {choice.mode}"
+        status = f"{name} · {providers[name].model} · memory: {choice.mode}"
+        self.provider_status = f"{status} · role {self.role}" if self.role else status
+
+    def watch_role(self) -> None:
+        self._provider_changed(self.huichat.provider_name)
+
+    async def choose_role(self, name: str) -> None:
+        """Palette: answer in role ``name`` ('' : none) from the next reply on, in this session."""
+        if self.session is not None:
+            try:
+                await self.session.choose_role(name)
+            except KernelError as exc:
+                self.notify(str(exc), title="Role", severity="error")
+                return
+        self.role = name
+        self.notify(f"Role: {name}." if name else "No role: huichat's own prompt.", timeout=3)
 
     # ----------------------------------------------------------------- status
 
@@ -469,6 +487,11 @@ class ChatScreen(Screen[None]):
             session = ChatSession.from_runtime(self.huichat.runtime, kernel=kernel, llm=llm)
             if self.session_id is not None:
                 await session.resume(self.session_id)
+            if session.handle is None:
+                session.role = self.role
+            elif not session.role and self.role:  # a stored session never given one takes the chosen role
+                await session.choose_role(self.role)
+            self.role = session.role
             self.session = session
         return self.session
 
@@ -650,6 +673,7 @@ class ChatScreen(Screen[None]):
             return
         if self.session is not None:
             self.session.start_new()
+            self.session.role = self.role  # the role chosen stays for the next session
         self.session_id = None
         self.session_title = ""
         self.failed_text = None
@@ -696,6 +720,7 @@ class ChatScreen(Screen[None]):
             return
         if self.session is not None:
             await self.session.resume(session_id)
+            self.role = self.session.role
         self.session_id = session_id
         self.session_title = self.session.topic if self.session is not None else turns[-1].topic
         self.failed_text = None

@@ -24,9 +24,7 @@ HELP = "check config, data dir, embedding model, index and providers"
 def add_parser(parser: argparse.ArgumentParser) -> None:
     """``--ping``."""
     parser.add_argument(
-        "--ping",
-        action="store_true",
-        help="ask every provider a tiny question and whether it calls the memory tools (all at once, a few seconds each)",
+        "--ping", action="store_true", help="ask each provider, all at once, a tiny question and a tool probe"
     )
 
 

@@ -206,6 +206,17 @@ async def _load(url: str, key: str, clients: int, rounds: int, searches: int) ->
     }
 
 
+def _server_config(embedder: str, data_dir: Path, zone: str, model_port: int, port: int) -> str:
+    """The served huichat's configuration (values as JSON strings, which YAML reads as they are:
+    an empty model path, the configured default model, must stay a string, not become null)."""
+    return (
+        f"embedding:\n  model_path: {json.dumps(embedder)}\nstorage:\n  data_dir: {json.dumps(str(data_dir))}\n"
+        f"retriever:\n  timezone: {json.dumps(zone)}\nproviders:\n  max_retries: 0\n  named:\n"
+        f"    bench: {{model: openai/bench, api_base: 'http://127.0.0.1:{model_port}/v1', memory_mode: tools}}\n"
+        f"serve:\n  port: {port}\n  requests_per_minute: 1000000\n"
+    )
+
+
 def _stored_turns(sessions: Path) -> int:
     return sum(p.read_text(encoding="utf-8").count("<!-- huichat:turn ") for p in sessions.glob("*/*/chat_*.md"))
 
@@ -223,11 +234,7 @@ def run_serve_bench(args: argparse.Namespace, loaded: LoadedConfig, zone: Zone) 
         port = _free_port()
         config = root / "config.yaml"
         config.write_text(
-            f"embedding:\n  model_path: {args.embedder}\nstorage:\n  data_dir: {root / 'data'}\n"
-            f"retriever:\n  timezone: {zone.name}\nproviders:\n  max_retries: 0\n  named:\n"
-            f"    bench: {{model: openai/bench, api_base: 'http://127.0.0.1:{model.server_address[1]}/v1', memory_mode: tools}}\n"
-            f"serve:\n  port: {port}\n  requests_per_minute: 1000000\n",
-            encoding="utf-8",
+            _server_config(args.embedder, root / "data", zone.name, model.server_address[1], port), encoding="utf-8"
         )
         key = KeyRing(root / "data").create("default", datetime.now(UTC), admin=True)[1]
         log = (root / "serve.log").open("wb")

@@ -5,8 +5,10 @@ from __future__ import annotations
 import argparse
 import importlib
 import inspect
+from pathlib import Path
 
 from benchmarks.cli import BENCHES, add_parser
+from huichat.app.config import load_config
 
 
 def _kinds() -> set[str]:
@@ -21,3 +23,13 @@ def test_every_bench_kind_has_an_entry_point_taking_args_config_and_zone() -> No
     for module, entry in BENCHES.values():
         run = getattr(importlib.import_module(module), entry)
         assert list(inspect.signature(run).parameters)[:3] == ["args", "loaded", "zone"], (module, entry)
+
+
+def test_the_served_configuration_keeps_the_default_model_as_an_empty_path(tmp_path: Path) -> None:
+    from benchmarks.serve import _server_config
+
+    config = tmp_path / "config.yaml"
+    config.write_text(_server_config("", tmp_path / "data", "Asia/Shanghai", 1234, 5678), encoding="utf-8")
+    loaded = load_config(config, env={})
+    assert loaded.config.embedding.model_path == ""
+    assert loaded.config.serve.port == 5678

@@ -160,6 +160,8 @@ class ChatSession:
     zone: Zone
     context_window: int = 1
     """Neighbouring turns (±N) a tool's search shows around each hit."""
+    face: str = ""
+    """Which face starts its sessions when not the terminal (``serve``): recorded, so the TUI does not continue them."""
     modes: ModeBook = field(default_factory=lambda: ModeBook(None))
     """How each provider gets at memory (``memory_modes``): shared by the process's sessions."""
     handle: SessionHandle | None = field(default=None, init=False)
@@ -474,11 +476,12 @@ class ChatSession:
         draft = TurnDraft(tuple(messages), now, self.topic, tuple(progress.recalled), status, extra)
         turn = self.kernel.append_turn(self.handle, draft)
         self.turns.append(turn)
-        if starts and self.role:  # the transcript exists from its first turn on
+        fields = {key: value for key, value in (("role", self.role), ("face", self.face)) if value}
+        if starts and fields:  # the transcript exists from its first turn on
             try:
-                self.kernel.update_session(self.handle.session_file, {"role": self.role})
+                self.kernel.update_session(self.handle.session_file, fields)
             except KernelError as exc:  # the turn stands; the session only answers without its role when reopened
-                _log.warning("the session's role was not recorded: %s", exc)
+                _log.warning("the session's role or face was not recorded: %s", exc)
         try:
             self.kernel.flush_access()
         except Exception as exc:  # access statistics are a nicety: the stored turn stands without them

@@ -108,6 +108,7 @@ class Conversations:
             known.session.continue_in(kernel)
             return known
         session = ChatSession.from_runtime(self.runtime, kernel=kernel, llm=llm)
+        session.face = "serve"  # the terminal app does not continue an API client's session at start-up
         session.turns = _context_turns(earlier, self.runtime.clock())
         return Conversation(session)
 

@@ -256,3 +256,26 @@ def test_an_unknown_role_stops_before_the_ui_in_one_line(tmp_path: Path, capsys:
     )
     assert wiring.main(["--config", str(config), "--role", "poet"]) == wiring.EXIT_CONFIG
     assert capsys.readouterr().err.strip() == "huichat: unknown role 'poet' (chat.roles: coder)"
+
+
+async def test_at_start_up_the_users_own_last_session_is_continued_not_an_api_clients(
+    tmp_path: Path, fake_llm: FakeLLM
+) -> None:
+    from huichat.app.session import ChatSession
+
+    kernel = deterministic_kernel(tmp_path)
+    ids = seed_memory(kernel)  # the user's own sessions, last Wednesday
+    app = build_app(tmp_path, loaded_config(fake_providers(fake_llm)), kernel=kernel)
+    served = ChatSession.from_runtime(app.runtime, kernel=kernel, llm=app.runtime.open_llm())
+    served.face = "serve"  # what huichat serve does for an API client's new conversation
+    fake_llm.push(Reply(text="来自 API 的回答"))
+    async for _ in served.reply("an API client's question"):
+        pass
+    assert served.handle is not None and kernel.sessions()[0].session_id == served.handle.session_id  # the newest
+    own = kernel.recall_by_id(ids[0]).turn
+    assert own is not None
+    config = loaded_config(fake_providers(fake_llm), ui={"theme": "textual-dark", "cursor_blink": False})
+    app = build_app(tmp_path, config, kernel=kernel)  # ui.on_start: continue (the default)
+    async with app.run_test(size=(120, 36)) as pilot:
+        await wait_until(pilot, lambda: app.chat_screen.session_id is not None)
+        assert app.chat_screen.session_id == own.session_id

@@ -6,7 +6,8 @@ import asyncio
 import contextlib
 import os
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, cast
+from functools import partial
+from typing import TYPE_CHECKING, Any, cast
 
 from rich.markup import escape
 from textual import events, on, work
@@ -33,6 +34,7 @@ if TYPE_CHECKING:
     from huichat.app.tui.app import HuichatApp
     from huichat.app.tui.gateway import Gateway
     from huichat.app.tui.history import PromptHistory
+    from huichat.memory.kernel import MemoryKernel
     from huichat.memory.results import SearchResults
     from huichat.memory.turns import Turn
 
@@ -42,6 +44,14 @@ class MemorySynced(Message):
     """Transcripts changed outside this screen (by hand, by another huichat) and were reconciled."""
 
     changed_ids: frozenset[str]
+
+
+_CONTINUE_CANDIDATES = 20
+"""Sessions looked at, newest first, for the last one the user had in the terminal."""
+
+
+def _meta_of(session_file: str, kernel: MemoryKernel) -> dict[str, Any]:
+    return kernel.session_meta(session_file)
 
 
 def plural(count: int, noun: str) -> str:
@@ -697,13 +707,21 @@ class ChatScreen(Screen[None]):
             await self.open_session(chosen)
 
     async def continue_last_session(self) -> None:
-        """At start-up: show the most recent session and continue it (ctrl+n starts a new one)."""
+        """At start-up: show the user's most recent session and continue it (ctrl+n starts a new one)."""
         try:
             infos = await self.gateway.sessions()
         except KernelError:
             return
-        if infos and self.session_id is None and not self.replying:
-            await self.open_session(infos[0].session_id, note="Continuing your last session · ctrl+n starts a new one")
+        for info in infos[:_CONTINUE_CANDIDATES]:
+            if self.session_id is not None or self.replying:
+                return
+            try:
+                meta = await self.gateway.run(partial(_meta_of, info.session_file))
+            except KernelError:
+                return
+            if meta.get("face") != "serve":  # an API client's conversation (huichat serve) is not the user's own
+                await self.open_session(info.session_id, note="Continuing your last session · ctrl+n starts a new one")
+                return
 
     async def open_session(self, session_id: str, note: str = "") -> None:
         """Show a stored session's transcript and continue its anchor chain."""

@@ -223,7 +223,7 @@ async def test_a_role_leads_the_system_prompt_shows_in_the_status_line_and_stays
     app.start_role = "reviewer"  # huichat --role reviewer
     async with app.run_test(size=(120, 36)) as pilot:
         await ready(pilot)
-        assert app.chat_screen.provider_status.endswith("· role reviewer")
+        assert app.chat_screen.provider_status.startswith("local, role reviewer · ")
         await pilot.press(*"look at this")
         await pilot.press("enter")
         await wait_until(pilot, lambda: not app.chat_screen.replying and len(said(app)) == 2)
@@ -238,7 +238,7 @@ async def test_a_role_leads_the_system_prompt_shows_in_the_status_line_and_stays
         await pilot.press("enter")
         await wait_until(pilot, lambda: not app.chat_screen.replying and len(said(app)) == 4)
         assert fake_llm.requests[-1]["messages"][0]["content"] == system
-        assert app.chat_screen.provider_status.endswith("· role reviewer")
+        assert app.chat_screen.provider_status.startswith("local, role reviewer · ")
         await app.chat_screen.choose_role("")  # the palette's "Role: none"
         await pilot.press(*"plain now")
         await pilot.press("enter")

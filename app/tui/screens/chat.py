@@ -189,8 +189,9 @@ class ChatScreen(Screen[None]):
             self.provider_status = "no provider"
             return
         choice = self.huichat.memory_modes.choose(name, providers[name])
-        status = f"{name} · {providers[name].model} · memory: {choice.mode}"
-        self.provider_status = f"{status} · role {self.role}" if self.role else status
+        # the role stays with the provider's name: a crowded status line keeps the part before " · "
+        head = f"{name}, role {self.role}" if self.role else name
+        self.provider_status = f"{head} · {providers[name].model} · memory: {choice.mode}"
 
     def watch_role(self) -> None:
         self._provider_changed(self.huichat.provider_name)

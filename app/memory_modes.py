@@ -150,7 +150,9 @@ class ModeBook:
             missed = f"auto: answered {verdict.misses} of {len(verdict.recent)} without searching"
             return Choice("both", missed, learning=True)
         if is_local(provider):
-            return Choice("both", "auto: a local model", learning=True)
+            if verdict.calls_tools is None:  # small models confuse tools more often than they use them
+                return Choice("memory-first", "auto: a local model, not probed", learning=True)
+            return Choice("both", f"auto: a local model that calls tools ({verdict.source})", learning=True)
         if verdict.calls_tools is None:
             return Choice("tools", "auto: not probed yet", learning=True)
         return Choice("tools", f"auto: calls tools ({verdict.source})", learning=True)

@@ -34,9 +34,10 @@ class ProviderConfig(BaseModel):
     memory_mode: MemoryModeSetting = "auto"
     """How this model gets at memory. ``tools``: it searches with the memory tools. ``memory-first``:
     huichat searches the message first and puts the hits into the prompt, no tools offered.
-    ``both``: huichat searches first and the tools stay offered. ``auto``: ``tools`` for a model
-    that calls tools and searches when memory holds the answer, ``both`` for one that answers
-    without searching, ``memory-first`` for one that calls no tools (``huichat doctor --ping`` probes)."""
+    ``both``: huichat searches first and the tools stay offered. ``auto``: ``tools`` for a cloud
+    model that searches when memory holds the answer, ``both`` for one that answers without
+    searching and for a local model the probe saw call tools, ``memory-first`` for a local model
+    not probed yet and for one that calls no tools (``huichat doctor --ping`` probes)."""
     tool_results: Literal["tool", "observation"] = "tool"
     """How tool results go back to the model. ``tool``: tool-role messages after the assistant's
     structured calls (chat templates render them as ``<tool_response>``). ``observation``: one user

@@ -40,7 +40,9 @@ def test_a_model_served_nearby_is_local(api_base: str | None, local: bool) -> No
 def test_auto_starts_from_where_the_model_runs_and_learns_from_the_probe_and_the_replies(tmp_path: Path) -> None:
     book = ModeBook(tmp_path)
     assert book.choose("ds", REMOTE).mode == "tools"  # a cloud model searches until it shows otherwise
-    assert book.choose("qwen", LOCAL).mode == "both"  # a small local one gets memory first, tools too
+    assert book.choose("qwen", LOCAL).mode == "memory-first"  # a small local one gets memory first, no tools
+    book.record_probe(LOCAL, calls_tools=True)
+    assert book.choose("qwen", LOCAL).mode == "both"  # one that calls tools keeps them for a second look
     book.record_probe(LOCAL, calls_tools=False)
     assert book.choose("qwen", LOCAL).mode == "memory-first"
     for _ in range(MISSES_FOR_BOTH - 1):
@@ -123,18 +125,23 @@ async def test_a_copied_memory_block_never_reaches_the_answer(kernel: MemoryKern
     assert isinstance(completed, ReplyCompleted) and completed.text.strip() == "用 llama.cpp。"
 
 
-async def test_a_local_model_seen_searching_is_remembered_as_one_that_calls_tools(
+async def test_a_local_model_gets_tools_once_the_probe_saw_it_call_them(
     tmp_path: Path, kernel: MemoryKernel, fake_llm: FakeLLM, remembered: str
 ) -> None:
     def searches(body: dict[str, Any]) -> Reply:
-        if body["messages"][-1]["role"] == "tool":
+        if not body.get("tools") or body["messages"][-1]["role"] == "tool":
             return Reply(text=f"llama.cpp [id:{remembered}]")
         return Reply(tool_calls=[ToolCall("recall_memory", {"query": "本地模型部署"})])
 
     fake_llm.responder = searches
     session = _session(kernel, fake_llm, {"memory_mode": "auto"})
     session.modes = ModeBook(tmp_path)
-    assert session.memory_mode().label() == "both (auto: a local model)"
+    assert session.memory_mode().label() == "memory-first (auto: a local model, not probed)"
     await _reply(session, "本地模型部署用什么")
-    assert session.modes.verdict(session.llm.provider()).calls_tools is True
+    assert _requests_with_tools(fake_llm) == [False]
+    session.modes.record_probe(session.llm.provider(), calls_tools=True)
+    assert session.memory_mode().mode == "both"
+    await _reply(session, "本地模型部署用什么")
+    assert _requests_with_tools(fake_llm)[1] is True and len(fake_llm.requests) == 3  # it searched once more
+    assert session.modes.verdict(session.llm.provider()).recent == [True]  # and that was recorded
     assert json.loads((tmp_path / FILE_NAME).read_text(encoding="utf-8"))

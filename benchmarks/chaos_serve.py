@@ -56,7 +56,7 @@ def _config(root: Path, llm: FakeLLM, port: int) -> Path:
     path.write_text(
         f"embedding:\n  model_path: hash\nstorage:\n  data_dir: {root / 'data'}\n  cache_dir: {root / 'cache'}\n"
         "retriever:\n  timezone: UTC\n  min_similarity: 0.0\n"
-        f"providers:\n  max_retries: 0\n  named:\n    fake: {{model: openai/fake-model, api_base: '{llm.base_url}'}}\n"
+        f"providers:\n  max_retries: 0\n  named:\n    fake: {{model: openai/fake-model, api_base: '{llm.base_url}', memory_mode: tools}}\n"
         f"chat:\n  titles: local\nserve:\n  port: {port}\n  requests_per_minute: 100000\n",
         encoding="utf-8",
     )

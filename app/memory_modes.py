@@ -192,8 +192,8 @@ class ModeBook:
                 setattr(verdict, name, value)
             if "calls_tools" in changes:
                 verdict.at = datetime.now(UTC).isoformat(timespec="seconds")
-            snapshot = {k: _record(v) for k, v in self._verdicts.items()}
-        self._write(snapshot)
+            # written under the lock: two probes finishing at once must not write an older snapshot last
+            self._write({k: _record(v) for k, v in self._verdicts.items()})
 
     def _read(self) -> dict[str, Verdict]:
         if self.path is None or not self.path.exists():

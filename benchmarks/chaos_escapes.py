@@ -9,15 +9,13 @@ would get it) and every raw control byte but newline and tab is counted: the pro
 
 from __future__ import annotations
 
-import os
 import random
 import re
-import subprocess
-import sys
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
-from benchmarks.chaos import ROOT, Budget, Outcome, opened, scratch_config
+from benchmarks.chaos import Budget, Outcome, opened, scratch_config
+from benchmarks.chaos_faults import huichat_command
 from huichat.memory.turns import Message, TurnDraft
 
 NOW = datetime(2026, 11, 25, 7, 0, tzinfo=UTC)
@@ -52,19 +50,6 @@ def _hostile(rng: random.Random) -> str:
     return "".join(parts)
 
 
-def _command(config: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    environment = {**os.environ, "HF_HUB_OFFLINE": "1", "LANCEDB_LOG": "error", "PYTHONPATH": str(ROOT)}
-    return subprocess.run(
-        [sys.executable, "-m", "huichat", "--config", str(config), *args],
-        capture_output=True,
-        text=True,
-        timeout=300,
-        env=environment,
-        cwd=ROOT,
-        errors="surrogateescape",
-    )
-
-
 def run_escapes(budget: Budget, root: Path) -> list[Outcome]:
     """``budget.escapes`` fuzzed strings stored, then every human-readable listing read back."""
     outcome = Outcome("fuzz", f"escape sequences in sessions, recall and show ({budget.escapes:,} strings)")
@@ -83,7 +68,7 @@ def run_escapes(budget: Budget, root: Path) -> list[Outcome]:
     runs = [("sessions",), ("recall", "zebra 记忆", "--top-k", "100"), *(("show", i) for i in ids[:20])]
     shown = 0
     for args in runs:
-        done = _command(config, *args)
+        done = huichat_command(config, *args, errors="surrogateescape")
         shown += done.stdout.count("\u241b")  # ␛: an escape shown, so the fuzzed text did reach the output
         if done.returncode != 0 or "Traceback" in done.stderr:
             outcome.uncaught += 1

@@ -193,8 +193,9 @@ DAMAGE = {
 pages, which LanceDB reads past its checks), lost, or replaced by something else."""
 
 
-def _command(config: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    """``huichat`` as a user runs it (a reader that aborts cannot take the suite with it)."""
+def huichat_command(config: Path, *args: str, errors: str = "strict") -> subprocess.CompletedProcess[str]:
+    """``huichat`` as a user runs it (a reader that aborts cannot take the suite with it); ``errors``:
+    how undecodable output is read."""
     environment = {**os.environ, "HF_HUB_OFFLINE": "1", "LANCEDB_LOG": "error", "PYTHONPATH": str(ROOT)}
     return subprocess.run(
         [sys.executable, "-m", "huichat", "--config", str(config), *args],
@@ -203,6 +204,7 @@ def _command(config: Path, *args: str) -> subprocess.CompletedProcess[str]:
         timeout=300,
         env=environment,
         cwd=ROOT,
+        errors=errors,
     )
 
 
@@ -228,16 +230,16 @@ def damaged_index(budget: Budget, root: Path) -> list[Outcome]:
             stored = _say(kernel, 12)
             kernel.maintain(force=True)
         damage(sorted((folder / "data" / "index.lancedb" / "turns.lance" / "data").glob("*.lance")))
-        recall = _command(config, "recall", "fault 记忆")
+        recall = huichat_command(config, "recall", "fault 记忆")
         outcome.tried += 1
         _said_plainly(recall, "recall", outcome)
-        doctor = _command(config, "doctor")
+        doctor = huichat_command(config, "doctor")
         outcome.tried += 1
         _said_plainly(doctor, "doctor", outcome)
         if not any("memory index" in line and "FAIL" in line for line in doctor.stdout.splitlines()):
             outcome.failed += 1  # (its exit status is 1 anyway: the scratch config has no provider)
             outcome.note("doctor did not find the index damaged")
-        reindex = _command(config, "reindex")
+        reindex = huichat_command(config, "reindex")
         outcome.tried += 1
         _said_plainly(reindex, "reindex", outcome)
         if reindex.returncode != 0:

@@ -129,7 +129,7 @@ class ModeBook:
 
     def __init__(self, data_dir: Path | None) -> None:
         self.path = data_dir / FILE_NAME if data_dir is not None else None
-        self._lock = threading.Lock()
+        self._lock = threading.RLock()
         self._verdicts = self._read()
         self._overrides: dict[str, Mode] = {}
 
@@ -175,14 +175,15 @@ class ModeBook:
 
     def record_reply(self, provider: ProviderConfig, *, searched: bool, memory_held: bool) -> None:
         """One reply: whether the model called a memory tool, and whether memory held a hit for the message."""
-        current = self.verdict(provider)
-        recent = current.recent
-        if memory_held or searched:
-            recent = [*recent, searched][-RECENT:]
-        if searched and not current.calls_tools:
-            self._update(provider, calls_tools=True, source="seen", recent=recent)
-        elif recent != current.recent:
-            self._update(provider, recent=recent)
+        with self._lock:  # read and write as one step: two replies ending at once both count
+            current = self.verdict(provider)
+            recent = current.recent
+            if memory_held or searched:
+                recent = [*recent, searched][-RECENT:]
+            if searched and not current.calls_tools:
+                self._update(provider, calls_tools=True, source="seen", recent=recent)
+            elif recent != current.recent:
+                self._update(provider, recent=recent)
 
     def _update(self, provider: ProviderConfig, **changes: object) -> None:
         key = model_key(provider)

@@ -137,7 +137,9 @@ class Planner:
             return stored.session_id, stored.session_file, stored
         length = 4
         session_file = session_relpath(session_id, started.astimezone(self.zone))
-        while self.locator.exists(session_file):  # another conversation began that second, same digest start
+        # another conversation began that second, with the same digest start (an abandoned
+        # record is no conversation's: this one resumes there)
+        while self.locator.exists(session_file) and not self.locator.abandoned(session_file):
             length += 1
             session_id = session_id_for(*key, started, self.zone, length)
             session_file = session_relpath(session_id, started.astimezone(self.zone))

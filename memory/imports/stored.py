@@ -136,6 +136,16 @@ class SessionLocator:
         """True when a session (transcript or import record) has this path."""
         return session_file in self._places
 
+    def abandoned(self, session_file: str) -> bool:
+        """True for an import record with no transcript and no readable header: what an import
+        killed inside a new session's first record leaves. The same conversation, imported
+        again, takes that place (its records then follow the cut-short line, which is skipped)."""
+        place = self._places.get(session_file)
+        if place is None or place.live or place.archives:
+            return False
+        records = sidecar.read_records(sidecar.sidecar_of(self.sessions_dir / session_file))
+        return not any(r.get("type") == sidecar.HEADER for r in records)
+
     def candidates(self, session_id: str) -> list[str]:
         """The session files whose id has the same digest characters as ``session_id``."""
         return list(self._by_digest.get(session_id.rsplit("-", 1)[-1][:4], ()))

@@ -287,3 +287,30 @@ def test_an_empty_conversation_is_counted_not_stored(tmp_path: Path) -> None:
     tally = _import(kernel, FIXTURES / "chatgpt" / "conversations.json")
     assert tally.nothing_visible == 1 and tally.conversations == 4 and tally.new_sessions == 3
     kernel.close()
+
+
+@pytest.mark.parametrize("left", [b"", b'{"v":1,"type":"header","session_id":"'])
+def test_an_import_killed_inside_a_new_sessions_first_record_resumes_into_the_same_session(
+    tmp_path: Path, left: bytes
+) -> None:
+    export = FIXTURES / "chatgpt" / "conversations.json"
+    whole = open_kernel(tmp_path / "whole")
+    _import(whole, export)
+    whole.close()
+    expected = _files(tmp_path / "whole")
+    # the killed import had created the import record of one new session and written
+    # nothing whole into it: no header, no turns, no start time
+    (record, *_) = sorted(p for p in expected if p.endswith(sidecar.SUFFIX))
+    killed = tmp_path / "killed" / record
+    killed.parent.mkdir(parents=True)
+    killed.write_bytes(left)
+    kernel = open_kernel(tmp_path / "killed")
+    tally = _import(kernel, export)
+    assert tally.new_sessions == 3
+    assert [c.conversation_id for c in stored_conversations(tmp_path / "killed")] == [
+        c.conversation_id for c in stored_conversations(tmp_path / "whole")
+    ]
+    files = _files(tmp_path / "killed")
+    assert files.keys() == expected.keys()  # the same session ids: nothing left behind
+    assert sidecar.read_records(killed) == sidecar.read_records(tmp_path / "whole" / record)
+    kernel.close()

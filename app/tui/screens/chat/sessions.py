@@ -1,0 +1,149 @@
+"""Sessions in the chat: open one, continue the last, start a new one, title and export it."""
+
+from __future__ import annotations
+
+import asyncio
+from functools import partial
+from typing import TYPE_CHECKING, Any
+
+from textual import work
+
+from huichat.app.tui.screens.chat.provider import ChatProvider
+from huichat.app.tui.widgets.chat_message import ChatMessage
+from huichat.memory.errors import KernelError
+
+if TYPE_CHECKING:
+    from huichat.app.session import ChatSession
+    from huichat.memory.kernel import MemoryKernel
+
+_CONTINUE_CANDIDATES = 20
+"""Sessions looked at, newest first, for the last one the user had in the terminal."""
+
+
+def _meta_of(session_file: str, kernel: MemoryKernel) -> dict[str, Any]:
+    return kernel.session_meta(session_file)
+
+
+class ChatSessions(ChatProvider):
+    """The session part of the chat screen."""
+
+    @work(group="title", exit_on_error=False)
+    async def refresh_title(self, session: ChatSession) -> None:
+        """Let the session title itself when due, beside the conversation (a reply never waits for it)."""
+        titled = session.handle.session_id if session.handle else None
+        title = await session.refresh_title(provider=self.huichat.provider_name)
+        if title is not None and titled == self.session_id:
+            self.session_title = title.text
+            self.refresh_session_label()
+
+    async def action_new_session(self) -> None:
+        """Start a new session: an empty transcript; memory keeps everything."""
+        if self.replying:
+            self.notify("Wait for the current reply to finish.", timeout=3)
+            return
+        if self.session is not None:
+            self.session.start_new()
+            self.session.role = self.role  # the role chosen stays for the next session
+        self.session_id = None
+        self.session_title = ""
+        self.failed_text = None
+        await self.transcript.remove_children()
+        self.panel.clear()
+        self.refresh_session_label()
+        self.notify("New session.", timeout=2)
+
+    @work(group="sessions", exit_on_error=False)
+    async def action_open_session(self) -> None:
+        """Choose a past session and continue it."""
+        from huichat.app.tui.screens.sessions import SessionsScreen
+
+        try:
+            infos = await self.gateway.sessions()
+        except KernelError as exc:
+            self.notify(str(exc), title="Sessions", severity="error")
+            return
+        chosen = await self.app.push_screen_wait(SessionsScreen(infos, self.huichat.runtime.zone.tz, self.session_id))
+        if chosen:
+            await self.open_session(chosen)
+
+    async def continue_last_session(self) -> None:
+        """At start-up: show the user's most recent session and continue it (ctrl+n starts a new one)."""
+        try:
+            infos = await self.gateway.sessions()
+        except KernelError:
+            return
+        for info in infos[:_CONTINUE_CANDIDATES]:
+            if self.session_id is not None or self.replying:
+                return
+            try:
+                meta = await self.gateway.run(partial(_meta_of, info.session_file))
+            except KernelError:
+                return
+            if meta.get("face") != "serve":  # an API client's conversation (huichat serve) is not the user's own
+                await self.open_session(info.session_id, note="Continuing your last session · ctrl+n starts a new one")
+                return
+
+    async def open_session(self, session_id: str, note: str = "") -> None:
+        """Show a stored session's transcript and continue its anchor chain."""
+        if self.replying:
+            self.notify("Wait for the current reply to finish.", timeout=3)
+            return
+        try:
+            turns = await self.gateway.run(lambda kernel: kernel.session_turns(session_id))
+        except KernelError as exc:
+            self.notify(str(exc), severity="error")
+            return
+        if not turns:
+            self.notify(f"No session '{session_id}'.", severity="error")
+            return
+        if self.session is not None:
+            await self.session.resume(session_id)
+            self.role = self.session.role
+        self.session_id = session_id
+        self.session_title = self.session.topic if self.session is not None else turns[-1].topic
+        self.failed_text = None
+        self.panel.clear()
+        await self.transcript.remove_children()
+        widgets = [widget for turn in turns for widget in ChatMessage.for_turn(turn)]
+        if note:
+            widgets.append(ChatMessage("system", note, label="huichat"))
+        await self.transcript.mount_all(widgets)
+        self.transcript.scroll_end(animate=False)
+        self.refresh_session_label()
+
+    @work(group="export", exit_on_error=False)
+    async def action_export_session(self) -> None:
+        """Palette: this session as Markdown into a folder the user picks (one file per session, as the CLI)."""
+        from pathlib import Path
+
+        from huichat.app.tui.screens.ask_path import AskPathScreen
+        from huichat.memory.exports import ExportFormat
+        from huichat.memory.exports.selection import Selection
+        from huichat.memory.exports.writer import export
+
+        session_id = self.session_id
+        if session_id is None:
+            self.notify("Nothing to export yet: this session has no turn.", timeout=4)
+            return
+        asked = AskPathScreen(f"Export session {session_id} as Markdown into the folder:", str(Path.cwd()))
+        folder = await self.app.push_screen_wait(asked)
+        if folder is None:
+            return
+        runtime = self.huichat.runtime
+        out = Path(folder).expanduser()
+        try:
+            report = await asyncio.to_thread(
+                export,
+                runtime.loaded.paths.sessions_dir,
+                ExportFormat.MARKDOWN,
+                out,
+                Selection(None, None, session_id),
+                runtime.zone.tz,
+            )
+        except (KernelError, OSError) as exc:
+            self.notify(str(exc), title="Export", severity="error", timeout=8)
+            return
+        if report.path is None:
+            self.notify(f"Session {session_id} was not found in the transcripts.", severity="error")
+            return
+        self.notify(f"Exported to {report.path / f'{session_id}.md'}", title="Export", timeout=8)

@@ -248,8 +248,8 @@ class ChatSession:
         picked: list[dict[str, Any]] = []
         ids: set[str] = set()
         for turn in reversed(self.turns):
-            if turn.status == STATUS_FAILED:
-                continue
+            if turn.status == STATUS_FAILED or turn.id in self.kernel.forgotten_here:
+                continue  # a forgotten turn leaves the model's context too
             pair = [
                 {"role": "assistant" if m.role == "assistant" else "user", "content": m.text}
                 for m in turn.messages

@@ -139,6 +139,8 @@ COMMANDS: dict[str, str] = {
     "doctor": "huichat.app.cli.doctor",
     "recall": "huichat.app.cli.recall",
     "show": "huichat.app.cli.show",
+    "forget": "huichat.app.cli.forget",
+    "correct": "huichat.app.cli.correct",
     "sessions": "huichat.app.cli.sessions",
     "reindex": "huichat.app.cli.reindex",
     "retitle": "huichat.app.cli.retitle",

@@ -46,10 +46,14 @@ class Entry:
     ids: list[str] = field(default_factory=list)
     title_source: str = ""
     """Who wrote the title (``model``, ``local``), '' for a session never titled."""
+    hidden: list[str] = field(default_factory=list)
+    """Turns forgotten by a tombstone (``memory.tombstones``): in the file, not in ``ids``."""
 
 
 def _summary(parsed: ParsedSession, stat: list[int]) -> Entry | None:
     if not parsed.turns:
+        if parsed.forgotten:  # every turn forgotten: the session is listed nowhere, its turns can still come back
+            return Entry(stat, parsed.session_id, "", "", 0, "", "", [], "", sorted(parsed.forgotten))
         return None
     first = parsed.turns[0]
     said = next((m.text for m in first.messages if m.is_chat), "")
@@ -64,6 +68,7 @@ def _summary(parsed: ParsedSession, stat: list[int]) -> Entry | None:
         said[:200],
         [t.id for t in parsed.turns],
         title.source if title is not None else "",
+        sorted(parsed.forgotten),
     )
 
 
@@ -163,6 +168,8 @@ class Catalogue:
         self.refresh()
         merged: dict[str, dict[str, Any]] = {}
         for key, entry in self._entries.items():
+            if not entry.turns:
+                continue  # every turn of it forgotten
             relpath = key.split(_ARCHIVED)[-1]
             info = merged.setdefault(
                 entry.session_id,
@@ -216,6 +223,15 @@ class Catalogue:
         relpath = parts[-1].split(_ARCHIVED)[-1]
         parsed = TurnChunker.parse("\n".join(texts), relpath, _stem(relpath))
         return next((turn for turn in parsed.turns if turn.id == turn_id), None)
+
+    def locate(self, turn_id: str) -> tuple[str, bool] | None:
+        """The transcript (a key: archived ones hold ``::``) that holds ``turn_id``, and whether
+        the turn is forgotten there; None when no transcript holds it."""
+        self.refresh()
+        for key, entry in self._entries.items():
+            if turn_id in entry.ids or turn_id in entry.hidden:
+                return key, turn_id in entry.hidden
+        return None
 
     def _text(self, key: str) -> str | None:
         if _ARCHIVED in key:

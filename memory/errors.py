@@ -23,3 +23,11 @@ class IndexUnavailable(KernelError):
 
 class EmbeddingInterrupted(KernelError):
     """Embedding stopped on request (``MemoryKernel.stop_embedding``): what was finished before is kept."""
+
+
+class UnknownTurn(KernelError):
+    """No transcript holds a turn with this id (the HTTP API answers 404)."""
+
+
+class BadTurnId(KernelError):
+    """Text that is not a turn id (the HTTP API answers 400)."""

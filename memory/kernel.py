@@ -25,7 +25,7 @@ from huichat.memory.config import MAX_TOP_K, LifecycleConfig, RetrieverConfig
 from huichat.memory.deadline import call_with_deadline
 from huichat.memory.durability import make_durable
 from huichat.memory.embedding import Embedder, Interruptible
-from huichat.memory.errors import DeadlinePassed, IndexUnavailable, KernelError, TooLong
+from huichat.memory.errors import BadTurnId, DeadlinePassed, IndexUnavailable, KernelError, TooLong, UnknownTurn
 from huichat.memory.filters import Compare
 from huichat.memory.fusion import Fusion
 from huichat.memory.health import OK, IndexHealth, IndexState
@@ -46,8 +46,18 @@ from huichat.memory.retrieval import Retriever
 from huichat.memory.sessions import SessionHandle, SessionWrite, drafted_turns
 from huichat.memory.store import TurnStore
 from huichat.memory.timeparse import TimeResolver
+from huichat.memory.tombstones import Correction, correction, tombstone
 from huichat.memory.transcript import TranscriptWriter, TurnChunker
-from huichat.memory.turns import SessionTitle, Turn, TurnDraft, is_turn_id, new_session_id, new_turn_id, session_relpath
+from huichat.memory.turns import (
+    SessionTitle,
+    Turn,
+    TurnDraft,
+    new_session_id,
+    new_turn_id,
+    not_a_turn_id,
+    parse_turn_id,
+    session_relpath,
+)
 
 __all__ = ["MemoryKernel", "Progress", "ReconcileReport", "SessionHandle", "SessionWrite"]
 
@@ -130,6 +140,8 @@ class MemoryKernel:
         self.last_report: ReconcileReport | None = None
         """What the last reconcile found and did (the app shows its ``notices()``)."""
         self.searches_over_deadline = 0
+        self.forgotten_here: set[str] = set()
+        """Turns this process forgot (a conversation going on drops them from the model's context)."""
 
     # ---------------------------------------------------------------- health
 
@@ -287,6 +299,65 @@ class MemoryKernel:
             self.transcripts.update_session(session_file, title.to_meta())
             return self.reconcile(only={session_file})
 
+    # ------------------------------------------------------- forget / correct
+
+    def forget(self, turn_id: str, now: datetime, *, restore: bool = False) -> tuple[str, bool]:
+        """Forget a turn (``restore``: bring a forgotten one back); returns its id and whether anything changed.
+
+        A tombstone is appended to its transcript (``memory.tombstones``), then its session is
+        reconciled: the index drops the turn (or has it again) before this returns, so search,
+        recall and every face stop (or start again) showing it at once. While the index is
+        unavailable the next reconcile does it. ``BadTurnId``/``UnknownTurn`` for what is not
+        a turn id / no transcript holds.
+        """
+        cleaned, rel, forgotten = self._holder(turn_id)
+        if forgotten != restore:
+            return cleaned, False
+        with self._lock:
+            self.transcripts.update_session(rel, tombstone(cleaned, now, restore=restore))
+            if restore:
+                self.forgotten_here.discard(cleaned)
+            else:
+                self.forgotten_here.add(cleaned)
+            self._reconcile_marked(rel)
+        return cleaned, True
+
+    def correct(self, turn_id: str, text: str, now: datetime) -> str:
+        """Attach a correction to a turn (recalled and searched with it, marked as a later correction).
+
+        Appended to its transcript like a tombstone; the turn is indexed again with it at once.
+        Returns the turn's id; a forgotten turn cannot be corrected (``KernelError``).
+        """
+        note = text.strip()
+        if not note:
+            raise KernelError("a correction needs some text")
+        cleaned, rel, forgotten = self._holder(turn_id)
+        if forgotten:
+            raise KernelError(f"turn {cleaned} is forgotten: restore it first (huichat forget --undo {cleaned})")
+        with self._lock:
+            self.transcripts.update_session(rel, correction(Correction(cleaned, note, now)))
+            self._reconcile_marked(rel)
+        return cleaned
+
+    def _holder(self, turn_id: str) -> tuple[str, str, bool]:
+        """A turn's id, the transcript that holds it and whether it is forgotten there."""
+        cleaned = parse_turn_id(turn_id)
+        if cleaned is None:
+            raise BadTurnId(not_a_turn_id(turn_id))
+        found = self.catalogue.locate(cleaned)
+        if found is None:
+            raise UnknownTurn(f"no turn with id {cleaned}")
+        key, forgotten = found
+        if "::" in key:
+            raise KernelError(f"turn {cleaned} is in an archived month ({key.split('::')[0]}): it cannot be changed")
+        return cleaned, key, forgotten
+
+    def _reconcile_marked(self, session_file: str) -> None:
+        """Bring the index in line with a transcript that just got a tombstone or a correction."""
+        if self._index is None or not self._health.usable:
+            return  # the transcript holds it: the reconcile after memory reopens applies it
+        self.reconcile(only={session_file})
+
     def append_turn(self, session: SessionHandle, draft: TurnDraft) -> Turn:
         """Write one turn: transcript (fsynced) first, then the index."""
         [turn] = self.append_turns(session, [draft])
@@ -392,12 +463,9 @@ class MemoryKernel:
 
     def recall_by_id(self, turn_id: str) -> RecallResult:
         """One turn with its anchors; a bad or unknown id gives an error value, not an exception."""
-        cleaned = (turn_id or "").strip().lower().removeprefix("id:").strip()
-        if not is_turn_id(cleaned):
-            return RecallResult(
-                None,
-                f"{(turn_id or '')[:40]!r} is not a turn id (6 lowercase letters or digits, e.g. a3f2c7)",
-            )
+        cleaned = parse_turn_id(turn_id)
+        if cleaned is None:
+            return RecallResult(None, not_a_turn_id(turn_id))
         with self._reading() as store:
             found = store.get([cleaned]).get(cleaned)
         if found is None:

@@ -12,10 +12,12 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from huichat.memory.turns import Message, Turn, is_turn_id
+from huichat.memory.tombstones import PURGED, Correction, Marks
+from huichat.memory.turns import CORRECTION, Message, Turn, is_turn_id
 
 MARKER = re.compile(r"^<!-- huichat:(session|turn|msg) (\{.*\}) -->$", re.MULTILINE)
 MSG_END = "\n<!-- /huichat:msg -->"
@@ -72,6 +74,10 @@ class ParsedSession:
     restores the turn exactly."""
     meta: dict[str, Any] = field(default_factory=dict)
     """The header's fields merged with later session markers (the last value of a key wins)."""
+    forgotten: frozenset[str] = frozenset()
+    """Turns forgotten (or purged) by a tombstone: they hold their place in the chain but are not in ``turns``."""
+    hidden: tuple[Turn, ...] = ()
+    """The forgotten turns that can still be read (``huichat forget --undo`` brings one back)."""
 
 
 @dataclass
@@ -117,6 +123,7 @@ class _Reader:
         """Offset just after the last marker or message read."""
         self.damaged_session: tuple[int, int] | None = None
         """Where a session marker is whose session id has bytes that are not UTF-8."""
+        self.marks = Marks()
 
     def line(self, offset: int) -> int:
         return self.text.count("\n", 0, offset) + 1
@@ -139,7 +146,7 @@ class _Reader:
                 meta = None
             meta = meta if isinstance(meta, dict) else None
             if kind == "session":
-                if meta is not None:
+                if meta is not None and not self.marks.read(meta):
                     if _NOT_UTF8.search(str(_raw_field(payload, "session_id"))):
                         self.damaged_session = (match.start(), match.end())
                         meta = {k: v for k, v in meta.items() if k != "session_id"}
@@ -154,6 +161,8 @@ class _Reader:
                     reason = "a turn marker that cannot be read: its messages are skipped"
                     self.problem(match.start(), reason, anchor, hides=anchor is None)
                 self.blocks.append(_Block(meta, self.line(match.start()), self.clean_end, anchor=anchor))
+                if meta is not None and meta.get(PURGED):
+                    self.clean_end = min(len(text), pos + 1)  # a purged turn is whole without messages
             elif self.blocks:
                 pos = self.message(self.blocks[-1], meta, match.start(), pos)
             self.last_end = pos
@@ -228,6 +237,8 @@ class _Reader:
         if not self.blocks:
             return None
         last = self.blocks[-1]
+        if last.meta is not None and last.meta.get(PURGED) and not last.messages:
+            return None
         if last.open_message is not None:
             return last if last.cut_short and last.open_message >= self.clean_end else None
         return last if not last.messages and last.meta is not None and last.broken_at is None else None
@@ -284,6 +295,11 @@ def parse_transcript(text: str, session_file: str, fallback_session: str = "") -
                 reader.problem_at(block.line, reason, turn_id, hides=turn_id is None)
             else:
                 reader.problem_at(block.line, "a message marker without its end: ignored")
+        if block.meta is not None and block.meta.get(PURGED) and turn_id is not None and turn_id not in seen:
+            reader.marks.forgotten.add(turn_id)  # its text is gone for good; its place in the chain stays
+            seen.add(turn_id)
+            chain.append((turn_id, None))
+            continue
         if block.meta is None:
             # known by its anchor line, it still holds its place in the chain
             if turn_id is not None and turn_id not in seen and not (block.orphan and not block.messages):
@@ -312,14 +328,27 @@ def parse_transcript(text: str, session_file: str, fallback_session: str = "") -
     if bad_bytes is not None:
         reader.problem(bad_bytes.start(), "bytes that are not UTF-8 (read as \ufffd)")
     # links follow the file's order, through turns that could not be read but whose id is known
-    turns = [
-        turn.with_links(chain[i - 1][0] if i > 0 else None, chain[i + 1][0] if i + 1 < len(chain) else None)
+    linked = [
+        _corrected(turn, reader.marks.corrections.get(turn.id, ())).with_links(
+            chain[i - 1][0] if i > 0 else None, chain[i + 1][0] if i + 1 < len(chain) else None
+        )
         for i, (_, turn) in enumerate(chain)
         if turn is not None
     ]
+    forgotten = frozenset(reader.marks.forgotten)
+    turns = [t for t in linked if t.id not in forgotten]
+    hidden = tuple(t for t in linked if t.id in forgotten)
     problems = tuple(sorted(reader.problems, key=lambda p: p.line))
     closable = unfinished is not None and tail is not None and unfinished.body_whole
-    return ParsedSession(session_id, turns, problems, tail, tail_turn, closable, reader.meta)
+    return ParsedSession(session_id, turns, problems, tail, tail_turn, closable, reader.meta, forgotten, hidden)
+
+
+def _corrected(turn: Turn, notes: Sequence[Correction]) -> Turn:
+    """``turn`` with the corrections written about it later, each as a message of its own after what was said."""
+    if not notes:
+        return turn
+    added = tuple(Message("note", n.text, n.at.isoformat(), CORRECTION) for n in notes)
+    return replace(turn, messages=turn.messages + added)
 
 
 def _turn(block: _Block, session_id: str, session_file: str, position: int, title: str) -> Turn | None:

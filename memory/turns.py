@@ -19,6 +19,9 @@ _ALPHABET = "abcdefghijklmnopqrstuvwxyz0123456789"
 
 TEXT = "text"
 """The kind of a message that was said (the other kinds are typed parts)."""
+CORRECTION = "correction"
+"""The kind of a note the user attached to a turn later (``huichat correct``): searched and
+recalled with the turn, marked as a later correction; its ``speaker`` is when it was written."""
 
 STATUS_OK = "ok"
 STATUS_FAILED = "failed"
@@ -42,7 +45,8 @@ class Message:
 
     ``kind`` is ``text`` for what was said; the other kinds — ``reasoning``, ``tool_call``,
     ``tool_result``, ``attachment`` (a placeholder for a non-text part) and ``raw`` (kept
-    as found) — are stored and shown but are not part of the turn's searchable text.
+    as found) — are stored and shown but are not part of the turn's searchable text; a
+    ``correction`` (read from the transcript's later records, never stored in the turn) is.
     """
 
     role: str
@@ -247,8 +251,11 @@ def _utc(value: datetime | str) -> datetime:
 
 
 def plain_text(messages: Sequence[Message]) -> str:
-    """What was said, as plain text: one ``speaker: message`` paragraph per chat message."""
-    return "\n".join(f"{m.who}: {m.text}" for m in messages if m.is_chat)
+    """What was said, as plain text: one ``speaker: message`` paragraph per chat message, then
+    each later correction, marked as one (``✎ later correction (2026-12-02): …``)."""
+    said = [f"{m.who}: {m.text}" for m in messages if m.is_chat]
+    notes = [f"✎ later correction ({m.speaker[:10]}): {m.text}" for m in messages if m.kind == CORRECTION]
+    return "\n".join([*said, *notes])
 
 
 @dataclass(frozen=True)
@@ -374,6 +381,17 @@ def new_turn_id() -> str:
         number, digit = divmod(number, 36)
         chars.append(_ALPHABET[digit])
     return "".join(chars)
+
+
+def parse_turn_id(value: str) -> str | None:
+    """The id in what a user typed (``A3F2C7``, ``id:a3f2c7``, `` a3f2c7 ``), or None when it is not one."""
+    cleaned = (value or "").strip().lower().removeprefix("id:").strip()
+    return cleaned if is_turn_id(cleaned) else None
+
+
+def not_a_turn_id(value: str) -> str:
+    """The one line that says ``value`` is not a turn id."""
+    return f"{(value or '')[:40]!r} is not a turn id (6 lowercase letters or digits, e.g. a3f2c7)"
 
 
 def is_turn_id(value: str) -> bool:

@@ -33,7 +33,10 @@ def run(args: argparse.Namespace, runtime: Runtime) -> int:
     turn_id = args.turn_id.strip().lower().removeprefix("id:").strip()
     if not is_turn_id(turn_id):
         raise CommandError(f"{args.turn_id[:40]!r} is not a turn id (6 lowercase letters or digits, e.g. a3f2c7)")
-    turn = None if args.json else runtime.open_catalogue().turn(turn_id)
+    catalogue = runtime.open_catalogue()
+    if (found := catalogue.locate(turn_id)) is not None and found[1]:
+        raise CommandError(f"turn {turn_id} is forgotten (huichat forget --undo {turn_id} brings it back)")
+    turn = None if args.json else catalogue.turn(turn_id)
     if turn is None:
         turn = _indexed(runtime, turn_id)
         if not args.json:

@@ -20,7 +20,7 @@ from huichat.app.serve.errors import ApiError
 from huichat.app.serve.jobs import JOBS
 from huichat.app.serve.service import Service, service_of
 from huichat.app.serve.transcripts import read_transcript
-from huichat.memory.errors import IndexUnavailable, KernelError
+from huichat.memory.errors import BadTurnId, IndexUnavailable, KernelError, UnknownTurn
 from huichat.memory.filters import FilterError
 from huichat.memory.kernel import MemoryKernel
 from huichat.memory.results import SearchRequest, format_search_result, hits_first, turn_record
@@ -83,6 +83,25 @@ async def turn(turn_id: str, request: Request, caller: Caller, user: UserParam =
         "prev": turn_record(prev, zone) if prev else None,
         "next": turn_record(after, zone) if after else None,
     }
+
+
+@router.delete("/turn/{turn_id}", summary="Forget a turn (or restore it with ?undo=true)")
+async def forget(
+    turn_id: str,
+    request: Request,
+    caller: Caller,
+    user: UserParam = None,
+    undo: Annotated[bool, Query(description="bring a forgotten turn back")] = False,
+) -> dict[str, Any]:
+    """A tombstone in the turn's transcript: it leaves search and recall before this answers."""
+    service, name, kernel = await _kernel(request, caller, user)
+    try:
+        cleaned, changed = await asyncio.to_thread(kernel.forget, turn_id, service.runtime.clock(), restore=undo)
+    except BadTurnId as exc:
+        raise ApiError(400, str(exc)) from None
+    except UnknownTurn as exc:
+        raise ApiError(404, str(exc)) from None
+    return {"user": name, "id": cleaned, "forgotten": not undo, "changed": changed}
 
 
 @router.get("/sessions", summary="Stored sessions, most recent first")

@@ -1,0 +1,58 @@
+"""``DELETE /v1/memory/turn/{id}``: a forgotten turn leaves search, the turn route and the model's tool results."""
+
+from __future__ import annotations
+
+import httpx
+import pytest
+
+from tests.serve.conftest import Server
+
+pytestmark = pytest.mark.slow
+
+
+def _said(http: httpx.Client, text: str) -> str:
+    response = http.post("/v1/chat/completions", json={"model": "fake", "messages": [{"role": "user", "content": text}]})
+    assert response.status_code == 200, response.text
+    return str(response.json()["huichat"]["turn_id"])
+
+
+def _found(http: httpx.Client, query: str) -> list[str]:
+    response = http.post("/v1/memory/search", json={"query": query, "max_results": 10, "context_window": 1})
+    assert response.status_code == 200, response.text
+    return [r["id"] for r in response.json()["results"]]
+
+
+def test_forgetting_over_http_hides_a_turn_at_once_and_undo_brings_it_back(server: Server) -> None:
+    with server.client(server.key("olga")) as http:
+        passport = _said(http, "我的护照号是 E12345678")
+        assert passport in _found(http, "护照号 E12345678")
+
+        forgotten = http.delete(f"/v1/memory/turn/{passport}")
+        assert forgotten.status_code == 200, forgotten.text
+        assert forgotten.json() == {"user": "olga", "id": passport, "forgotten": True, "changed": True}
+
+        assert passport not in _found(http, "护照号 E12345678")
+        assert http.get(f"/v1/memory/turn/{passport}").status_code == 404
+        # the model's memory tool no longer sees it either
+        answer = http.post(
+            "/v1/chat/completions", json={"model": "fake", "messages": [{"role": "user", "content": "remember 护照号"}]}
+        ).json()
+        assert passport not in answer["choices"][0]["message"]["content"]
+        assert http.delete(f"/v1/memory/turn/{passport}").json()["changed"] is False
+
+        restored = http.delete(f"/v1/memory/turn/{passport}", params={"undo": "true"})
+        assert restored.json() == {"user": "olga", "id": passport, "forgotten": False, "changed": True}
+        assert passport in _found(http, "护照号 E12345678")
+
+
+def test_forgetting_answers_in_the_apis_error_shapes(server: Server) -> None:
+    with server.client(None) as anonymous:
+        assert anonymous.delete("/v1/memory/turn/a3f2c7").status_code == 401
+    with server.client(server.key("pavel")) as http:
+        _said(http, "hello")
+        malformed = http.delete("/v1/memory/turn/not-an-id")
+        assert malformed.status_code == 400
+        assert "is not a turn id" in malformed.json()["error"]["message"]
+        unknown = http.delete("/v1/memory/turn/zzzzzz")
+        assert unknown.status_code == 404
+        assert unknown.json()["error"]["message"] == "no turn with id zzzzzz"

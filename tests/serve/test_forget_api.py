@@ -11,7 +11,9 @@ pytestmark = pytest.mark.slow
 
 
 def _said(http: httpx.Client, text: str) -> str:
-    response = http.post("/v1/chat/completions", json={"model": "fake", "messages": [{"role": "user", "content": text}]})
+    response = http.post(
+        "/v1/chat/completions", json={"model": "fake", "messages": [{"role": "user", "content": text}]}
+    )
     assert response.status_code == 200, response.text
     return str(response.json()["huichat"]["turn_id"])
 
@@ -23,13 +25,13 @@ def _found(http: httpx.Client, query: str) -> list[str]:
 
 
 def test_forgetting_over_http_hides_a_turn_at_once_and_undo_brings_it_back(server: Server) -> None:
-    with server.client(server.key("olga")) as http:
+    with server.client(server.key("quill")) as http:
         passport = _said(http, "我的护照号是 E12345678")
         assert passport in _found(http, "护照号 E12345678")
 
         forgotten = http.delete(f"/v1/memory/turn/{passport}")
         assert forgotten.status_code == 200, forgotten.text
-        assert forgotten.json() == {"user": "olga", "id": passport, "forgotten": True, "changed": True}
+        assert forgotten.json() == {"user": "quill", "id": passport, "forgotten": True, "changed": True}
 
         assert passport not in _found(http, "护照号 E12345678")
         assert http.get(f"/v1/memory/turn/{passport}").status_code == 404
@@ -41,14 +43,14 @@ def test_forgetting_over_http_hides_a_turn_at_once_and_undo_brings_it_back(serve
         assert http.delete(f"/v1/memory/turn/{passport}").json()["changed"] is False
 
         restored = http.delete(f"/v1/memory/turn/{passport}", params={"undo": "true"})
-        assert restored.json() == {"user": "olga", "id": passport, "forgotten": False, "changed": True}
+        assert restored.json() == {"user": "quill", "id": passport, "forgotten": False, "changed": True}
         assert passport in _found(http, "护照号 E12345678")
 
 
 def test_forgetting_answers_in_the_apis_error_shapes(server: Server) -> None:
     with server.client(None) as anonymous:
         assert anonymous.delete("/v1/memory/turn/a3f2c7").status_code == 401
-    with server.client(server.key("pavel")) as http:
+    with server.client(server.key("rhea")) as http:
         _said(http, "hello")
         malformed = http.delete("/v1/memory/turn/not-an-id")
         assert malformed.status_code == 400

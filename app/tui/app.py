@@ -29,6 +29,7 @@ from huichat.memory.errors import KernelError
 
 if TYPE_CHECKING:
     from huichat.app.tui.screens.chat import ChatScreen
+    from huichat.app.tui.widgets.memory_panel import MemoryPanel
     from huichat.memory.imports.model import ImportedConversation
     from huichat.memory.kernel import MemoryKernel
     from huichat.memory.reconcile import ReconcileReport
@@ -80,6 +81,14 @@ class HuichatCommands(Provider):
         yield ("Edit prompt in $EDITOR", screen.action_external_editor, "$VISUAL or $EDITOR (ctrl+g)")
         yield ("Export session as Markdown…", screen.action_export_session, "this conversation into a folder")
         yield ("Toggle memory panel", screen.action_toggle_panel, "show or hide what was recalled (F2)")
+        yield ("Forget a turn…", app.action_forget_turn, "it leaves search, recall and exports (x on a turn)")
+        if app.last_forgotten:
+            yield (
+                f"Undo forget: turn {app.last_forgotten}",
+                partial(app.forget_turn, app.last_forgotten, undo=True),
+                "bring the turn forgotten last back",
+            )
+        yield ("Correct a turn…", app.action_correct_turn, "attach a note, recalled with it (e on a turn)")
         yield ("Reindex memory", app.action_reindex, "rebuild the index from the transcripts")
         yield (
             "Import chat history…",
@@ -144,6 +153,8 @@ class HuichatApp(App[int]):
         self._llm_started = False
         self.memory_modes = ModeBook.shared(runtime.loaded.paths.data_dir)
         """How each provider gets at memory (the palette sets a mode for this run)."""
+        self.last_forgotten: str | None = None
+        """The turn forgotten last in this run (the palette offers to undo it)."""
 
     @property
     def gateway_started(self) -> bool:
@@ -260,6 +271,46 @@ class HuichatApp(App[int]):
             error = event.worker.error
             self.log.error(f"worker {event.worker.name} failed", error)
             self.notify(f"{type(error).__name__}: {error}"[:300], title="Something went wrong", severity="error")
+
+    def on_memory_panel_forget_asked(self, event: MemoryPanel.ForgetAsked) -> None:
+        event.stop()
+        self.forget_turn(event.turn_id)
+
+    def on_memory_panel_correct_asked(self, event: MemoryPanel.CorrectAsked) -> None:
+        event.stop()
+        self.correct_turn(event.turn_id)
+
+    @work(group="turn-edits", exit_on_error=False)
+    async def forget_turn(self, turn_id: str, *, undo: bool = False) -> None:
+        """Forget a turn (``undo``: bring it back) in the background (``turn_edits``)."""
+        from huichat.app.tui import turn_edits  # the turn view's Markdown loads with the first answer, not at start
+
+        await turn_edits.forget(self, turn_id, undo=undo)
+
+    @work(group="turn-edits", exit_on_error=False)
+    async def correct_turn(self, turn_id: str) -> None:
+        """Ask for a correction and attach it to a turn (``turn_edits``)."""
+        from huichat.app.tui import turn_edits
+
+        await turn_edits.correct(self, turn_id)
+
+    @work(group="turn-edits", exit_on_error=False)
+    async def action_forget_turn(self) -> None:
+        """The palette's "Forget a turn…": ask for its id, then forget it."""
+        from huichat.app.tui import turn_edits
+
+        turn_id = await turn_edits.ask_turn_id(self, "Forget")
+        if turn_id:
+            await turn_edits.forget(self, turn_id)
+
+    @work(group="turn-edits", exit_on_error=False)
+    async def action_correct_turn(self) -> None:
+        """The palette's "Correct a turn…": ask for its id, then for the correction."""
+        from huichat.app.tui import turn_edits
+
+        turn_id = await turn_edits.ask_turn_id(self, "Correct")
+        if turn_id:
+            await turn_edits.correct(self, turn_id)
 
     @work(group="reindex", exclusive=True, exit_on_error=False)
     async def action_reindex(self) -> None:

@@ -117,7 +117,12 @@ class SearchScreen(Screen[None]):
         if focused is self.query_box and event.key == "down" and self.results.hits:
             event.stop()
             self.results.focus_list()
-        elif isinstance(focused, OptionList) and event.is_printable and event.character:
+        elif (
+            isinstance(focused, OptionList)
+            and event.is_printable
+            and event.character
+            and event.key not in self.active_bindings
+        ):
             # typing in the results goes on in the query box
             event.stop()
             self.query_box.focus()

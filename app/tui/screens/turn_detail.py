@@ -13,8 +13,9 @@ from textual.reactive import reactive
 from textual.screen import ModalScreen
 from textual.widgets import Footer, Label, Markdown
 
+from huichat.app.tui.widgets.memory_panel import MemoryPanel
 from huichat.memory.transcript import format_local_time
-from huichat.memory.turns import anchor_line
+from huichat.memory.turns import CORRECTION, anchor_line
 
 if TYPE_CHECKING:
     from huichat.memory.turns import Turn
@@ -46,6 +47,9 @@ def turn_markdown(turn: Turn) -> str:
     """The turn's messages as Markdown, speakers in bold."""
     parts = []
     for message in turn.messages:
+        if message.kind == CORRECTION:  # written later about this turn: its speaker is when
+            parts.append(f"**✎ later correction** · {message.speaker[:10]}\n\n{message.text}")
+            continue
         kind = "" if message.is_chat else f" · {message.kind}"
         parts.append(f"**{message.who}**{kind}\n\n{message.text}")
     return "\n\n---\n\n".join(parts)
@@ -58,6 +62,8 @@ class TurnDetailScreen(ModalScreen[None]):
         Binding("p,left", "walk('prev')", "Prev turn"),
         Binding("n,right", "walk('next')", "Next turn"),
         Binding("h,home", "back_to_hit", "Back to hit"),
+        Binding("x", "forget", "Forget"),
+        Binding("e", "correct", "Correct"),
         Binding("escape,q", "dismiss", "Close"),
     ]
 
@@ -112,6 +118,16 @@ class TurnDetailScreen(ModalScreen[None]):
             self.notify(f"Turn {target} is not in memory.", severity="error")
             return
         self.turn = found
+
+    def action_forget(self) -> None:
+        """Forget the turn shown (the app does it, then closes this view)."""
+        if self.turn is not None:
+            self.post_message(MemoryPanel.ForgetAsked(self.turn.id))
+
+    def action_correct(self) -> None:
+        """Attach a correction to the turn shown (it appears here once written)."""
+        if self.turn is not None:
+            self.post_message(MemoryPanel.CorrectAsked(self.turn.id))
 
     async def action_back_to_hit(self) -> None:
         """Return to the turn that was recalled."""

@@ -61,7 +61,11 @@ class MemoryPanel(Vertical):
     stands for under it; each opens like any other turn.
     """
 
-    BINDINGS = [Binding("plus,equals_sign", "toggle_similar", "Similar", show=False)]
+    BINDINGS = [
+        Binding("plus,equals_sign", "toggle_similar", "Similar", show=False),
+        Binding("x", "forget", "Forget turn"),
+        Binding("e", "correct", "Correct turn"),
+    ]
 
     @dataclass
     class TurnChosen(Message):
@@ -69,6 +73,18 @@ class MemoryPanel(Vertical):
 
         turn_id: str
         hit_id: str
+
+    @dataclass
+    class ForgetAsked(Message):
+        """The user asked to forget a turn (``x`` here, in search or in the turn view)."""
+
+        turn_id: str
+
+    @dataclass
+    class CorrectAsked(Message):
+        """The user asked to attach a correction to a turn (``e``)."""
+
+        turn_id: str
 
     def __init__(self, zone: tzinfo, snippet_chars: int = 160, *, id: str | None = None) -> None:
         super().__init__(id=id)
@@ -117,9 +133,14 @@ class MemoryPanel(Vertical):
         self._render_rows(keep_highlight=append)
         self.query_one(".scope", Static).update(scope)
 
-    def replace_turns(self, turns: dict[str, Turn]) -> None:
-        """Show newer versions of turns already listed (a transcript changed under them)."""
-        self._results = [replace(h, turn=turns[h.turn.id]) if h.turn.id in turns else h for h in self._results]
+    def replace_turns(self, turns: dict[str, Turn], gone: set[str] | frozenset[str] = frozenset()) -> None:
+        """Show newer versions of turns already listed (a transcript changed under them); ``gone``
+        (forgotten, or removed from their transcript) are no longer listed."""
+        self._results = [
+            replace(h, turn=turns.get(h.turn.id, h.turn), similar=tuple(m for m in h.similar if m.id not in gone))
+            for h in self._results
+            if h.turn.id not in gone and h.hit_id not in gone  # context for a forgotten hit goes with it
+        ]
         self._render_rows()
 
     @property
@@ -161,6 +182,20 @@ class MemoryPanel(Vertical):
             return
         self._expanded ^= {owner}
         self._render_rows()
+
+    def _highlighted_id(self) -> str | None:
+        index = self.options.highlighted
+        return self._rows[index][0].turn.id if index is not None and index < len(self._rows) else None
+
+    def action_forget(self) -> None:
+        """Forget the highlighted turn: it leaves search, recall and the model's context."""
+        if (turn_id := self._highlighted_id()) is not None:
+            self.post_message(self.ForgetAsked(turn_id))
+
+    def action_correct(self) -> None:
+        """Attach a correction to the highlighted turn."""
+        if (turn_id := self._highlighted_id()) is not None:
+            self.post_message(self.CorrectAsked(turn_id))
 
     def on_option_list_option_selected(self, event: OptionList.OptionSelected) -> None:
         event.stop()

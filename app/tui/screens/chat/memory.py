@@ -185,4 +185,4 @@ class ChatMemory(ChatSessions):
             fresh = await self.gateway.run(lambda kernel: kernel.store.get(stale))
         except KernelError:
             return
-        self.panel.replace_turns(fresh)
+        self.panel.replace_turns(fresh, gone=stale - fresh.keys())

@@ -12,7 +12,7 @@ import json
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
-from functools import partial
+from functools import lru_cache, partial
 from typing import Any
 
 import numpy as np
@@ -240,16 +240,36 @@ def _messages(raw: str | None) -> list[dict[str, Any]]:
 
 
 def turns_from(table: pa.Table) -> list[Turn]:
-    """Rows back as turns (``next_id`` is not stored; see ``TurnStore.with_next``)."""
+    """Rows back as turns (``next_id`` is not stored; see ``TurnStore.with_next``).
+
+    A search reads ~200 rows (both candidate lists and the neighbours of the best), and most
+    of them were read by the searches before it: a row whose values are all unchanged becomes
+    the turn it became last time (``_turn``'s cache) instead of decoding its JSON again.
+    """
+    names = tuple(table.column_names)
+    columns = [table.column(name).to_pylist() for name in names]
     turns = []
-    for row in table.to_pylist():
-        row["messages"] = _messages(row.get("messages"))
-        row["recalled_ids"] = json.loads(row.get("recalled_ids") or "[]")
-        row["extra"] = json.loads(row["extra"]) if row.get("extra") else {}
-        row["events"] = json.loads(row.get("events") or "[]")
-        row["importance_parts"] = json.loads(row.get("importance_parts") or "null")
-        turns.append(Turn.from_record(row))
+    for values in zip(*columns, strict=True):
+        try:
+            turns.append(_turn(names, values))
+        except TypeError:  # an unhashable value (a column no light read selects): decode it uncached
+            turns.append(_decoded(names, values))
     return turns
+
+
+@lru_cache(maxsize=4_096)
+def _turn(names: tuple[str, ...], values: tuple[Any, ...]) -> Turn:
+    return _decoded(names, values)
+
+
+def _decoded(names: tuple[str, ...], values: tuple[Any, ...]) -> Turn:
+    row = dict(zip(names, values, strict=True))
+    row["messages"] = _messages(row.get("messages"))
+    row["recalled_ids"] = json.loads(row.get("recalled_ids") or "[]")
+    row["extra"] = json.loads(row["extra"]) if row.get("extra") else {}
+    row["events"] = json.loads(row.get("events") or "[]")
+    row["importance_parts"] = json.loads(row.get("importance_parts") or "null")
+    return Turn.from_record(row)
 
 
 def kept_fields(row: dict[str, Any]) -> dict[str, Any]:

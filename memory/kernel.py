@@ -14,6 +14,7 @@ from __future__ import annotations
 import contextlib
 import fcntl
 import threading
+import time
 from collections.abc import Callable, Collection, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime, tzinfo
@@ -62,6 +63,11 @@ from huichat.memory.turns import (
 __all__ = ["MemoryKernel", "Progress", "ReconcileReport", "SessionHandle", "SessionWrite"]
 
 _ACCESS_FLUSH_AT = 64
+_ACCESS_FLUSH_SECONDS = 30.0
+"""Access statistics reach the index at most this often (besides at close, and when a
+report reads them): each flush is a commit that adds a fragment, and a search service that
+flushed every few searches made every later search read more fragments until compaction."""
+_ACCESS_PENDING_MAX = 8_192
 _MAINTAIN_AFTER_WRITES = 32
 _PREPARE_SECONDS = 120.0
 """The longest a search waits for what every search needs (the calibration's reference: 32
@@ -133,6 +139,7 @@ class MemoryKernel:
         self._known_ids: set[str] | None = None
         self._pending_access: dict[str, int] = {}
         self._access_time: datetime | None = None
+        self._access_flushed_at = time.monotonic()
         self._writes_since_maintenance = 0
         self._lock_file: IO[str] | None = None
         self._id_source = id_source
@@ -528,7 +535,9 @@ class MemoryKernel:
             for turn_id in ids:
                 self._pending_access[turn_id] = self._pending_access.get(turn_id, 0) + 1
             self._access_time = now
-            if sum(self._pending_access.values()) >= _ACCESS_FLUSH_AT:
+            pending = sum(self._pending_access.values())
+            due = time.monotonic() - self._access_flushed_at >= _ACCESS_FLUSH_SECONDS
+            if (pending >= _ACCESS_FLUSH_AT and due) or pending >= _ACCESS_PENDING_MAX:
                 self.flush_access()
 
     def update_turns(self, ids: Sequence[str], columns: dict[str, Sequence[Any]]) -> None:
@@ -547,6 +556,7 @@ class MemoryKernel:
             if not self._pending_access or not self._health.usable:
                 return
             pending, self._pending_access = self._pending_access, {}
+            self._access_flushed_at = time.monotonic()
             if self._access_time is not None:
                 with contextlib.suppress(IndexUnavailable), self._reading() as store:
                     store.record_access(pending, self._access_time)

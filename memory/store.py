@@ -22,8 +22,8 @@ import shutil
 import sys
 import threading
 import time
-from collections.abc import Callable, Iterable, Sequence
-from contextlib import AbstractContextManager
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from contextlib import AbstractContextManager, contextmanager
 from dataclasses import replace
 from datetime import datetime, timedelta
 from functools import partial
@@ -55,7 +55,6 @@ from huichat.memory.index_schema import (
     quote,
     rows,
     schema,
-    sql_time,
     stored_version,
     turns_from,
 )
@@ -173,6 +172,9 @@ class TurnStore:
         self.keep_versions = keep_versions
         self.conflicts_retried = 0
         """Commits that raced another process and were tried again (for reports and benchmarks)."""
+        self.vector_reads = 0
+        """How often every vector of the table was read into memory (once per table version that
+        changed vectors, ideally)."""
         self.health = OK
         """How this open found the index: ``BEHIND`` when a damaged table was dropped to be rebuilt."""
         self._pending: int | None = None
@@ -432,16 +434,62 @@ class TurnStore:
         return len(extra)
 
     def record_access(self, counts: dict[str, int], now: datetime) -> None:
-        """Add to ``access_count`` and set ``last_accessed_at`` for the given ids."""
-        by_increment: dict[int, list[str]] = {}
-        for turn_id, n in counts.items():
-            by_increment.setdefault(n, []).append(turn_id)
-        for n, ids in by_increment.items():
-            ids_sql = id_list(ids)
-            if ids_sql == "()":
-                continue
-            values = {"access_count": f"access_count + {int(n)}", "last_accessed_at": sql_time(now)}
-            self._write("update", partial(self._table.update, where=f"id IN {ids_sql}", values_sql=values))
+        """Add to ``access_count`` and set ``last_accessed_at`` for the given ids, in one commit.
+
+        The counts are read and written back inside the retried commit, so a commit of another
+        process in between is read again rather than overwritten.
+        """
+        ids = [turn_id for turn_id in counts if is_turn_id(turn_id)]
+        if not ids:
+            return
+
+        def commit() -> None:
+            with self._reading():
+                current = (
+                    self._table.search()
+                    .where(f"id IN {id_list(ids)}")
+                    .select(["id", "access_count"])
+                    .limit(None)
+                    .to_arrow()
+                )
+            found = current.column("id").to_pylist()
+            if not found:
+                return
+            before = current.column("access_count").to_pylist()
+            schema = self._table.schema
+            update = pa.table(
+                {
+                    "id": pa.array(found, type=pa.string()),
+                    "access_count": pa.array(
+                        [(b or 0) + counts[i] for i, b in zip(found, before, strict=True)],
+                        type=schema.field("access_count").type,
+                    ),
+                    "last_accessed_at": pa.array([now] * len(found), type=schema.field("last_accessed_at").type),
+                }
+            )
+            self._table.merge_insert("id").when_matched_update_all().execute(update)
+
+        with self._matrix_kept():
+            self._write("update", commit)
+
+    @contextmanager
+    def _matrix_kept(self) -> Iterator[None]:
+        """Keep the vectors held in memory across a commit of ours that changes no vector or id.
+
+        Without this, every flush of access statistics made the next search read every
+        vector again (the held vectors belong to one table version). Kept only when the
+        commit is the one version after the held one: a commit of another process in
+        between may have changed vectors, and then they are read again as usual.
+        """
+        with self._matrix_lock:
+            held = self._vectors
+        yield
+        if held is None or held[0][0] != id(self._table):
+            return
+        with self._matrix_lock, self._reading():
+            after = self._version()
+            if self._vectors is held and after == (held[0][0], held[0][1] + 1):
+                self._vectors = (after, held[1])
 
     # ----------------------------------------------------------------- reading
 
@@ -583,6 +631,7 @@ class TurnStore:
                         table = table.filter(table.column("embedded"))
                     vectors = table.column("vector").combine_chunks().flatten().to_numpy(zero_copy_only=False)
                     matrix = VectorMatrix.of(version, table.column("id").to_pylist(), vectors, self.dim, following)
+                    self.vector_reads += 1
                 self._vectors = (version, matrix)
             return self._vectors[1]
 

@@ -162,3 +162,23 @@ def test_a_layout_6_index_gets_its_event_times_derived_in_place(tmp_path: Path) 
     assert table.column("event1_start").to_pylist() == [None]
     turn = store.get(["abc123"])["abc123"]
     assert [(r.start, r.end, r.phrase) for r in turn.events] == [(start, start + timedelta(hours=6), "上周三下午")]
+
+
+def test_rows_read_again_become_the_same_turns_and_a_changed_row_its_new_values(tmp_path: Path) -> None:
+    kernel = open_kernel(tmp_path)
+    handle = kernel.new_session(NOW)
+    first = kernel.append_turn(handle, TurnDraft((Message("user", "VPN 端口"), Message("assistant", "51820")), NOW))
+    second = kernel.append_turn(handle, TurnDraft((Message("user", "pasta"), Message("assistant", "oil")), NOW))
+    kernel.close()
+    table = lancedb.connect(str(tmp_path / "index.lancedb")).open_table("turns")
+    rows = table.search().select(index_schema.LIGHT_COLUMNS).limit(None).to_arrow()
+    once, again = index_schema.turns_from(rows), index_schema.turns_from(rows)
+    assert [t.to_record() for t in once] == [t.to_record() for t in again]
+    assert {t.id for t in once} == {first.id, second.id}
+    table.update(where=f"id = '{first.id}'", values_sql={"access_count": "access_count + 5", "topic": "'改过'"})
+    changed = {
+        t.id: t
+        for t in index_schema.turns_from(table.search().select(index_schema.LIGHT_COLUMNS).limit(None).to_arrow())
+    }
+    assert (changed[first.id].access_count, changed[first.id].topic) == (5, "改过")
+    assert changed[second.id].to_record() == {t.id: t for t in once}[second.id].to_record()

@@ -351,3 +351,37 @@ def test_turns_whose_ids_a_hand_edit_mangled_are_read_without_an_empty_sql_list(
     assert kernel.store.with_next(mangled) == mangled
     assert kernel.store.with_next([turn])[0].next_id is None
     kernel.close()
+
+
+def test_access_statistics_of_many_searches_reach_the_index_in_one_commit(tmp_path: Path) -> None:
+    kernel = open_kernel(tmp_path)
+    session = kernel.new_session(NOW)
+    turns = [_say(kernel, session, f"VPN note {i}", f"WireGuard port {51820 + i}", NOW) for i in range(8)]
+    kernel.flush_access()
+    kernel.maintain(force=True)
+    fragments = kernel.store.fragments()
+    for minute in range(40):  # ~8 hits each: several hundred accesses, once a commit every 64 before
+        kernel.search(SearchRequest("VPN WireGuard", NOW + timedelta(minutes=minute)))
+    assert kernel.store.fragments() == fragments
+    kernel.flush_access()
+    assert kernel.store.fragments() <= fragments + 1
+    counts = [kernel.recall_by_id(t.id).turn.access_count for t in turns]  # type: ignore[union-attr]
+    assert max(counts) == 40
+    kernel.close()
+
+
+def test_the_vectors_held_for_search_survive_a_flush_of_access_statistics(tmp_path: Path) -> None:
+    kernel = open_kernel(tmp_path)
+    session = kernel.new_session(NOW)
+    _say(kernel, session, "VPN keepalive", "25 seconds", NOW)
+    _say(kernel, session, "pasta recipe", "garlic and oil", NOW)
+    kernel.search(SearchRequest("VPN", NOW))  # the first search also builds the indexes (new versions)
+    kernel.search(SearchRequest("VPN", NOW))
+    reads = kernel.store.vector_reads
+    kernel.flush_access()  # a commit of this process that changes no vector
+    assert kernel.search(SearchRequest("pasta", NOW)).hits
+    assert kernel.store.vector_reads == reads
+    _say(kernel, session, "new fact", "with a new vector", NOW)  # this one does change them
+    assert kernel.search(SearchRequest("new fact", NOW)).hits[0].turn.text.startswith("user: new fact")
+    assert kernel.store.vector_reads == reads + 1
+    kernel.close()

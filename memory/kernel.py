@@ -317,7 +317,7 @@ class MemoryKernel:
         unavailable the next reconcile does it. ``BadTurnId``/``UnknownTurn`` for what is not
         a turn id / no transcript holds.
         """
-        cleaned, rel, forgotten = self._holder(turn_id)
+        cleaned, rel, forgotten = self.locate(turn_id)
         if forgotten != restore:
             return cleaned, False
         with self._lock:
@@ -338,7 +338,7 @@ class MemoryKernel:
         note = text.strip()
         if not note:
             raise KernelError("a correction needs some text")
-        cleaned, rel, forgotten = self._holder(turn_id)
+        cleaned, rel, forgotten = self.locate(turn_id)
         if forgotten:
             raise KernelError(f"turn {cleaned} is forgotten: restore it first (huichat forget --undo {cleaned})")
         with self._lock:
@@ -346,8 +346,21 @@ class MemoryKernel:
             self._reconcile_marked(rel)
         return cleaned
 
-    def _holder(self, turn_id: str) -> tuple[str, str, bool]:
-        """A turn's id, the transcript that holds it and whether it is forgotten there."""
+    def purged(self, session_file: str, turn_id: str) -> None:
+        """A turn's text was removed from its transcript (``memory.purging``): the index drops its row
+        and every older version of the table, so no copy of the text stays in it."""
+        if self._index is None or not self._health.usable:
+            raise self._health.error()
+        with self._lock:
+            self.forgotten_here.add(turn_id)
+            self.reconcile(only={session_file})
+            self.store.erase_history()
+            self.store.ensure_indexes(self.config.ann_min_rows)
+            self.catalogue.refresh()
+
+    def locate(self, turn_id: str) -> tuple[str, str, bool]:
+        """A turn's id, the transcript that holds it and whether it is forgotten there
+        (``BadTurnId``, ``UnknownTurn``; ``KernelError`` for a turn in an archived month)."""
         cleaned = parse_turn_id(turn_id)
         if cleaned is None:
             raise BadTurnId(not_a_turn_id(turn_id))

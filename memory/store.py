@@ -853,6 +853,20 @@ class TurnStore:
             "compact", lambda: self._table.optimize(cleanup_older_than=keep, delete_unverified=cleanup_unverified)
         )
 
+    def erase_history(self) -> None:
+        """Rewrite the table from the rows it holds now and delete every older version and its files.
+
+        A deleted row stays in its data file (marked deleted) and in older versions until then:
+        after a purge the removed text must not stay anywhere on disk. The indexes are rebuilt
+        by the next ``ensure_indexes``. Only safe when no other process is reading older versions.
+        """
+        with self._reading():
+            rows = self._table.to_arrow().cast(self._table.schema)
+        self._write("rewrite", lambda: self._table.add(rows, mode="overwrite"))
+        self._write("clean up", lambda: self._table.optimize(cleanup_older_than=timedelta(0)))
+        self._fts_ready = False
+        self._vectors = None
+
     def fragments(self) -> int:
         """Number of data fragments (a flood of tiny writes makes many)."""
         with self._reading():

@@ -101,6 +101,8 @@ class _Block:
     """The id on the block's visible anchor line (known even when its marker is not)."""
     orphan: bool = False
     """Messages found after a turn's visible head whose marker is missing."""
+    end: int | None = None
+    """Offset just after its last message's end marker."""
 
     @property
     def turn_id(self) -> str | None:
@@ -225,6 +227,7 @@ class _Reader:
         else:
             block.messages.append(Message.from_record({**meta, "text": _clean(text[body_start:end])}))
         after = end + len(MSG_END)
+        block.end = after
         self.clean_end = after + 1 if text.startswith("\n", after) else after
         return after
 
@@ -242,6 +245,18 @@ class _Reader:
         if last.open_message is not None:
             return last if last.cut_short and last.open_message >= self.clean_end else None
         return last if not last.messages and last.meta is not None and last.broken_at is None else None
+
+
+def turn_block(text: str, turn_id: str) -> tuple[int, int, dict[str, Any]] | None:
+    """Where turn ``turn_id``'s block lies in ``text`` (its heading up to its last message's end
+    marker) and its marker's data; None when no readable block has that id."""
+    reader = _Reader(text)
+    reader.read()
+    for block in reader.blocks:
+        if block.meta is not None and block.meta.get("id") == turn_id:
+            end = block.end if block.end is not None else block.start
+            return block.start, max(end, block.start), block.meta
+    return None
 
 
 def _raw_field(payload: str, key: str) -> object:

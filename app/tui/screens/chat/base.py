@@ -15,10 +15,10 @@ from huichat.app.tui.widgets.prompt_input import PromptInput
 
 if TYPE_CHECKING:
     from huichat.app.progress import Pace
+    from huichat.app.prompt_history import PromptHistory
     from huichat.app.session import ChatSession
     from huichat.app.tui.app import HuichatApp
     from huichat.app.tui.gateway import Gateway
-    from huichat.app.tui.history import PromptHistory
 
 
 @dataclass

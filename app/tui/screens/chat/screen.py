@@ -59,9 +59,9 @@ class ChatScreen(ChatReply):
         yield Footer()
 
     def on_mount(self) -> None:
-        from huichat.app.tui.history import PromptHistory
+        from huichat.app.prompt_history import FILE_NAME, PromptHistory
 
-        self.history = PromptHistory(self.huichat.runtime.loaded.paths.data_dir / "prompt_history.jsonl")
+        self.history = PromptHistory(self.huichat.runtime.loaded.paths.data_dir / FILE_NAME)
         self.prompt.sent = self.history.entries
         self.transcript.anchor()
         self.prompt.focus()

@@ -5,11 +5,14 @@ from __future__ import annotations
 import json
 import logging
 import os
+from collections.abc import Iterable
 from pathlib import Path
 
 _log = logging.getLogger(__name__)
 LIMIT = 1000
 """Prompts kept; the oldest go first."""
+FILE_NAME = "prompt_history.jsonl"
+"""The file in the data folder."""
 
 
 class PromptHistory:
@@ -59,6 +62,16 @@ class PromptHistory:
                 self._append(text)
         except OSError as exc:
             _log.warning("prompt history not saved: %s", exc)
+
+    def drop(self, texts: Iterable[str]) -> int:
+        """Remove every prompt that is, or holds, one of ``texts`` (a purged turn's messages); how many went."""
+        gone = [t for t in texts if t.strip()]
+        kept = [entry for entry in self.entries if not any(text == entry or text in entry for text in gone)]
+        dropped = len(self.entries) - len(kept)
+        if dropped:
+            self.entries = kept
+            self._rewrite()
+        return dropped
 
     def _open(self, flags: int) -> int:
         return os.open(self.path, os.O_WRONLY | os.O_CREAT | flags, 0o600)

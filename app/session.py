@@ -214,6 +214,22 @@ class ChatSession:
         first = next((m.text for t in self.turns for m in t.messages if m.role == "user" and m.is_chat), "")
         self._language_of_session = ("zh" if uses_chinese(first) else "en") if first else ""
 
+    async def branch_before(self, turn_id: str) -> None:
+        """The next reply starts a new branch in place of turn ``turn_id`` (a message edited and
+        sent again, a reply asked again); that turn and those after it are kept beside it."""
+        if self.handle is None:
+            raise KernelError("nothing to branch from: this session has no turn yet")
+        self.handle = await asyncio.to_thread(self.kernel.branch_before, self.handle.session_id, turn_id)
+        self.turns = [t for t in self.turns if t.turn_index < self.handle.next_index]
+
+    async def switch_branch(self, turn_id: str) -> None:
+        """Continue on the branch through turn ``turn_id``: it is the model's context from now on."""
+        if self.handle is None:
+            raise KernelError("this session has no branches yet")
+        await asyncio.to_thread(self.kernel.switch_branch, self.handle.session_file, turn_id)
+        self.handle = await asyncio.to_thread(self.kernel.resume_session, self.handle.session_id)
+        self.turns = await asyncio.to_thread(self.kernel.session_turns, self.handle.session_id)
+
     def start_new(self) -> None:
         """Forget the current session; the next message starts a new one."""
         self.handle = None

@@ -21,6 +21,7 @@ from datetime import datetime, tzinfo
 from pathlib import Path
 from typing import IO, Any
 
+from huichat.memory.branches import BRANCH
 from huichat.memory.catalogue import Catalogue
 from huichat.memory.config import MAX_TOP_K, LifecycleConfig, RetrieverConfig
 from huichat.memory.deadline import call_with_deadline
@@ -49,6 +50,7 @@ from huichat.memory.store import TurnStore
 from huichat.memory.timeparse import TimeResolver
 from huichat.memory.tombstones import Correction, correction, tombstone
 from huichat.memory.transcript import TranscriptWriter, TurnChunker
+from huichat.memory.transcript_parse import ParsedSession
 from huichat.memory.turns import (
     SessionTitle,
     Turn,
@@ -277,12 +279,46 @@ class MemoryKernel:
         return SessionHandle(sid, session_relpath(sid, local))
 
     def resume_session(self, session_id: str) -> SessionHandle:
-        """A handle that continues an existing session's anchor chain."""
+        """A handle that continues an existing session's anchor chain (its current branch)."""
         turns = self.session_turns(session_id)
         if not turns:
             raise KernelError(f"no session {session_id[:60]!r}")
         last = turns[-1]
-        return SessionHandle(session_id, last.session_file, last.turn_index + 1, last)
+        written = self.read_session(last.session_file).tree.order
+        fork = bool(written) and written[-1] != last.id  # the user switched to a branch written earlier
+        return SessionHandle(session_id, last.session_file, last.turn_index + 1, last, fork)
+
+    def branch_before(self, session_id: str, turn_id: str) -> SessionHandle:
+        """A handle whose next turn starts a new branch in place of ``turn_id`` (a message edited
+        and sent again, a reply asked again): ``turn_id`` and what followed it are kept beside it."""
+        turns = self.session_turns(session_id)
+        at = next((i for i, t in enumerate(turns) if t.id == turn_id), None)
+        if at is None:
+            raise KernelError(f"turn {turn_id[:60]!r} is not on session {session_id[:60]!r}'s current branch")
+        turn = turns[at]
+        return SessionHandle(session_id, turn.session_file, turn.turn_index, turns[at - 1] if at else None, True)
+
+    def read_session(self, session_file: str) -> ParsedSession:
+        """A session's transcript as read: its current branch, the turns kept beside it, its branch tree."""
+        return TurnChunker(self.sessions_dir).read_file(self.transcripts.path_of(session_file))
+
+    def switch_branch(self, session_file: str, turn_id: str) -> None:
+        """Make the branch through ``turn_id`` (to its newest end) the session's current one.
+
+        Recorded in the transcript first; then the index follows: the turns of the branch left
+        leave search and recall, those of the branch taken come back under their own ids.
+        """
+        tree = self.read_session(session_file).tree
+        if turn_id not in tree.parent:
+            raise KernelError(f"no turn {turn_id[:60]!r} in {session_file}")
+        with self._lock:
+            self.transcripts.update_session(session_file, {BRANCH: tree.leaf_from(turn_id)})
+            self._follow_branches(session_file)
+
+    def _follow_branches(self, session_file: str) -> None:
+        """Bring the index in line with the session's current branch (its file is read again)."""
+        self.manifest.forget([session_file])
+        self.reconcile(only={session_file})
 
     def session_meta(self, session_file: str) -> dict[str, Any]:
         """A session's own facts from its transcript header and updates (its title…); {} if unreadable."""
@@ -421,6 +457,7 @@ class MemoryKernel:
             files: set[str] = set()
             reserved: set[str] = set()
             one = len(writes) == 1  # one session: fsync its file; many: flush them all at once
+            forked = {w.session.session_file for w in writes if w.session.fork}
             with contextlib.ExitStack() as held:
                 for write in writes:
                     session = write.session
@@ -436,6 +473,7 @@ class MemoryKernel:
                     entries += session_entries(turns, session.last_turn)
                     session.next_index += len(turns)
                     session.last_turn = turns[-1]
+                    session.fork = False
                     files.add(session.session_file)
                 if not files:
                     return []
@@ -452,6 +490,8 @@ class MemoryKernel:
             self._writes_since_maintenance += 1
             # recorded only now: the manifest marks transcript states that are fully indexed
             self.manifest.record_files(files)
+            for session_file in forked:  # the branch left behind leaves the index
+                self._follow_branches(session_file)
             return stored
 
     @property

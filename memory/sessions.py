@@ -8,6 +8,7 @@ from dataclasses import dataclass, replace
 from datetime import UTC
 from typing import Any
 
+from huichat.memory.branches import AFTER
 from huichat.memory.index_schema import EventReader
 from huichat.memory.turns import Turn, TurnDraft, plain_text
 
@@ -23,6 +24,9 @@ class SessionHandle:
     next_index: int = 0
     last_turn: Turn | None = None
     """The previous turn: the next one links to it, and its tail is embedded with the next one when in context."""
+    fork: bool = False
+    """The next turn does not follow the last one written in the transcript (a new branch, or
+    one the user switched to): it records which turn it follows (``memory.branches``)."""
 
 
 @dataclass(frozen=True)
@@ -54,7 +58,9 @@ def drafted_turns(
             prev_id=previous,
             recalled_ids=draft.recalled_ids,
             status=draft.status,
-            extra=draft.extra,
+            extra=tuple(sorted({**dict(draft.extra), AFTER: previous or ""}.items()))
+            if session.fork and not turns
+            else draft.extra,
             events=read_events(plain_text(draft.messages), timestamp),
         )
         turns.append(turn)

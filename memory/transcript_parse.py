@@ -16,6 +16,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
+from huichat.memory.branches import AFTER, BRANCH, BranchTree
 from huichat.memory.tombstones import PURGED, Correction, Marks
 from huichat.memory.turns import CORRECTION, Message, Turn, is_turn_id
 
@@ -78,6 +79,11 @@ class ParsedSession:
     """Turns forgotten (or purged) by a tombstone: they hold their place in the chain but are not in ``turns``."""
     hidden: tuple[Turn, ...] = ()
     """The forgotten turns that can still be read (``huichat forget --undo`` brings one back)."""
+    beside: list[Turn] = field(default_factory=list)
+    """The turns kept beside the current branch (``memory.branches``), in file order, each
+    linked to the turn it follows; ``turns`` is the current branch alone."""
+    tree: BranchTree = field(default_factory=lambda: BranchTree((), {}, None))
+    """Which turn follows which, and the current branch's last turn."""
 
 
 @dataclass
@@ -126,6 +132,8 @@ class _Reader:
         self.damaged_session: tuple[int, int] | None = None
         """Where a session marker is whose session id has bytes that are not UTF-8."""
         self.marks = Marks()
+        self.chosen: tuple[int, str] | None = None
+        """The branch chosen last (its last turn), and how many turn blocks were read before it."""
 
     def line(self, offset: int) -> int:
         return self.text.count("\n", 0, offset) + 1
@@ -154,6 +162,8 @@ class _Reader:
                         meta = {k: v for k, v in meta.items() if k != "session_id"}
                     self.session_id = str(meta.get("session_id") or self.session_id)
                     self.meta.update(meta)
+                    if isinstance(meta.get(BRANCH), str):
+                        self.chosen = (len(self.blocks), meta[BRANCH])
                 self.clean_end = min(len(text), pos + 1)
             elif kind == "turn":
                 anchor = self.head(match.start())[1]
@@ -342,20 +352,31 @@ def parse_transcript(text: str, session_file: str, fallback_session: str = "") -
     bad_bytes = _NOT_UTF8.search(text, 0, min(skip[0], limit)) or _NOT_UTF8.search(text, skip[1], limit)
     if bad_bytes is not None:
         reader.problem(bad_bytes.start(), "bytes that are not UTF-8 (read as \ufffd)")
-    # links follow the file's order, through turns that could not be read but whose id is known
-    linked = [
-        _corrected(turn, reader.marks.corrections.get(turn.id, ())).with_links(
-            chain[i - 1][0] if i > 0 else None, chain[i + 1][0] if i + 1 < len(chain) else None
+    # links follow the branches (the file's order where a turn records none), through turns
+    # that could not be read but whose id is known, and through forgotten ones; a branch chosen
+    # before the last turn was written gave way to that turn's
+    chosen = reader.chosen[1] if reader.chosen is not None and reader.chosen[0] >= len(blocks) else None
+    after = {t.id: value for _, t in chain if t is not None and (value := dict(t.extra).get(AFTER)) is not None}
+    tree = BranchTree.build([turn_id for turn_id, _ in chain], after, chosen)
+    path = tree.path()
+    following = {turn_id: path[i + 1] if i + 1 < len(path) else None for i, turn_id in enumerate(path)}
+    current = set(path)
+    known = {
+        turn_id: _corrected(turn, reader.marks.corrections.get(turn_id, ())).with_links(
+            tree.parent[turn_id], following.get(turn_id)
         )
-        for i, (_, turn) in enumerate(chain)
+        for turn_id, turn in chain
         if turn is not None
-    ]
+    }
     forgotten = frozenset(reader.marks.forgotten)
-    turns = [t for t in linked if t.id not in forgotten]
-    hidden = tuple(t for t in linked if t.id in forgotten)
+    turns = [known[t] for t in path if t in known and t not in forgotten]
+    beside = [t for t in known.values() if t.id not in current and t.id not in forgotten]
+    hidden = tuple(t for t in known.values() if t.id in forgotten)
     problems = tuple(sorted(reader.problems, key=lambda p: p.line))
     closable = unfinished is not None and tail is not None and unfinished.body_whole
-    return ParsedSession(session_id, turns, problems, tail, tail_turn, closable, reader.meta, forgotten, hidden)
+    return ParsedSession(
+        session_id, turns, problems, tail, tail_turn, closable, reader.meta, forgotten, hidden, beside, tree
+    )
 
 
 def _corrected(turn: Turn, notes: Sequence[Correction]) -> Turn:

@@ -53,9 +53,9 @@ def _config(tmp_path: Path, server: FakeLLM) -> Path:
     return config
 
 
-def _start(tmp_path: Path, config: Path, name: str) -> str:
+def _start(tmp_path: Path, config: Path, name: str, *args: str) -> str:
     session = f"huichat-{name}-{int(time.time() * 1000) % 100000}"
-    command = f"env HOME={tmp_path} HF_HUB_OFFLINE=1 TERM=xterm-256color {HUICHAT} --config {config}"
+    command = f"env HOME={tmp_path} HF_HUB_OFFLINE=1 TERM=xterm-256color {HUICHAT} --config {config} {' '.join(args)}"
     subprocess.run(["tmux", "new-session", "-d", "-s", session, "-x", "120", "-y", "36", command], check=True)
     _tmux("set-option", "-t", session, "remain-on-exit", "on")
     return session

@@ -5,6 +5,7 @@ from __future__ import annotations
 import subprocess
 import time
 from pathlib import Path
+from typing import Any
 
 from benchmarks.fakellm import FakeLLM, Reply
 from tests.test_e2e import HUICHAT, _config, _exited, _pane, _start, _tmux, _wait_for, pytestmark  # noqa: F401
@@ -71,5 +72,56 @@ def test_a_prompt_written_in_the_editor_is_sent_and_comes_back_from_history_afte
             _tmux("send-keys", "-t", session, "Up")
             screen = _wait_for(session, "草稿 来自编辑器")
             assert "Message huichat" not in screen  # it is in the prompt, not only in the transcript
+        finally:
+            _tmux("kill-session", "-t", session)
+
+
+def _quit(session: str) -> None:
+    _tmux("send-keys", "-t", session, "C-q")
+    deadline = time.monotonic() + 20
+    while time.monotonic() < deadline and not _exited(session):
+        time.sleep(0.1)
+
+
+def test_edit_and_resend_then_regenerate_then_reopen_in_a_real_terminal(tmp_path: Path) -> None:
+    answers = iter(["答一", "答二", "改后的答", "再答一次"])
+
+    def respond(body: dict[str, Any]) -> Reply:  # a session's title is asked for without the memory tools
+        return Reply(text=next(answers) if body.get("tools") else "分支")
+
+    with FakeLLM(responder=respond) as server:
+        config = _config(tmp_path, server)
+        session = _start(tmp_path, config, "branches")
+        try:
+            _wait_for(session, "memory: 0 turns")
+            for question, stored in (("第一问", "memory: 1 turn"), ("第二问", "memory: 2 turns")):
+                _tmux("send-keys", "-t", session, "-l", question)
+                _tmux("send-keys", "-t", session, "Enter")
+                _wait_for(session, stored)
+            _tmux("send-keys", "-t", session, "C-Up")  # into the conversation, on its last message
+            _wait_for(session, "e Edit & resend")
+            for key in ("Up", "e"):  # onto "第二问", then into the prompt to edit it
+                time.sleep(0.5)  # each after the focus moved
+                _tmux("send-keys", "-t", session, key)
+            _wait_for(session, "Editing")
+            _tmux("send-keys", "-t", session, "-l", "改")
+            _tmux("send-keys", "-t", session, "Enter")
+            screen = _wait_for(session, "‹ 2/2 ›")
+            assert "改后的答" in screen and "第二问改" in screen and "答二" not in screen
+            _tmux("send-keys", "-t", session, "F4")  # the edited message's good answer, asked again
+            screen = _wait_for(session, "‹ 3/3 ›")
+            assert "再答一次" in screen and "改后的答" not in screen
+            context = "\n".join(str(m["content"]) for m in server.requests[-1]["messages"][:-1])
+            assert "答一" in context and "答二" not in context and "改后的答" not in context
+            _quit(session)
+        finally:
+            _tmux("kill-session", "-t", session)
+        transcript = next((tmp_path / "data" / "sessions").glob("*/*/chat_*.md"))
+        kept = transcript.read_text(encoding="utf-8")
+        assert all(answer in kept for answer in ("答二", "改后的答", "再答一次"))  # every branch is kept
+        session = _start(tmp_path, config, "reopened", "--session", transcript.stem.removeprefix("chat_"))
+        try:
+            screen = _wait_for(session, "‹ 3/3 ›")  # reopened on its current branch
+            assert "再答一次" in screen and "答二" not in screen
         finally:
             _tmux("kill-session", "-t", session)

@@ -46,6 +46,8 @@ class StoredSession:
     meta: Mapping[str, Any]
     turns: Sequence[Turn]
     records: Sequence[Mapping[str, Any]] = ()
+    beside: Sequence[Turn] = ()
+    """The turns kept beside the current branch (``memory.branches``), in the order written."""
 
     @property
     def source(self) -> Mapping[str, Any]:
@@ -69,6 +71,17 @@ class StoredSession:
                 yield message, after
                 previous = message.id
 
+    def beside_messages(self) -> Iterator[tuple[ImportedMessage, str | None]]:
+        """The messages of the turns kept beside the current branch, each with the message it follows."""
+        ends: dict[str, str] = {}
+        beside = {t.id for t in self.beside}
+        for turn in (*self.turns, *self.beside):  # a turn is written after the one it follows
+            found = decode_turn(turn, ends.get(turn.prev_id or ""))
+            if found:
+                ends[turn.id] = found[-1][0].id
+            if turn.id in beside:
+                yield from found
+
     def of_type(self, kind: str) -> list[Mapping[str, Any]]:
         """The import records of one type, in order."""
         return [r for r in self.records if r.get("type") == kind]
@@ -89,7 +102,7 @@ def parse_session(texts: Sequence[str], session_file: str, records: Sequence[Map
     if header is not None:  # a transcript never written: the record's header stands in
         for key in ("title", "source"):
             meta.setdefault(key, header.get(key))
-    return StoredSession(parsed.session_id, session_file, meta, parsed.turns, list(records))
+    return StoredSession(parsed.session_id, session_file, meta, parsed.turns, list(records), parsed.beside)
 
 
 @dataclass
@@ -233,6 +246,8 @@ def restore(stored: StoredSession, origin: str) -> ImportedConversation:
             continue
         after = entry.get("after")
         kept.setdefault(message.id, (message, str(after) if after is not None else None))
+    for message, after in stored.beside_messages():
+        kept.setdefault(message.id, (message, after))
     for entry in stored.of_type(sidecar.PARTS):
         message_id = str(entry.get("id"))
         details = entry.get("parts")

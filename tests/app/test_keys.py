@@ -191,7 +191,7 @@ async def test_retry_with_nothing_to_retry_says_so_and_the_palette_and_quit_work
         await ready(pilot)
         await pilot.press("f4")
         await pilot.pause()
-        assert any("Nothing to retry" in str(n.message) for n in app._notifications)
+        assert any("Nothing to regenerate" in str(n.message) for n in app._notifications)
         await pilot.press("f1")
         await wait_until(pilot, lambda: isinstance(app.screen, HelpScreen))
         await pilot.press("f1")

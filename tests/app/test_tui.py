@@ -247,11 +247,12 @@ async def test_a_provider_error_is_notified_and_the_turn_can_be_retried(tmp_path
         failed = said(app)[-1]
         assert failed.has_class("-failed")
         assert any("authentication failed" in str(n.message) for n in app._notifications)
-        await pilot.press("f4")
-        await wait_until(pilot, lambda: _idle(app) and len(said(app)) == 4)
-        assert said(app)[-1].text == "second try works"
+        await pilot.press("f4")  # the failed reply, asked again in its place (kept beside it)
+        await wait_until(pilot, lambda: _idle(app) and said(app)[-1].text == "second try works")
+        assert [m.text for m in said(app)] == ["记住我", "second try works"]
     turns = kernel.session_turns(kernel.sessions()[0].session_id)
-    assert [t.status for t in turns] == ["failed", "ok"]
+    assert [t.status for t in turns] == ["ok"]  # asked again as a new branch: the failed turn is kept beside it
+    assert [t.status for t in kernel.read_session(turns[0].session_file).beside] == ["failed"]
 
 
 async def test_a_message_over_the_limit_is_refused_in_one_line_and_kept_in_the_prompt(

@@ -42,7 +42,10 @@ HELP = """\
 | Esc / q | turn view, statistics, this help | close (dialogs and lists: Esc) |
 | ctrl+n | chat | new session |
 | ctrl+o | chat | reopen a past session (type to filter; the current one is marked ▶) |
-| F4 | chat | ask the last failed or stopped message again |
+| F4 | chat | ask the last (or the focused) message again: a new branch, the earlier reply kept beside it |
+| e | a message | edit your message in the prompt; Enter sends it as a new branch there (Esc cancels) |
+| r | a message | ask its reply again, as a new branch |
+| ← → | a message marked ‹ n/m › | the branch before / after it (the model's context follows) |
 | F3 | anywhere | memory statistics: tiers, importance, turns per week, recent recalls |
 | r | statistics | refresh (Enter on a recent recall opens it) |
 | ctrl+p | anywhere | command palette: switch provider, theme, export the session, copy the last reply or code block, reindex, statistics, memory jobs, … |

@@ -58,12 +58,18 @@ class ChatMessage(Vertical, can_focus=True):
 
     Above the body sit the memory tools the model called for it (they led to the answer);
     below it, a note about the message itself (waiting, failed, how to retry). Focused
-    (↑ out of the prompt), ``c`` copies it and ``b`` its code blocks, one after another.
+    (↑ out of the prompt), ``c`` copies it and ``b`` its code blocks, one after another; ``e``
+    edits the turn's message to send it again and ``r`` asks its reply again, each as a new
+    branch; ← → switch to the branch beside (the label shows ‹ n/m › where there is one).
     """
 
     BINDINGS = [
         Binding("c", "copy", "Copy"),
         Binding("b", "copy_code", "Copy code"),
+        Binding("e", "edit", "Edit & resend"),
+        Binding("r", "regenerate", "Regenerate"),
+        Binding("left", "branch(-1)", "Branch ‹", show=False),
+        Binding("right", "branch(1)", "Branch ›", show=False),
         Binding("up", "step(-1)", "Previous", show=False),
         Binding("down", "step(1)", "Next", show=False),
     ]
@@ -82,6 +88,15 @@ class ChatMessage(Vertical, can_focus=True):
         message: ChatMessage
         step: int
 
+    @dataclass
+    class TurnAction(Event):
+        """Do ``action`` to this message's turn: ``edit`` (its message into the prompt, to send as a
+        new branch), ``regenerate`` (its reply asked again) or ``branch`` (``step`` branches over)."""
+
+        message: ChatMessage
+        action: str
+        step: int = 0
+
     state: reactive[str] = reactive("done")
     """``streaming``, ``done``, ``failed``, ``stopped`` or ``waiting``."""
 
@@ -95,6 +110,8 @@ class ChatMessage(Vertical, can_focus=True):
         self._stream: MarkdownStream | None = None
         self.chunks: list[str] = [text] if text else []
         self._next_block = 0
+        self.turn_id: str | None = None
+        """The stored turn the message belongs to (None: not stored, or huichat's own note)."""
 
     @classmethod
     def for_turn(cls, turn: Turn) -> list[ChatMessage]:
@@ -108,6 +125,8 @@ class ChatMessage(Vertical, can_focus=True):
             widgets.append(cls("assistant", "\n\n".join(m.text for m in said), label=speaker, tools=tools))
         if turn.status != "ok" and widgets:
             widgets[-1].add_class("-failed")
+        for widget in widgets:
+            widget.turn_id = turn.id
         return widgets
 
     def compose(self) -> ComposeResult:
@@ -170,6 +189,28 @@ class ChatMessage(Vertical, can_focus=True):
 
     def action_step(self, step: int) -> None:
         self.post_message(self.StepRequested(self, step))
+
+    def action_edit(self) -> None:
+        """``e``: this turn's message into the prompt; sending it starts a new branch here."""
+        self.post_message(self.TurnAction(self, "edit"))
+
+    def action_regenerate(self) -> None:
+        """``r``: ask this turn's message again; the new reply is a new branch beside this one."""
+        self.post_message(self.TurnAction(self, "regenerate"))
+
+    def action_branch(self, step: int) -> None:
+        """← →: the branch before or after this one, where the conversation branched here."""
+        self.post_message(self.TurnAction(self, "branch", step))
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        if action in ("edit", "regenerate", "branch"):
+            return self.turn_id is not None  # huichat's own notes and unsent messages have no turn
+        return True
+
+    def set_branch(self, position: int, count: int) -> None:
+        """Show where this turn is among the branches beside it (‹ 2/3 ›; nothing when alone)."""
+        shown = f"{self._label}  ‹ {position}/{count} ›" if count > 1 else self._label
+        self.query_one(".label", Label).update(shown)
 
     def add_tool_note(self, line: str) -> None:
         """One memory tool call, shown above the answer it led to."""

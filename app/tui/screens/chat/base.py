@@ -53,8 +53,8 @@ class ChatBase(Screen[None]):
         """The stored session the next message continues (None: a new one)."""
         self.session_title = ""
         """That session's title (its topic), shown in the status line."""
-        self.failed_text: str | None = None
-        """The message whose reply failed or was stopped: what F4 sends again."""
+        self.editing: str | None = None
+        """The turn whose message is being edited in the prompt: sending it starts a new branch there."""
         self.history: PromptHistory | None = None
         """The prompts sent, across sessions (↑ on an empty prompt, ctrl+r)."""
         self._memory_line = "memory: loading…"

@@ -33,13 +33,20 @@ class ChatReply(ChatMemory):
         event.prompt.clear()
         if self.history is not None:
             self.history.add(event.text)
-        self.send(event.text)
+        editing, self.editing = self.editing, None
+        self.send(event.text, editing)
 
-    def send(self, text: str) -> None:
-        """Show the user's message at once and answer it in the background."""
+    def send(self, text: str, in_place_of: str | None = None) -> None:
+        """Show the user's message at once and answer it in the background; ``in_place_of`` a
+        turn: the message starts a new branch there (that turn and what followed leave the view)."""
+        if in_place_of is not None:
+            shown = list(self.transcript.query(ChatMessage))
+            first = next((i for i, m in enumerate(shown) if m.turn_id == in_place_of), len(shown))
+            for widget in shown[first:]:
+                widget.remove()
         message = ChatMessage("user", text, label="you")
         self.transcript.mount(message)
-        self.reply(text, message)
+        self.reply(text, message, in_place_of)
 
     async def _ensure_session(self) -> ChatSession:
         """The conversation loop, once memory and the LLM client are loaded (raises their errors)."""
@@ -60,8 +67,9 @@ class ChatReply(ChatMemory):
         return self.session
 
     @work(exclusive=True, group="reply", exit_on_error=False)
-    async def reply(self, text: str, user_message: ChatMessage) -> None:
-        """Run one reply: wait for memory if needed, stream, show recalls, store."""
+    async def reply(self, text: str, user_message: ChatMessage, in_place_of: str | None = None) -> None:
+        """Run one reply: wait for memory if needed, stream, show recalls, store (as a new branch
+        in place of turn ``in_place_of``, when given)."""
         self.replying = True
         try:
             if not (self.gateway.memory.settled and self.gateway.llm_client.settled):
@@ -70,6 +78,8 @@ class ChatReply(ChatMemory):
                 user_message.set_note("waiting for memory and the model to load…")
             try:
                 session = await self._ensure_session()
+                if in_place_of is not None:
+                    await session.branch_before(in_place_of)
             except (KernelError, ProviderError) as exc:
                 self.notify(str(exc), title="Cannot reply", severity="error", timeout=10)
                 self.restore_prompt(text)
@@ -86,25 +96,27 @@ class ChatReply(ChatMemory):
                 # closed explicitly on a stop, so the session keeps the stopped turn at once
                 async with contextlib.aclosing(session.reply(text, provider=provider)) as events:
                     async for event in events:
-                        await self.show_event(event, answer)
+                        await self.show_event(event, user_message, answer)
             except asyncio.CancelledError:
-                await self.show_stopped(session, text, answer)
+                await self.show_stopped(session, user_message, answer)
                 raise
         finally:
             self.replying = False
 
-    async def show_stopped(self, session: ChatSession, text: str, answer: ChatMessage) -> None:
+    async def show_stopped(self, session: ChatSession, asked: ChatMessage, answer: ChatMessage) -> None:
         """Settle a stopped reply: what arrived stays, marked stopped; F4 asks again."""
         await answer.finish("stopped")
         answer.set_note("■ stopped — F4 asks again")
-        self.failed_text = text
         if session.handle is not None:  # the stopped turn may have started the session
+            kept = session.turns[-1] if session.turns else None
+            if kept is not None and kept.messages[0].text == asked.text:  # stored as it was cancelled
+                asked.turn_id = answer.turn_id = kept.id
             self.session_id = session.handle.session_id
             self.session_title = session.topic
             self.refresh_session_label()
 
-    async def show_event(self, event: SessionEvent, answer: ChatMessage) -> None:
-        """Render one event of the reply."""
+    async def show_event(self, event: SessionEvent, asked: ChatMessage, answer: ChatMessage) -> None:
+        """Render one event of the reply to ``asked``."""
         from huichat.app.session import RecallFinished, ReplyCompleted, ReplyFailed, ToolCalled
         from huichat.providers.events import TextDelta
 
@@ -116,7 +128,7 @@ class ChatReply(ChatMemory):
             self.show_recall(event.results, event.turn, event.error)
         elif isinstance(event, ReplyCompleted):
             await answer.finish("done")
-            self.failed_text = None
+            asked.turn_id = answer.turn_id = event.turn.id
             self.session_id = event.turn.session_id
             self.session_title = event.turn.topic
             self.refresh_session_label()
@@ -125,6 +137,7 @@ class ChatReply(ChatMemory):
             self.maintain_memory()
             if self.session is not None:
                 self.refresh_title(self.session)
+            await self.show_branches(event.turn.session_file)
         elif isinstance(event, ReplyFailed):
             await answer.finish("failed")
             hint = "press F4 to retry" if event.turn is not None else "your message is back in the prompt"
@@ -133,10 +146,11 @@ class ChatReply(ChatMemory):
             if event.turn is None:
                 self.restore_prompt(event.user_text)
             else:
-                self.failed_text = event.user_text
+                asked.turn_id = answer.turn_id = event.turn.id
                 self.session_id = event.turn.session_id
                 self.session_title = event.turn.topic
                 self.refresh_session_label()
+                await self.show_branches(event.turn.session_file)
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         if action == "stop":
@@ -146,14 +160,3 @@ class ChatReply(ChatMemory):
     def action_stop(self) -> None:
         """Esc / ctrl+c while a reply streams: cancel it (the provider request and the tool loop with it)."""
         self.workers.cancel_group(self, "reply")
-
-    def action_retry(self) -> None:
-        """Send the last failed or stopped message again."""
-        if self.replying:
-            self.notify("Wait for the current reply to finish.", timeout=3)
-            return
-        if not self.failed_text:
-            self.notify("Nothing to retry: the last reply did not fail or stop.", timeout=3)
-            return
-        text, self.failed_text = self.failed_text, None
-        self.send(text)

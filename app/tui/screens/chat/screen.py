@@ -9,14 +9,14 @@ from textual.containers import Horizontal, VerticalScroll
 from textual.widgets import Footer, Header
 
 from huichat.app.tui.screens.chat.base import plural
-from huichat.app.tui.screens.chat.reply import ChatReply
+from huichat.app.tui.screens.chat.branches import ChatBranches
 from huichat.app.tui.widgets.chat_message import ChatMessage
 from huichat.app.tui.widgets.memory_panel import MemoryPanel
 from huichat.app.tui.widgets.prompt_input import PromptInput
 from huichat.app.tui.widgets.status_line import StatusLine
 
 
-class ChatScreen(ChatReply):
+class ChatScreen(ChatBranches):
     """One conversation in takeover mode."""
 
     BINDINGS = [
@@ -25,7 +25,7 @@ class ChatScreen(ChatReply):
         Binding("ctrl+n", "new_session", "New"),
         Binding("ctrl+o", "open_session", "Sessions"),
         Binding("ctrl+r", "prompt_history", "History"),
-        Binding("f4", "retry", "Retry"),
+        Binding("f4", "regenerate", "Regenerate"),
         Binding("ctrl+g", "external_editor", "Editor", show=False),
         Binding("ctrl+up", "focus_messages", "Messages", show=False),
         Binding("f1", "help", "Help"),
@@ -146,10 +146,6 @@ class ChatScreen(ChatReply):
             return
         self.prompt.text = text
         self.prompt.move_cursor(self.prompt.document.end)
-        self.prompt.focus()
-
-    def action_focus_prompt(self) -> None:
-        """Esc: back to typing."""
         self.prompt.focus()
 
     def action_search(self) -> None:

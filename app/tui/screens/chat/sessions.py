@@ -46,7 +46,7 @@ class ChatSessions(ChatProvider):
             self.session.role = self.role  # the role chosen stays for the next session
         self.session_id = None
         self.session_title = ""
-        self.failed_text = None
+        self.editing = None
         await self.transcript.remove_children()
         self.panel.clear()
         self.refresh_session_label()
@@ -101,7 +101,7 @@ class ChatSessions(ChatProvider):
             self.role = self.session.role
         self.session_id = session_id
         self.session_title = self.session.topic if self.session is not None else turns[-1].topic
-        self.failed_text = None
+        self.editing = None
         self.panel.clear()
         await self.transcript.remove_children()
         widgets = [widget for turn in turns for widget in ChatMessage.for_turn(turn)]
@@ -110,6 +110,18 @@ class ChatSessions(ChatProvider):
         await self.transcript.mount_all(widgets)
         self.transcript.scroll_end(animate=False)
         self.refresh_session_label()
+        await self.show_branches(turns[-1].session_file)
+
+    async def show_branches(self, session_file: str) -> None:
+        """Mark each turn with branches beside it ‹ n/m › (on its last message), as its transcript says."""
+        try:
+            tree = (await self.gateway.run(lambda kernel: kernel.read_session(session_file))).tree
+        except KernelError:
+            return
+        last = {m.turn_id: m for m in self.transcript.query(ChatMessage) if m.turn_id is not None}
+        for turn_id, message in last.items():
+            siblings = tree.siblings(turn_id)
+            message.set_branch(siblings.index(turn_id) + 1 if turn_id in siblings else 1, len(siblings))
 
     @work(group="export", exit_on_error=False)
     async def action_export_session(self) -> None:

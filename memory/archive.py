@@ -80,6 +80,18 @@ def pack_months(sessions_dir: Path, before: date, level: int = 3) -> list[str]:
     return packed
 
 
+def archived_texts(sessions_dir: Path, session_file: str) -> list[str]:
+    """The packed parts of one transcript, oldest month first (none for a session never packed)."""
+    folder = sessions_dir / ARCHIVE_DIR
+    day = session_file.split("/")[1] if session_file.count("/") >= 2 else ""
+    months = sorted(folder.glob("*.tar.zst")) if day and folder.is_dir() else []
+    return [
+        text
+        for archive in months
+        if day.startswith(archive.name.removesuffix(".tar.zst")) and (text := read_archive(archive).get(session_file))
+    ]
+
+
 def read_archive(archive: Path) -> dict[str, str]:
     """The transcripts inside one archive, by their relative path."""
     try:

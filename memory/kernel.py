@@ -21,6 +21,7 @@ from datetime import datetime, tzinfo
 from pathlib import Path
 from typing import IO, Any
 
+from huichat.memory.archive import archived_texts
 from huichat.memory.branches import BRANCH
 from huichat.memory.catalogue import Catalogue
 from huichat.memory.config import MAX_TOP_K, LifecycleConfig, RetrieverConfig
@@ -50,7 +51,7 @@ from huichat.memory.store import TurnStore
 from huichat.memory.timeparse import TimeResolver
 from huichat.memory.tombstones import Correction, correction, tombstone
 from huichat.memory.transcript import TranscriptWriter, TurnChunker
-from huichat.memory.transcript_parse import ParsedSession
+from huichat.memory.transcript_parse import ParsedSession, decode_transcript
 from huichat.memory.turns import (
     SessionTitle,
     Turn,
@@ -284,7 +285,10 @@ class MemoryKernel:
         if not turns:
             raise KernelError(f"no session {session_id[:60]!r}")
         last = turns[-1]
-        written = self.read_session(last.session_file).tree.order
+        try:
+            written = self.read_session(last.session_file).tree.order
+        except KernelError:  # the index alone knows the session (its transcript is gone): one branch
+            written = ()
         fork = bool(written) and written[-1] != last.id  # the user switched to a branch written earlier
         return SessionHandle(session_id, last.session_file, last.turn_index + 1, last, fork)
 
@@ -299,8 +303,16 @@ class MemoryKernel:
         return SessionHandle(session_id, turn.session_file, turn.turn_index, turns[at - 1] if at else None, True)
 
     def read_session(self, session_file: str) -> ParsedSession:
-        """A session's transcript as read: its current branch, the turns kept beside it, its branch tree."""
-        return TurnChunker(self.sessions_dir).read_file(self.transcripts.path_of(session_file))
+        """A session's transcript as read — its packed months first (``memory.archive``), then its
+        live file —: its current branch, the turns kept beside it, its branch tree."""
+        live = self.transcripts.path_of(session_file)
+        texts = archived_texts(self.sessions_dir, session_file)
+        if live.exists() or not texts:
+            try:
+                texts.append(decode_transcript(live.read_bytes()))
+            except OSError as exc:
+                raise KernelError(f"cannot read transcript {live}: {exc.strerror or exc}") from exc
+        return TurnChunker.parse("\n".join(texts), session_file, live.stem.removeprefix("chat_"))
 
     def switch_branch(self, session_file: str, turn_id: str) -> None:
         """Make the branch through ``turn_id`` (to its newest end) the session's current one.

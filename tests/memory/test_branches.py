@@ -106,3 +106,19 @@ def test_the_markdown_export_shows_the_current_branch_and_names_the_others(
     conversation, others = text.split("## Other branches")
     assert "端口 9090" in conversation and "端口 8080" not in conversation and "小王" not in conversation
     assert "### A branch after “在 alpha 上”" in others and "端口 8080" in others and "小王" in others
+
+
+def test_a_session_packed_into_an_archive_keeps_its_branches(tmp_path: Path) -> None:
+    from datetime import date
+
+    from huichat.memory.archive import pack_months
+
+    kernel = open_kernel(tmp_path)
+    first, second, _ = _three_turns(kernel)
+    edited = kernel.append_turn(kernel.branch_before(first.session_id, second.id), _draft("改一下", "好", 5))
+    assert pack_months(kernel.sessions_dir, date(2027, 1, 1))
+    parsed = kernel.read_session(first.session_file)  # from the archive: the live file is gone
+    assert _ids(parsed.turns) == [first.id, edited.id] and second.id in _ids(parsed.beside)
+    handle = kernel.resume_session(first.session_id)
+    assert handle.last_turn is not None and handle.last_turn.id == edited.id and not handle.fork
+    kernel.close()

@@ -4,10 +4,14 @@ from __future__ import annotations
 
 import subprocess
 import time
+from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
 from benchmarks.fakellm import FakeLLM, Reply
+from huichat.app.config import load_config
+from huichat.app.wiring import runtime
+from huichat.memory.turns import Message, TurnDraft, utc_now
 from tests.test_e2e import HUICHAT, _config, _exited, _pane, _start, _tmux, _wait_for, pytestmark  # noqa: F401
 
 _SLOW = "慢慢地说" * 200
@@ -125,3 +129,64 @@ def test_edit_and_resend_then_regenerate_then_reopen_in_a_real_terminal(tmp_path
             assert "再答一次" in screen and "答二" not in screen
         finally:
             _tmux("kill-session", "-t", session)
+
+
+def _gone(session: str, needle: str, seconds: float = 30.0) -> str:
+    """Wait until ``needle`` is no longer on screen (a notification that fades); the screen then."""
+    deadline = time.monotonic() + seconds
+    screen = _pane(session)
+    while needle in screen and time.monotonic() < deadline:
+        time.sleep(0.2)
+        screen = _pane(session)
+    return screen
+
+
+def test_a_turn_forgotten_from_search_results_is_not_found_again_in_a_real_terminal(tmp_path: Path) -> None:
+    with FakeLLM() as server:
+        config = _config(tmp_path, server)
+        # the hash embedder's cosines mean nothing to the calibrated threshold
+        config.write_text(config.read_text(encoding="utf-8") + "retriever:\n  min_similarity: 0.0\n", encoding="utf-8")
+        kernel = runtime(load_config(config)).open_kernel()
+        other = kernel.new_session(utc_now() - timedelta(days=12))
+        for question, answer in [
+            ("周末去爬山吗", "好呀，去香山"),
+            ("推荐一本小说", "《三体》"),
+            ("咖啡还是茶", "早上咖啡"),
+        ]:
+            kernel.append_turn(other, TurnDraft((Message("user", question), Message("assistant", answer)), utc_now()))
+        old = kernel.new_session(utc_now() - timedelta(days=9))
+        secret = kernel.append_turn(
+            old,
+            TurnDraft(
+                (Message("user", "VPN 晚上总断"), Message("assistant", "把 WireGuard keepalive 设成 25 秒")), utc_now()
+            ),
+        )
+        kernel.close()
+        session = _start(tmp_path, config, "forget")
+        try:
+            _wait_for(session, "memory: 4 turns")
+            _tmux("send-keys", "-t", session, "C-f")
+            _wait_for(session, "Search memory")
+            _tmux("send-keys", "-t", session, "-l", "WireGuard keepalive")
+            _tmux("send-keys", "-t", session, "Enter")
+            _wait_for(session, f"[{secret.id}]")
+            _tmux("send-keys", "-t", session, "Down")  # into the results, on the hit
+            _wait_for(session, "x Forget turn")  # the footer shows the results' keys once they have focus
+            _tmux("send-keys", "-t", session, "x")
+            _wait_for(session, f"Forgot turn {secret.id}", seconds=30)
+            assert f"[{secret.id}]" not in _pane(session)  # gone from the results at once
+            _gone(session, secret.id)  # the notification fades
+            _tmux("send-keys", "-t", session, "Escape")
+            _wait_for(session, "Message huichat")
+            _tmux("send-keys", "-t", session, "C-f")
+            _wait_for(session, "Search memory")
+            _tmux("send-keys", "-t", session, "-l", "WireGuard keepalive")
+            _tmux("send-keys", "-t", session, "Enter")
+            screen = _wait_for(session, "“WireGuard keepalive”")
+            assert secret.id not in screen and "WireGuard" not in screen.replace("“WireGuard keepalive”", "").replace(
+                "WireGuard keepalive", "", 1
+            )
+        finally:
+            _tmux("kill-session", "-t", session)
+    transcript = (tmp_path / "data" / "sessions" / secret.session_file).read_text(encoding="utf-8")
+    assert '"tombstone"' in transcript and "把 WireGuard keepalive 设成 25 秒" in transcript  # recorded, not erased

@@ -537,3 +537,17 @@ async def test_auto_recall_searches_the_message_itself_and_shows_what_it_found(
     events = await _reply(_session(kernel, fake_llm, auto_recall=True), "keywords")
     finished = events[1]
     assert isinstance(finished, RecallFinished) and finished.error == "" and finished.results is not None
+
+
+async def test_a_turn_forgotten_mid_conversation_leaves_the_models_context(
+    kernel: MemoryKernel, fake_llm: FakeLLM
+) -> None:
+    session = _session(kernel, fake_llm)
+    await _reply(session, "我的银行卡密码是 4711")
+    await _reply(session, "今天天气不错")
+    secret = session.turns[0].id
+    kernel.forget(secret, NOW)
+    await _reply(session, "还有别的吗")
+    sent = [m["content"] for m in fake_llm.requests[-1]["messages"]]
+    assert not any("4711" in content for content in sent)
+    assert any(content == "今天天气不错" for content in sent)  # the rest of the conversation stays

@@ -98,7 +98,7 @@ class MemoryPanel(Vertical):
 
     def compose(self) -> ComposeResult:
         yield Label("Memory", classes="title")
-        yield Static("Nothing recalled yet.", classes="scope")
+        yield Static("Nothing recalled yet.", classes="scope", markup=False)  # ids print as [a3f2c7]
         yield OptionList(classes="hits")
 
     @property

@@ -77,6 +77,12 @@ NO_ANSWER = {
 }
 """Stored in place of an answer that was only a tool call."""
 
+CUT_SHORT = {
+    "zh": "（这条回复被用户中途停止了，以上是停止前已经说出的部分。）",
+    "en": "(The user stopped this reply here: above is what was said before the stop.)",
+}
+"""Follows a stopped reply in later context: it stays part of the conversation, marked as cut short."""
+
 EMPTY_ANSWER = {"zh": "（没有得到回答：模型没有返回任何内容。）", "en": "(No answer: the model returned nothing.)"}
 """Stored in place of an answer that was empty."""
 

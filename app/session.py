@@ -20,6 +20,7 @@ from huichat.app.memory_modes import Choice, ModeBook
 from huichat.app.prompts import (
     ALREADY_HAVE,
     ANSWER_NOW,
+    CUT_SHORT,
     EMPTY_ANSWER,
     NO_ANSWER,
     memory_block,
@@ -53,6 +54,8 @@ from huichat.providers.events import ReplyDone, TextDelta, ToolCallRequest
 from huichat.providers.llm import LLMClient
 
 Clock = Callable[[], datetime]
+STOPPED = "the reply was stopped"
+"""The ``error`` of a turn whose reply the user stopped (what arrived was kept)."""
 _log = logging.getLogger(__name__)
 
 
@@ -258,19 +261,29 @@ class ChatSession:
             self._language_of_session = "zh" if uses_chinese(text) else "en"
         return self._language_of_session
 
-    def _history(self) -> tuple[list[dict[str, Any]], frozenset[str]]:
-        """The session's recent turns within the token budget, as chat messages, and their ids."""
+    def _history(self, language: str) -> tuple[list[dict[str, Any]], frozenset[str]]:
+        """The session's recent turns within the token budget, as chat messages, and their ids.
+
+        A failed reply is left out; a stopped one stays (the user saw it and may answer it),
+        marked as cut short (``CUT_SHORT``, in ``language``)."""
         budget = self.config.context_token_budget
         picked: list[dict[str, Any]] = []
         ids: set[str] = set()
         for turn in reversed(self.turns):
-            if turn.status == STATUS_FAILED or turn.id in self.kernel.forgotten_here:
+            stopped = dict(turn.extra).get("error") == STOPPED
+            if (turn.status == STATUS_FAILED and not stopped) or turn.id in self.kernel.forgotten_here:
                 continue  # a forgotten turn leaves the model's context too
             pair = [
                 {"role": "assistant" if m.role == "assistant" else "user", "content": m.text}
                 for m in turn.messages
                 if m.is_chat
             ]
+            if stopped:
+                cut = CUT_SHORT[language]
+                if pair and pair[-1]["role"] == "assistant":
+                    pair[-1]["content"] += f"\n\n{cut}"
+                else:  # stopped before a word arrived
+                    pair.append({"role": "assistant", "content": cut})
             cost = sum(estimate_tokens(m["content"]) for m in pair)
             if cost > budget:
                 break
@@ -313,7 +326,7 @@ class ChatSession:
         self, text: str, provider_name: str | None, now: datetime, progress: Progress
     ) -> AsyncIterator[SessionEvent]:
         language = self._language(text)
-        history, in_context = self._history()
+        history, in_context = self._history(language)
         context = ToolContext(now, self.context_window, in_context, question=text)
         provider = self.llm.provider(provider_name)
         choice = self.memory_mode(provider_name)
@@ -507,7 +520,7 @@ class ChatSession:
     def _keep_stopped(self, user_text: str, progress: Progress, now: datetime) -> None:
         """Store a stopped reply's turn at once (no thread: the task is being cancelled)."""
         try:
-            self._store(user_text, progress.answer, progress, now, STATUS_FAILED, (("error", "the reply was stopped"),))
+            self._store(user_text, progress.answer, progress, now, STATUS_FAILED, (("error", STOPPED),))
         except Exception as exc:  # the stop goes on regardless; say why the message was not kept
             _log.error("a stopped reply's message could not be kept", exc_info=exc)
 

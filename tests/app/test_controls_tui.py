@@ -8,6 +8,7 @@ import pytest
 from textual.widgets import Input
 
 from benchmarks.fakellm import FakeLLM, Reply
+from huichat.app.prompts import CUT_SHORT
 from huichat.app.tui.screens.ask_path import AskPathScreen
 from huichat.app.tui.screens.picker import PickerScreen
 from tests.app.tui_helpers import (
@@ -56,6 +57,27 @@ async def test_a_streaming_reply_stops_keeps_what_arrived_and_can_be_asked_again
         await pilot.press("f4")  # asks the stopped message again
         await wait_until(pilot, lambda: not screen.replying and said(app)[-1].text == "second answer")
         assert fake_llm.requests[-1]["messages"][-1]["content"].endswith("讲个长故事")
+
+
+async def test_a_stopped_reply_is_in_the_next_replys_context_marked_as_cut_short(
+    tmp_path: Path, fake_llm: FakeLLM
+) -> None:
+    fake_llm.push(Reply(text=LONG, chunk_chars=2, chunk_delay=0.05), Reply(text="接着讲完"))
+    app = build_app(tmp_path, loaded_config(fake_providers(fake_llm)))
+    async with app.run_test(size=(120, 36)) as pilot:
+        await ready(pilot)
+        screen = app.chat_screen
+        await pilot.press(*"讲个长故事")
+        await pilot.press("enter")
+        await wait_until(pilot, lambda: len(said(app)) == 2 and len(said(app)[-1].text) >= 6)
+        await pilot.press("escape")
+        await wait_until(pilot, lambda: not screen.replying)
+        kept = said(app)[-1].text
+        await pilot.press(*"继续")
+        await pilot.press("enter")
+        await wait_until(pilot, lambda: not screen.replying and said(app)[-1].text == "接着讲完")
+    context = fake_llm.requests[-1]["messages"]
+    assert context[-2] == {"role": "assistant", "content": f"{kept}\n\n{CUT_SHORT['zh']}"}
 
 
 async def test_escape_without_a_reply_goes_back_to_the_prompt(tmp_path: Path, fake_llm: FakeLLM) -> None:

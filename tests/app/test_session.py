@@ -13,7 +13,7 @@ import pytest
 
 from benchmarks.fakellm import TEXT_FORMS, FakeLLM, Reply, ToolCall, print_call
 from huichat.app.config import ChatConfig
-from huichat.app.prompts import ALREADY_HAVE, ANSWER_NOW, NO_ANSWER
+from huichat.app.prompts import ALREADY_HAVE, ANSWER_NOW, CUT_SHORT, NO_ANSWER
 from huichat.app.runtime import Zone
 from huichat.app.session import (
     ChatSession,
@@ -427,6 +427,27 @@ async def test_a_stopped_reply_keeps_the_users_message(kernel: MemoryKernel, fak
     assert [(t.status, t.messages[0].text) for t in turns] == [("failed", "关掉之前这句话要留下")]
     assert turns[0].messages[-1].text == "a lo"  # what was shown before the stop
     assert dict(turns[0].extra)["error"] == "the reply was stopped"
+
+
+async def test_a_stopped_reply_stays_in_later_context_marked_as_cut_short(
+    kernel: MemoryKernel, fake_llm: FakeLLM
+) -> None:
+    fake_llm.push(Reply(text="第一部分，后面还有很多", chunk_chars=5, chunk_delay=0.2), Reply(text="好的"))
+    session = _session(kernel, fake_llm)
+
+    async def read() -> None:  # as the chat screen reads it: closed at once on a stop
+        async with contextlib.aclosing(session.reply("讲一个长故事")) as events:
+            async for event in events:
+                if isinstance(event, TextDelta):
+                    raise asyncio.CancelledError  # the user stopped it after the first words
+
+    with contextlib.suppress(asyncio.CancelledError):
+        await read()
+    await _reply(session, "接着说")
+    context = fake_llm.requests[-1]["messages"][1:-1]
+    assert [m["role"] for m in context] == ["user", "assistant"]
+    assert context[0]["content"] == "讲一个长故事"
+    assert context[1]["content"] == f"第一部分，\n\n{CUT_SHORT['zh']}"  # what arrived, said to be cut short
 
 
 async def test_a_surrogate_pair_split_across_chunks_is_stored_whole(kernel: MemoryKernel, fake_llm: FakeLLM) -> None:

@@ -102,7 +102,45 @@ def purged_transcript(text: str, turn_id: str) -> tuple[str, Removed] | None:
     ids = tuple(m.id for turn in turns for m, _ in decode_turn(turn, None))
     rest = _without_corrections(text[end:], turn_id)
     removed = Removed(said + tuple(_corrections(text[end:], turn_id)), ids)
-    return text[:start] + tombstone + rest, removed
+    words = [m.text for m in removed.messages if m.text.strip()]
+    return _without_titles(text[:start] + tombstone + rest, words), removed
+
+
+_TITLED = ("title", "topic")
+"""Marker fields that may have been made from a turn's words (a local title is its first clause)."""
+PURGED_TITLE = "(purged)"
+
+
+def _made_from(value: str, texts: list[str]) -> bool:
+    value = value.strip()
+    return bool(value) and any(t in value or (len(value) >= 4 and value in t) for t in texts)
+
+
+def _without_titles(text: str, texts: list[str]) -> str:
+    """``text`` with every title and topic made from ``texts`` (in markers and turn headings) replaced."""
+    pieces: list[str] = []
+    topics: set[str] = set()
+    position = 0
+    for match in MARKER.finditer(text):
+        try:
+            meta = json.loads(match.group(2))
+        except ValueError:
+            continue
+        if not isinstance(meta, dict):
+            continue
+        stale = [k for k in _TITLED if isinstance(meta.get(k), str) and _made_from(meta[k], texts)]
+        if not stale:
+            continue
+        topics.update(meta[k] for k in stale)
+        meta.update(dict.fromkeys(stale, PURGED_TITLE))
+        payload = json.dumps(meta, ensure_ascii=False).replace(">", "\\u003e")
+        pieces += [text[position : match.start()], f"<!-- huichat:{match.group(1)} {payload} -->"]
+        position = match.end()
+    pieces.append(text[position:])
+    cleaned = "".join(pieces)
+    for topic in topics:
+        cleaned = cleaned.replace(f" · 话题: {topic}\n", f" · 话题: {PURGED_TITLE}\n")
+    return cleaned
 
 
 def _correction_of(meta_text: str, turn_id: str) -> dict[str, Any] | None:

@@ -62,7 +62,7 @@ def test_purge_leaves_no_copy_of_the_text_anywhere_under_the_data_folder(
     data = tmp_path / "data"
     kernel = runtime(load_config(config)).open_kernel()
     session = kernel.resume_session(kernel.sessions()[0].session_id)
-    from huichat.memory.turns import Message, TurnDraft
+    from huichat.memory.turns import Message, SessionTitle, TurnDraft
     from tests.conftest import NOW
 
     secret = kernel.append_turn(
@@ -71,6 +71,8 @@ def test_purge_leaves_no_copy_of_the_text_anywhere_under_the_data_folder(
     )
     after = kernel.append_turn(session, TurnDraft((Message("user", "下一句话"), Message("assistant", "好")), NOW))
     kernel.correct(secret.id, f"更正：口令是 {MARKER}-2", NOW)
+    # a title made locally from the message's first clause: every turn's topic (话题) holds it
+    kernel.set_title(secret.session_file, SessionTitle(f"记住我的口令 {MARKER}", "local", 2))
     kernel.close()
     transcript = data / "sessions" / secret.session_file
     # what else a user's data folder holds: the prompt, an import record, an export, a torn write
@@ -99,6 +101,7 @@ def test_purge_leaves_no_copy_of_the_text_anywhere_under_the_data_folder(
     assert [t.id for t in parsed.turns][-1] == after.id and parsed.turns[-1].prev_id == secret.id
     assert PromptHistory(data / FILE_NAME).entries == ["一个别的问题"]
     assert _huichat(config, "show", secret.id).returncode == 1
+    assert "话题: (purged)" in _huichat(config, "show", after.id).stdout
     assert "下一句话" in _huichat(config, "recall", "下一句话").stdout  # the index still works, rebuilt
     again = _huichat(config, "forget", "--purge", secret.id)
     assert again.stdout.strip() == f"turn {secret.id} was purged already"

@@ -368,6 +368,8 @@ class MemoryKernel:
         cleaned, rel, forgotten = self.locate(turn_id)
         if forgotten != restore:
             return cleaned, False
+        if restore and all(t.id != cleaned for t in self.read_session(rel).hidden):
+            raise KernelError(f"turn {cleaned} was purged: its text is gone for good")
         with self._lock:
             self.transcripts.update_session(rel, tombstone(cleaned, now, restore=restore))
             if restore:

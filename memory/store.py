@@ -22,6 +22,7 @@ import shutil
 import sys
 import threading
 import time
+import warnings
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import AbstractContextManager, contextmanager
 from dataclasses import replace
@@ -863,7 +864,9 @@ class TurnStore:
         with self._reading():
             rows = self._table.to_arrow().cast(self._table.schema)
         self._write("rewrite", lambda: self._table.add(rows, mode="overwrite"))
-        self._write("clean up", lambda: self._table.optimize(cleanup_older_than=timedelta(0)))
+        with warnings.catch_warnings():  # it says what the docstring says: a purge asks for exactly this
+            warnings.filterwarnings("ignore", "optimize.cleanup_older_than=0", UserWarning)
+            self._write("clean up", lambda: self._table.optimize(cleanup_older_than=timedelta(0)))
         self._fts_ready = False
         self._vectors = None
 

@@ -60,7 +60,7 @@ def _purge(turn_id: str, runtime: Runtime, kernel: MemoryKernel) -> int:
     # what memory keeps was purged precisely above; another user's files are theirs
     skip = [paths.sessions_dir, paths.models_dir, paths.data_dir / "users", history]
     swept = sweep(paths.data_dir, texts, skip)
-    more = [f"{prompts} prompt{'s' if prompts != 1 else ''} from the history"] if prompts else []
+    more = [f"{prompts} prompt{'s' if prompts != 1 else ''} in the history"] if prompts else []
     more += (
         [f"{len(swept)} other file{'s' if len(swept) != 1 else ''} ({', '.join(p.name for p in swept[:3])})"]
         if swept

@@ -93,6 +93,7 @@ def test_purge_leaves_no_copy_of_the_text_anywhere_under_the_data_folder(
     purged = _huichat(config, "forget", "--purge", f"id:{secret.id}")
     assert purged.returncode == 0, purged.stderr
     assert purged.stdout.startswith(f"purged turn {secret.id}: its text is gone from its transcript and the index")
+    assert purged.stderr == ""
 
     assert _holding(data, MARKER) == []
     # the transcript keeps the turn's place: the chain and the other turns' ids are as they were
@@ -103,6 +104,8 @@ def test_purge_leaves_no_copy_of_the_text_anywhere_under_the_data_folder(
     assert _huichat(config, "show", secret.id).returncode == 1
     assert "话题: (purged)" in _huichat(config, "show", after.id).stdout
     assert "下一句话" in _huichat(config, "recall", "下一句话").stdout  # the index still works, rebuilt
+    undo = _huichat(config, "forget", "--undo", secret.id)
+    assert undo.returncode == 1 and f"turn {secret.id} was purged: its text is gone for good" in undo.stderr
     again = _huichat(config, "forget", "--purge", secret.id)
     assert again.stdout.strip() == f"turn {secret.id} was purged already"
     reindexed = _huichat(config, "reindex")

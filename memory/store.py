@@ -322,7 +322,9 @@ class TurnStore:
         An entry without its vector is found by its words now and gets its vector later
         (``pending``, ``set_vectors``).
         """
-        self._commit("write to", entries, lambda data: self._table.add(data))
+        appended = [(e.turn.id, e.turn.prev_id, e.vector) for e in entries]
+        with self._matrix_kept(lambda held, version: held.extended(version, appended)):
+            self._commit("write to", entries, lambda data: self._table.add(data))
 
     def upsert(self, entries: Sequence[IndexEntry]) -> None:
         """Insert or replace turns by id (used when a transcript was edited)."""
@@ -474,23 +476,27 @@ class TurnStore:
             self._write("update", commit)
 
     @contextmanager
-    def _matrix_kept(self) -> Iterator[None]:
-        """Keep the vectors held in memory across a commit of ours that changes no vector or id.
+    def _matrix_kept(
+        self, change: Callable[[VectorMatrix, tuple[int, int]], VectorMatrix] | None = None
+    ) -> Iterator[None]:
+        """Carry the vectors held in memory across a commit of ours (``change`` gives the matrix
+        after it; without one the commit changed no vector or id).
 
-        Without this, every flush of access statistics made the next search read every
-        vector again (the held vectors belong to one table version). Kept only when the
-        commit is the one version after the held one: a commit of another process in
-        between may have changed vectors, and then they are read again as usual.
+        Without this, every commit of this process — a flush of access statistics, a turn just
+        said — made the next search read every vector again (the held vectors belong to one
+        table version). Carried only when the commit is the one version after the held one: a
+        commit of another process in between may have changed vectors, and then they are read
+        again as usual.
         """
         with self._matrix_lock:
             held = self._vectors
         yield
-        if held is None or held[0][0] != id(self._table):
+        if held is None or held[1] is None or held[0][0] != id(self._table):
             return
         with self._matrix_lock, self._reading():
             after = self._version()
             if self._vectors is held and after == (held[0][0], held[0][1] + 1):
-                self._vectors = (after, held[1])
+                self._vectors = (after, held[1] if change is None else change(held[1], after))
 
     # ----------------------------------------------------------------- reading
 

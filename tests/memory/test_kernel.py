@@ -370,18 +370,28 @@ def test_access_statistics_of_many_searches_reach_the_index_in_one_commit(tmp_pa
     kernel.close()
 
 
-def test_the_vectors_held_for_search_survive_a_flush_of_access_statistics(tmp_path: Path) -> None:
+def test_the_vectors_held_for_search_follow_this_process_commits_and_are_read_again_after_another_s(
+    tmp_path: Path,
+) -> None:
     kernel = open_kernel(tmp_path)
     session = kernel.new_session(NOW)
     _say(kernel, session, "VPN keepalive", "25 seconds", NOW)
-    _say(kernel, session, "pasta recipe", "garlic and oil", NOW)
+    pasta = _say(kernel, session, "pasta recipe", "garlic and oil", NOW)
     kernel.search(SearchRequest("VPN", NOW))  # the first search also builds the indexes (new versions)
     kernel.search(SearchRequest("VPN", NOW))
     reads = kernel.store.vector_reads
     kernel.flush_access()  # a commit of this process that changes no vector
     assert kernel.search(SearchRequest("pasta", NOW)).hits
     assert kernel.store.vector_reads == reads
-    _say(kernel, session, "new fact", "with a new vector", NOW)  # this one does change them
-    assert kernel.search(SearchRequest("new fact", NOW)).hits[0].turn.text.startswith("user: new fact")
+    said = _say(kernel, session, "new fact", "with a new vector", NOW)  # held vectors extended by its own
+    found = kernel.search(SearchRequest("new fact", NOW, mode="vector", resolve_time=False)).hits
+    assert found[0].turn.id == said.id
+    assert kernel.store.vector_reads == reads
+    assert kernel.recall_by_id(pasta.id).turn.next_id == said.id  # type: ignore[union-attr]
+    other = open_kernel(tmp_path)  # another writer (here: another kernel on the same folder)
+    theirs = _say(other, other.new_session(NOW), "their fact", "from elsewhere", NOW)
+    other.close()
+    hits = kernel.search(SearchRequest("their fact", NOW, mode="vector", resolve_time=False)).hits
+    assert hits[0].turn.id == theirs.id
     assert kernel.store.vector_reads == reads + 1
     kernel.close()

@@ -21,6 +21,7 @@ from datetime import datetime, tzinfo
 from pathlib import Path
 from typing import IO, Any
 
+from huichat.memory import index_probe
 from huichat.memory.archive import archived_texts
 from huichat.memory.branches import BRANCH
 from huichat.memory.catalogue import Catalogue
@@ -32,7 +33,7 @@ from huichat.memory.errors import BadTurnId, DeadlinePassed, IndexUnavailable, K
 from huichat.memory.filters import Compare
 from huichat.memory.fusion import Fusion
 from huichat.memory.health import OK, IndexHealth, IndexState
-from huichat.memory.index_schema import IndexEntry
+from huichat.memory.index_schema import IndexEntry, kept_fields, turns_from
 from huichat.memory.indexing import EMBED_BATCH, Indexer, Progress, session_entries
 from huichat.memory.manifest import Manifest
 from huichat.memory.reconcile import Reconciler, ReconcileReport
@@ -56,6 +57,7 @@ from huichat.memory.turns import (
     SessionTitle,
     Turn,
     TurnDraft,
+    is_turn_id,
     new_session_id,
     new_turn_id,
     not_a_turn_id,
@@ -105,6 +107,7 @@ class MemoryKernel:
         lifecycle: LifecycleConfig | None = None,
         data_dir: Path | None = None,
         unavailable: str = "",
+        on_close: Callable[[], None] | None = None,
     ) -> None:
         """``store`` and ``embedder`` None, with the reason ``unavailable``: the index could not be
         opened, and this kernel writes transcripts only (``open_transcripts_only``)."""
@@ -152,6 +155,8 @@ class MemoryKernel:
         self.searches_over_deadline = 0
         self.forgotten_here: set[str] = set()
         """Turns this process forgot (a conversation going on drops them from the model's context)."""
+        self._on_close = on_close
+        """Run once by ``close`` (``open_kernel`` removes this process's mark of an open index)."""
 
     # ---------------------------------------------------------------- health
 
@@ -251,6 +256,8 @@ class MemoryKernel:
             with contextlib.suppress(OSError):
                 self._lock_file.close()
             self._lock_file = None
+        if self._on_close is not None:
+            self._on_close()
 
     # ----------------------------------------------------------------- write
 
@@ -702,6 +709,7 @@ class MemoryKernel:
         full: bool = False,
         embed: bool = True,
         only: Collection[str] | None = None,
+        known: Collection[str] = (),
     ) -> ReconcileReport:
         """Bring the index in line with the transcripts (see ``memory.reconcile``); ``only``: these session files.
 
@@ -709,7 +717,8 @@ class MemoryKernel:
         ``full`` or the index was lost. Unfinished writes at the ends of transcripts are
         repaired, duplicate rows removed; ``last_report`` keeps what was done. Without
         ``embed``, vectors come later (``embed_pending``): every turn is found by its words
-        as soon as this returns.
+        as soon as this returns. ``known``: turns a table moved aside by a rebuild holds (a torn
+        end of one of them is kept in place, as for an indexed turn).
         """
         with self._lock:
             lost = not full and self.index_lost()
@@ -720,7 +729,9 @@ class MemoryKernel:
             before = self._health
             if before.state is IndexState.BEHIND:
                 self._health = OK
-            reconciler = Reconciler(self.indexer, self.transcripts, self.manifest, progress, self._lock, embed=embed)
+            reconciler = Reconciler(
+                self.indexer, self.transcripts, self.manifest, progress, self._lock, embed=embed, known=known
+            )
         try:
             # the lock is taken batch by batch: a reply can be stored while the index is rebuilt
             report = reconciler.run(full=full or lost, only=None if lost else only)
@@ -743,11 +754,13 @@ class MemoryKernel:
             return report
 
     def reindex(self, progress: Progress | None = None, *, embed: bool = True) -> ReconcileReport:
-        """Rebuild the whole index from the transcripts (e.g. after changing the model).
+        """Rebuild the whole index from the transcripts (after changing the model, or a damaged index).
 
-        The old table is never needed: access statistics are kept as far as it can be
-        read, and a damaged one is dropped all the same. Without ``embed`` every turn is
-        searchable by its words when this returns and gets its vector from ``embed_pending``.
+        The old table is moved aside first and never read on the way (``TurnStore.reset``).
+        Then, in a child process (``memory.index_probe.salvage``: reading damaged data can
+        abort), its newest version that still reads gives what only it knew: the turns whose
+        transcript part cannot be read, and access statistics. Without ``embed`` every turn
+        is searchable by its words when this returns and gets its vector from ``embed_pending``.
         """
         with self._lock:
             if self._index is None:
@@ -755,15 +768,35 @@ class MemoryKernel:
             store = self._index.store
             with contextlib.suppress(KernelError):
                 self.flush_access()
-            saved, complete = store.saved_kept()
-            complete = complete and store.health == OK  # a table dropped at open took its statistics along
             self.manifest.clear()  # first: a rebuild cut short starts again at the next open
-            store.reset()
+            old_table = store.set_aside  # one that could not even be opened was moved aside at open
+            old_table = store.reset() or old_table
             self._health = store.health  # a fresh table: whatever failed before is gone with the old one
             self.manifest.rebind(store.instance)
             self._known_ids = None
-            report = self.reconcile(progress, full=True, embed=embed)
-            store.restore_kept(saved)
-            report.access_lost = not complete
+            # what the old table still reads is read first: a torn part of a turn it knows is kept, not cut off
+            found = index_probe.salvage(store.uri, Path(old_table).name.removesuffix(".lance")) if old_table else None
+            report = self.reconcile(progress, full=True, embed=embed, known=found.ids if found else ())
+            report.set_aside = old_table
+            kept_all = self._carry_over(found, report, embed=embed)
+            report.access_lost = not kept_all and (bool(old_table) or "://" in store.uri)  # remote: dropped
             self.maintain(force=True)
             return report
+
+    def _carry_over(self, found: index_probe.Salvaged | None, report: ReconcileReport, *, embed: bool) -> bool:
+        """Bring what only the moved-aside table knew into the rebuilt one; False when some of it is lost."""
+        assert self._index is not None
+        if found is None:
+            return False
+        store = self._index.store
+        present = store.all_ids()
+        rows = found.turns(report.unread - present, report.hidden_in)
+        salvaged = [t for t in turns_from(rows) if t.id not in present and is_turn_id(t.id)] if rows else []
+        before = store.get(t.prev_id for t in salvaged if t.prev_id)
+        entries = [e for t in salvaged for e in session_entries([t], before.get(t.prev_id or ""))]
+        self._index.indexer.write(entries, embed=embed)
+        present |= {t.id for t in salvaged}
+        store.restore_kept({row["id"]: kept_fields(row) for row in found.kept.to_pylist() if row["id"] in present})
+        report.salvaged = len(salvaged)
+        report.changed_ids |= {t.id for t in salvaged}
+        return found.newest and rows is not None

@@ -6,6 +6,7 @@ import hashlib
 from collections.abc import Callable
 from datetime import date, datetime, tzinfo
 
+from huichat.memory import index_probe
 from huichat.memory.config import ArchiveConfig, LifecycleConfig, RetrieverConfig
 from huichat.memory.embedding import Embedder
 from huichat.memory.fusion import Fusion
@@ -37,15 +38,22 @@ def open_kernel(
     transcripts are reconciled into it — embedded at once, or (``embed`` false) found by
     their words at once and embedded later by ``embed_pending``. ``for_rebuild`` opens an index that is about to be
     rebuilt (``reindex``): it is not checked against the embedder, packed or reconciled.
+
+    A local index is first probed in a child process when a process that had it open died
+    since (``memory.index_probe.guard``: the damage that aborts a reader is said in one
+    line, ``IndexUnavailable``, instead of ending this process too).
     """
-    store = TurnStore(
-        location.db_uri,
-        embedder.dim,
-        embedder.name,
-        TimeResolver(zone, retriever.week_start).event_ranges,
-        consistency_seconds=5.0 if location.remote else 0.0,
-        for_rebuild=for_rebuild,
-    )
+    release = None
+    if not location.remote:
+        if not for_rebuild:  # a rebuild moves the old table aside unread
+            index_probe.guard(location.data_dir, location.db_uri)
+        release = index_probe.reading(location.data_dir)
+    try:
+        store = _store(location, embedder, retriever, zone, for_rebuild)
+    except BaseException:
+        if release is not None:
+            release()
+        raise
     digest = hashlib.sha1(location.db_uri.encode()).hexdigest()[:10]
     manifest = location.data_dir / (f"index-manifest-{digest}.json" if location.remote else "index-manifest.json")
     kernel = MemoryKernel(
@@ -60,6 +68,7 @@ def open_kernel(
         id_source=id_source,
         lifecycle=lifecycle,
         data_dir=location.data_dir,
+        on_close=release,
     )
     alone = kernel.acquire_process_lock(location.data_dir / ".huichat.lock")
     if for_rebuild:
@@ -76,6 +85,19 @@ def open_kernel(
         kernel.reconcile(embed=embed)
         kernel.maintain(cleanup_unverified=alone and not location.remote)
     return kernel
+
+
+def _store(
+    location: MemoryLocation, embedder: Embedder, retriever: RetrieverConfig, zone: tzinfo, for_rebuild: bool
+) -> TurnStore:
+    return TurnStore(
+        location.db_uri,
+        embedder.dim,
+        embedder.name,
+        TimeResolver(zone, retriever.week_start).event_ranges,
+        consistency_seconds=5.0 if location.remote else 0.0,
+        for_rebuild=for_rebuild,
+    )
 
 
 def open_transcripts_only(

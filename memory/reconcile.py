@@ -63,6 +63,14 @@ class ReconcileReport:
     """A rebuild could not read every access statistic from the old (damaged) index."""
     changed_ids: set[str] = field(default_factory=set)
     """Turns added, re-indexed or removed (a view showing one of them is out of date)."""
+    unread: set[str] = field(default_factory=set)
+    """Turns a transcript names but cannot read: only the index has them (a rebuild carries them over)."""
+    hidden_in: set[str] = field(default_factory=set)
+    """Transcripts with a part that cannot be read nor tied to a turn: any of their indexed turns may be in it."""
+    set_aside: str = ""
+    """Where a rebuild moved the old table (kept, never deleted)."""
+    salvaged: int = 0
+    """Turns only the old table had (their transcript part cannot be read), carried over by a rebuild."""
 
     def notices(self, limit: int | None = None) -> list[str]:
         """What to tell the user, one line each; empty when everything was in order. With
@@ -75,8 +83,14 @@ class ReconcileReport:
         lines.extend(f"could not read transcript {name}" for name in self.unreadable)
         if self.duplicates:
             lines.append(f"removed {self.duplicates} duplicate index rows")
+        if self.salvaged:
+            lines.append(
+                f"kept {self.salvaged} turns that only the old index had (their transcript part cannot be read)"
+            )
         if self.access_lost:
             lines.append("some access statistics could not be read from the damaged index; they start again")
+        if self.set_aside:
+            lines.append(f"the old index was moved to {self.set_aside}; delete it when you no longer need it")
         if limit is not None and len(lines) > limit:
             more = len(lines) - (limit - 1)
             lines = [*lines[: limit - 1], f"… and {more} more (huichat reindex lists them all)"]
@@ -119,8 +133,12 @@ class Reconciler:
         lock: AbstractContextManager[object] | None = None,
         *,
         embed: bool = True,
+        known: Collection[str] = (),
     ) -> None:
         self.lock = lock or contextlib.nullcontext()
+        self.known = set(known)
+        """Turns known to an index outside this one (the table a rebuild moved aside): a torn end
+        of one of them is kept in place, as for an indexed turn, not cut off as a crash's."""
         self.indexer = indexer
         self.store: TurnStore = indexer.store
         self.transcripts = transcripts
@@ -243,7 +261,7 @@ class Reconciler:
         if file.state is None:
             return file
         try:
-            repair = self.transcripts.repair_tail(file.rel, indexed)
+            repair = self.transcripts.repair_tail(file.rel, indexed.keys() | self.known)
         except KernelError as exc:
             self.report.problems.append(f"{file.rel}: {exc}")
             return file
@@ -269,9 +287,12 @@ class Reconciler:
                     stale.append(replace(entry, turn=replace(turn, **known[2])))  # what only the index knows is kept
                 else:
                     unchanged += 1
+            read = {t.id for t in session.turns}
+            self.report.unread |= {p.turn_id for p in session.problems if p.turn_id and p.turn_id not in read}
             if any(p.hides_turn for p in session.problems):
+                self.report.hidden_in.add(file.rel)
                 continue  # a turn that cannot be read may be any of those indexed: remove none
-            present = {t.id for t in session.turns} | {p.turn_id for p in session.problems if p.turn_id}
+            present = read | {p.turn_id for p in session.problems if p.turn_id}
             to_remove.extend(i for i, meta in indexed.items() if meta[0] == file.rel and i not in present)
         retopic = self._topic_only(stale, indexed)
         to_update = [e for e in stale if e.turn.id not in retopic]

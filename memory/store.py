@@ -26,7 +26,7 @@ import warnings
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import AbstractContextManager, contextmanager
 from dataclasses import replace
-from datetime import datetime, timedelta
+from datetime import UTC, datetime, timedelta
 from functools import partial
 from pathlib import Path
 from typing import Any, TypeVar, cast
@@ -63,7 +63,7 @@ from huichat.memory.migrations import migrated
 from huichat.memory.results import Scored, TurnState
 from huichat.memory.turns import ImportanceParts, Turn, is_turn_id
 from huichat.memory.vector_matrix import VectorMatrix
-from huichat.memory.vendor_errors import VENDOR_ERRORS, is_vendor_error, one_line, retry_conflicts, translated
+from huichat.memory.vendor_errors import VENDOR_ERRORS, one_line, retry_conflicts, translated
 from huichat.memory.words import index_words
 
 
@@ -183,6 +183,8 @@ class TurnStore:
         self._vectors: tuple[tuple[int, int], VectorMatrix | None] | None = None
         """The vectors in memory for exact search, with the table version they were read at."""
         self._matrix_lock = threading.Lock()  # searches of several threads (serve) share the matrix
+        self.set_aside = ""
+        """Where the last rebuild moved the old table (``reset``), unread and never deleted."""
         with translated(lambda detail: IndexUnavailable(f"cannot open the memory index at {uri}: {detail}")):
             self._db: Any = lancedb.connect(uri, read_consistency_interval=timedelta(seconds=consistency_seconds))
             # a table made by this open holds nothing, whatever a manifest says
@@ -214,7 +216,8 @@ class TurnStore:
                 self.health = IndexHealth.behind(
                     f"the old memory index could not be opened ({one_line(exc)}); it is rebuilt from the transcripts"
                 )
-                self._drop()
+                self.set_aside = self._set_aside()
+                self.created = True
                 return self._create()
         if for_rebuild:
             return table
@@ -237,6 +240,23 @@ class TurnStore:
         """The table's random name, given when it was made ('' for tables made before it existed)."""
         return bytes((self._table.schema.metadata or {}).get(META_INSTANCE, b"")).decode()
 
+    def _set_aside(self) -> str:
+        """Move the table's folder aside, unread, to ``turns-<time>-set-aside.lance`` beside it (so
+        LanceDB still opens it, as a table of another name): returns that folder ("" when there
+        is none to move, or the index is remote, where it is dropped)."""
+        folder = Path(self.uri) / f"{TABLE}.lance"
+        if "://" in self.uri or not folder.exists():
+            self._drop()
+            return ""
+        stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%SZ")  # a name for people, like a torn part's
+        target = folder.with_name(f"{TABLE}-{stamp}-set-aside.lance")
+        number = 1
+        while target.exists():
+            number += 1
+            target = folder.with_name(f"{TABLE}-{stamp}-{number}-set-aside.lance")
+        folder.rename(target)
+        return str(target)
+
     def _drop(self) -> None:
         """Remove the table, even one too damaged for LanceDB to drop."""
         try:
@@ -247,14 +267,25 @@ class TurnStore:
                 raise
             shutil.rmtree(folder)
 
-    def reset(self) -> None:
-        """Drop every row and start an empty table for the current embedder (never reads the old one)."""
+    def _holds_data(self) -> bool:
+        """Whether the table has data files (a remote one is taken to have)."""
+        data = Path(self.uri) / f"{TABLE}.lance" / "data"
+        return "://" in self.uri or (data.is_dir() and any(data.iterdir()))
+
+    def reset(self) -> str:
+        """Start an empty table for the current embedder, the old one moved aside unread (see
+        ``_set_aside``; one without data is dropped): returns where it went."""
         with translated(lambda detail: KernelError(f"cannot rebuild the memory index at {self.uri}: {detail}")):
-            self._drop()
+            if self._holds_data():
+                self.set_aside = self._set_aside()
+            else:
+                self._drop()
             self._table = self._create()
+        self.created = True
         self.health = OK
         self._fts_ready = False
         self._pending = 0
+        return self.set_aside
 
     def _write(self, what: str, action: Callable[[], T]) -> T:
         """Run a commit, retrying it while it conflicts with another process's commit."""
@@ -274,34 +305,6 @@ class TurnStore:
         """Put back what only the index knew (access statistics, tier, importance, clusters) after a rebuild."""
         if saved:
             self._merge(kept_table(saved, self._table.schema))
-
-    def saved_kept(self) -> tuple[dict[str, dict[str, Any]], bool]:
-        """What only the index knows (``KEPT_COLUMNS``) worth keeping across a rebuild, and whether
-        all of it could be read.
-
-        A damaged table is read as far as it goes: the newest version that still reads
-        (old versions are kept for a while) gives what it has; nothing is raised.
-        """
-        columns = ["id", *KEPT_COLUMNS]
-        try:
-            versions = sorted((v["version"] for v in self._table.list_versions()), reverse=True)
-        except Exception as exc:
-            if not is_vendor_error(exc):
-                raise
-            return {}, False
-        for number, version in enumerate(versions[:5]):
-            try:
-                if number:
-                    self._table.checkout(version)
-                names = set(self._table.schema.names)
-                rows_read = self._table.search().select([c for c in columns if c in names]).limit(None).to_arrow()
-            except Exception as exc:  # a panic on damaged pages too: an older version may still read
-                if not is_vendor_error(exc):
-                    raise
-                continue
-            saved = {r["id"]: kept_fields(r) for r in rows_read.to_pylist()}
-            return saved, number == 0
-        return {}, False
 
     @property
     def version(self) -> int:
@@ -880,3 +883,49 @@ class TurnStore:
         """Number of data fragments (a flood of tiny writes makes many)."""
         with self._reading():
             return int(self._table.stats()["fragment_stats"]["num_fragments"])
+
+
+def read_every_row(uri: str) -> int:
+    """Read every column of every row of the index at ``uri``, a batch at a time, and run one
+    vector search: what a command's first reads touch. ``memory.index_probe`` runs this in a
+    child process, where a read that aborts ends only the child. Returns the row count."""
+    with translated(lambda detail: IndexUnavailable(f"the memory index at {uri} cannot be read ({detail})")):
+        db = lancedb.connect(uri)
+        if TABLE not in db.table_names():
+            return 0  # a new memory: nothing to read yet
+        table = db.open_table(TABLE)
+        rows: int = sum(batch.num_rows for batch in table.search().limit(None).to_batches(_CHUNK))
+        dim = table.schema.field("vector").type.list_size
+        if rows and dim > 0:
+            probe = np.zeros(dim, dtype=np.float32)
+            probe[0] = 1.0
+            table.search(probe, vector_column_name="vector").select(["id"]).limit(1).to_arrow()
+        return rows
+
+
+def read_set_aside(uri: str, name: str, rank: int) -> tuple[int, pa.Table] | None:
+    """Version ``rank`` (0 the newest) of the table ``name`` (one a rebuild set aside): its number
+    and the kept columns of every row. None when the table has fewer versions;
+    ``IndexUnavailable`` when it does not read."""
+    with translated(lambda detail: IndexUnavailable(f"the set-aside index {name} cannot be read ({detail})")):
+        table = lancedb.connect(uri).open_table(name)
+        versions = sorted((v["version"] for v in table.list_versions()), reverse=True)
+        if rank >= len(versions):
+            return None
+        table.checkout(versions[rank])
+        names = table.schema.names
+        return versions[rank], table.search().select([c for c in ("id", *KEPT_COLUMNS) if c in names]).limit(
+            None
+        ).to_arrow()
+
+
+def read_set_aside_turns(uri: str, name: str, version: int, ids: Sequence[str], files: Sequence[str]) -> pa.Table:
+    """Every column but the vector of the rows of ``ids`` and of ``files`` in ``version`` of the table ``name``."""
+    with translated(lambda detail: IndexUnavailable(f"the set-aside index {name} cannot be read ({detail})")):
+        table = lancedb.connect(uri).open_table(name)
+        table.checkout(version)
+        wanted = [f"id IN {id_list(ids)}"] if any(is_turn_id(i) for i in ids) else []
+        if files:
+            wanted.append("session_file IN (" + ", ".join(quote(f) for f in files) + ")")
+        query = table.search().select([c for c in table.schema.names if c != "vector"]).limit(None)
+        return query.where(" OR ".join(wanted or ["false"])).to_arrow()

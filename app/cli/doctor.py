@@ -17,6 +17,7 @@ from huichat.app import visible
 if TYPE_CHECKING:
     from huichat.app.config import LoadedConfig
     from huichat.app.runtime import Runtime
+    from huichat.memory.embedding import Embedder
 
 HELP = "check config, data dir, embedding model, index and providers"
 
@@ -105,17 +106,7 @@ def run(args: argparse.Namespace, runtime: Runtime) -> int:
     except KernelError as exc:
         checks.append(Check("embedding model", False, str(exc)))
     if embedder is not None:
-        try:
-            kernel = runtime.open_kernel(embedder, reconcile=False)  # a check reads; it does not catch up
-            try:
-                count = kernel.check()  # reads every row's id and runs a tiny search
-            finally:
-                kernel.close()
-            health = kernel.health
-            detail = f"{loaded.paths.db_uri} · {count} turns" + (f" · {health.reason}" if health.reason else "")
-            checks.append(Check("memory index", health.usable, detail))
-        except KernelError as exc:
-            checks.append(Check("memory index", False, str(exc)))
+        checks.append(_check_index(runtime, embedder))
     checks.extend(_provider_checks(loaded, args.ping))
     table = Table(title=f"huichat doctor · {loaded.paths.config_file}", show_lines=False)
     table.add_column("check")
@@ -125,6 +116,32 @@ def run(args: argparse.Namespace, runtime: Runtime) -> int:
         table.add_row(check.name, "[green]ok[/]" if check.ok else "[red]FAIL[/]", check.detail)
     visible.console().print(table)
     return 0 if all(c.ok for c in checks) else 1
+
+
+def _check_index(runtime: Runtime, embedder: Embedder) -> Check:
+    """Read every row in a child process first (damage can abort a reader: it ends only the child),
+    then open the index here and run a search."""
+    from huichat.memory import index_probe
+    from huichat.memory.errors import KernelError
+
+    paths = runtime.loaded.paths
+    if "://" not in paths.db_uri:
+        died = index_probe.readers_that_died(paths.data_dir)
+        reason = index_probe.probe(paths.db_uri)
+        if reason is not None:
+            return Check("memory index", False, f"{paths.db_uri} is damaged ({reason}); run `huichat reindex`")
+        index_probe.vouch(died)
+    try:
+        kernel = runtime.open_kernel(embedder, reconcile=False)  # a check reads; it does not catch up
+        try:
+            count = kernel.check()  # reads every row's id and runs a tiny search
+        finally:
+            kernel.close()
+    except KernelError as exc:
+        return Check("memory index", False, str(exc))
+    health = kernel.health
+    detail = f"{paths.db_uri} · {count} turns" + (f" · {health.reason}" if health.reason else "")
+    return Check("memory index", health.usable, detail)
 
 
 PING_SECONDS = 4.0

@@ -229,7 +229,9 @@ def test_reindex_opens_a_table_too_damaged_to_open(tmp_path: Path) -> None:
     assert rebuilt.health.state is IndexState.BEHIND and "could not be opened" in rebuilt.health.reason
     report = rebuilt.reindex()
     assert report.added == 2 and rebuilt.health.state is IndexState.OK
-    assert report.access_lost  # the damaged table was dropped with what only it knew
+    assert report.access_lost  # no version of the damaged table reads: what only it knew is lost
+    (aside,) = (tmp_path / "index.lancedb").glob("turns-*-set-aside.lance")  # moved aside, not deleted
+    assert report.set_aside == str(aside)
 
 
 # ------------------------------------------------------------------ 7: one id, one row

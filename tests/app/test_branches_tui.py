@@ -143,3 +143,23 @@ async def test_regenerate_with_nothing_to_regenerate_says_so(tmp_path: Path, fak
         await pilot.pause()
         assert any("Nothing to regenerate" in str(n.message) for n in app._notifications)
         assert fake_llm.requests == []
+
+
+async def test_switching_to_a_longer_branch_updates_the_turn_count_in_the_status_line(
+    tmp_path: Path, fake_llm: FakeLLM
+) -> None:
+    fake_llm.push(Reply(text="一号回答"), Reply(text="二号回答"), Reply(text="三号回答"), Reply(text="改后的回答"))
+    kernel = deterministic_kernel(tmp_path)
+    app = build_app(tmp_path, loaded_config(fake_providers(fake_llm)), kernel=kernel)
+    async with app.run_test(size=(120, 36)) as pilot:
+        await ready(pilot)
+        screen = app.chat_screen
+        for text, answer in (("第一句", "一号回答"), ("第二句", "二号回答"), ("第三句", "三号回答")):
+            await _ask(pilot, app, text, answer)
+        await pilot.press("ctrl+up", "up", "up", "up", "e")  # "第二句", edited: the branch is two turns long
+        await pilot.press(*"改")
+        await pilot.press("enter")
+        await wait_until(pilot, lambda: not screen.replying and "memory: 2 turns" in screen.memory_status)
+        await pilot.press("ctrl+up", "left")  # back to the three turns
+        await wait_until(pilot, lambda: said(app)[-1].text == "三号回答")
+        await wait_until(pilot, lambda: "memory: 3 turns" in screen.memory_status)

@@ -112,6 +112,7 @@ class ChatBranches(ChatReply):
             self.notify(str(exc), title="Branches", severity="error")
             return
         await self.open_session(here.session_id)
+        await self.update_memory_status()  # the branch taken may hold more turns, or fewer
         shown = self._turn_messages(target)
         if shown:
             shown[-1].focus()

@@ -261,18 +261,18 @@ class ChatSession:
             self._language_of_session = "zh" if uses_chinese(text) else "en"
         return self._language_of_session
 
-    def _history(self, language: str) -> tuple[list[dict[str, Any]], frozenset[str]]:
+    def _history(self, language: str, forgotten: frozenset[str]) -> tuple[list[dict[str, Any]], frozenset[str]]:
         """The session's recent turns within the token budget, as chat messages, and their ids.
 
-        A failed reply is left out; a stopped one stays (the user saw it and may answer it),
-        marked as cut short (``CUT_SHORT``, in ``language``)."""
+        A failed reply is left out, and so is a turn ``forgotten`` since; a stopped one stays
+        (the user saw it and may answer it), marked as cut short (``CUT_SHORT``, in ``language``)."""
         budget = self.config.context_token_budget
         picked: list[dict[str, Any]] = []
         ids: set[str] = set()
         for turn in reversed(self.turns):
             stopped = dict(turn.extra).get("error") == STOPPED
-            if (turn.status == STATUS_FAILED and not stopped) or turn.id in self.kernel.forgotten_here:
-                continue  # a forgotten turn leaves the model's context too
+            if (turn.status == STATUS_FAILED and not stopped) or turn.id in forgotten:
+                continue
             pair = [
                 {"role": "assistant" if m.role == "assistant" else "user", "content": m.text}
                 for m in turn.messages
@@ -326,7 +326,10 @@ class ChatSession:
         self, text: str, provider_name: str | None, now: datetime, progress: Progress
     ) -> AsyncIterator[SessionEvent]:
         language = self._language(text)
-        history, in_context = self._history(language)
+        # forgotten meanwhile, here or by another huichat (the transcript says): out of the context too
+        session_file = self.handle.session_file if self.handle is not None and self.turns else None
+        forgotten = await asyncio.to_thread(self.kernel.forgotten_in, session_file) if session_file else frozenset()
+        history, in_context = self._history(language, forgotten)
         context = ToolContext(now, self.context_window, in_context, question=text)
         provider = self.llm.provider(provider_name)
         choice = self.memory_mode(provider_name)

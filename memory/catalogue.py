@@ -48,12 +48,15 @@ class Entry:
     """Who wrote the title (``model``, ``local``), '' for a session never titled."""
     hidden: list[str] = field(default_factory=list)
     """Turns forgotten by a tombstone (``memory.tombstones``): in the file, not in ``ids``."""
+    beside: list[str] = field(default_factory=list)
+    """Turns kept beside the current branch (``memory.branches``): in the file, not in ``ids``."""
 
 
 def _summary(parsed: ParsedSession, stat: list[int]) -> Entry | None:
     if not parsed.turns:
         if parsed.forgotten:  # every turn forgotten: the session is listed nowhere, its turns can still come back
-            return Entry(stat, parsed.session_id, "", "", 0, "", "", [], "", sorted(parsed.forgotten))
+            beside = [t.id for t in parsed.beside]
+            return Entry(stat, parsed.session_id, "", "", 0, "", "", [], "", sorted(parsed.forgotten), beside)
         return None
     first = parsed.turns[0]
     said = next((m.text for m in first.messages if m.is_chat), "")
@@ -69,6 +72,7 @@ def _summary(parsed: ParsedSession, stat: list[int]) -> Entry | None:
         [t.id for t in parsed.turns],
         title.source if title is not None else "",
         sorted(parsed.forgotten),
+        [t.id for t in parsed.beside],
     )
 
 
@@ -229,7 +233,7 @@ class Catalogue:
         the turn is forgotten there; None when no transcript holds it."""
         self.refresh()
         for key, entry in self._entries.items():
-            if turn_id in entry.ids or turn_id in entry.hidden:
+            if turn_id in entry.ids or turn_id in entry.hidden or turn_id in entry.beside:
                 return key, turn_id in entry.hidden
         return None
 

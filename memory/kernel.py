@@ -153,8 +153,6 @@ class MemoryKernel:
         self.last_report: ReconcileReport | None = None
         """What the last reconcile found and did (the app shows its ``notices()``)."""
         self.searches_over_deadline = 0
-        self.forgotten_here: set[str] = set()
-        """Turns this process forgot (a conversation going on drops them from the model's context)."""
         self._on_close = on_close
         """Run once by ``close`` (``open_kernel`` removes this process's mark of an open index)."""
 
@@ -379,12 +377,15 @@ class MemoryKernel:
             raise KernelError(f"turn {cleaned} was purged: its text is gone for good")
         with self._lock:
             self.transcripts.update_session(rel, tombstone(cleaned, now, restore=restore))
-            if restore:
-                self.forgotten_here.discard(cleaned)
-            else:
-                self.forgotten_here.add(cleaned)
             self._reconcile_marked(rel)
         return cleaned, True
+
+    def forgotten_in(self, session_file: str) -> frozenset[str]:
+        """The turns of a session forgotten or purged, by any process (read from its transcript)."""
+        try:
+            return self.read_session(session_file).forgotten
+        except KernelError:
+            return frozenset()
 
     def correct(self, turn_id: str, text: str, now: datetime) -> str:
         """Attach a correction to a turn (recalled and searched with it, marked as a later correction).
@@ -409,7 +410,6 @@ class MemoryKernel:
         if self._index is None or not self._health.usable:
             raise self._health.error()
         with self._lock:
-            self.forgotten_here.add(turn_id)
             self.reconcile(only={session_file})
             self.store.erase_history()
             self.store.ensure_indexes(self.config.ann_min_rows)

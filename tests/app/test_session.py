@@ -7,6 +7,7 @@ import contextlib
 import json
 import re
 from datetime import datetime, timedelta
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -31,7 +32,7 @@ from huichat.memory.turns import Message, TurnDraft
 from huichat.providers.config import ProviderConfig, ProvidersConfig
 from huichat.providers.events import TextDelta
 from huichat.providers.llm import LLMClient
-from tests.conftest import NOW, ZONE
+from tests.conftest import NOW, ZONE, open_kernel
 
 MARKUP = re.compile(r"<tool_call>|</?tools>|<function=|\"arguments\"|\"name\"\s*:")
 
@@ -561,13 +562,15 @@ async def test_auto_recall_searches_the_message_itself_and_shows_what_it_found(
 
 
 async def test_a_turn_forgotten_mid_conversation_leaves_the_models_context(
-    kernel: MemoryKernel, fake_llm: FakeLLM
+    kernel: MemoryKernel, fake_llm: FakeLLM, tmp_path: Path
 ) -> None:
     session = _session(kernel, fake_llm)
     await _reply(session, "我的银行卡密码是 4711")
     await _reply(session, "今天天气不错")
     secret = session.turns[0].id
-    kernel.forget(secret, NOW)
+    elsewhere = open_kernel(tmp_path)  # another huichat (the CLI) forgets it while this one goes on
+    elsewhere.forget(secret, NOW)
+    elsewhere.close()
     await _reply(session, "还有别的吗")
     sent = [m["content"] for m in fake_llm.requests[-1]["messages"]]
     assert not any("4711" in content for content in sent)

@@ -118,3 +118,16 @@ def test_a_correction_is_recalled_and_found_with_its_turn(kernel: MemoryKernel) 
     kernel.forget(turns[2].id, NOW)
     with pytest.raises(KernelError, match="is forgotten"):
         kernel.correct(turns[2].id, "x", NOW)
+
+
+def test_a_turn_kept_beside_the_current_branch_can_be_forgotten_and_stays_so_when_switched_to(
+    kernel: MemoryKernel,
+) -> None:
+    handle, turns = _session(kernel, SAID)
+    fork = kernel.branch_before(handle.session_id, turns[2].id)
+    kernel.append_turn(fork, TurnDraft((Message("user", "换个问题"), Message("assistant", "好")), NOW))
+
+    assert kernel.forget(turns[2].id, NOW) == (turns[2].id, True)
+    kernel.switch_branch(handle.session_file, turns[2].id)
+    assert kernel.recall_by_id(turns[2].id).turn is None
+    assert [t.id for t in kernel.session_turns(handle.session_id)] == [turns[0].id, turns[1].id]

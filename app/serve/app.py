@@ -76,5 +76,5 @@ def create_app(runtime: Runtime) -> FastAPI:
             allow_headers=["Authorization", "Content-Type", "X-Huichat-Session"],
             expose_headers=["X-Huichat-Memory", "X-Huichat-Session", "Retry-After"],
         )
-    app.add_middleware(BodyLimit, max_bytes=settings.max_body_bytes)
+    app.add_middleware(BodyLimit, max_bytes=settings.max_body_bytes, routes=memory_api.body_limits(runtime))
     return app

@@ -22,6 +22,10 @@ from huichat.app.users.keys import ApiKey, KeyRing
 from huichat.app.users.memories import UnknownUser, check_user_name
 
 _CHALLENGE = {"WWW-Authenticate": "Bearer"}
+REFUSAL_PAUSE = 1.0
+"""Seconds a request refused for too many failed key checks waits before its 429: a client that
+resends at once (a flood) is slowed to one request per connection a second, at the cost of a
+sleeping coroutine, instead of keeping the event loop answering it."""
 
 
 @dataclass(frozen=True)
@@ -84,6 +88,7 @@ async def _check(service: Service, request: Request, token: str) -> ApiKey | Non
     identities = (f"key:{key_id}", f"client:{client}")
     wait = service.key_checks.admit(*identities)
     if wait is not None:
+        await asyncio.sleep(min(wait, REFUSAL_PAUSE))
         raise ApiError(
             429,
             f"too many failed API key checks for key {key_id} or from this address; retry in {wait} s",

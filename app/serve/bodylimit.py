@@ -2,11 +2,14 @@
 
 The body is read here first (at most the limit, which is small) and then handed on, so
 a chunked body without a Content-Length is refused the same way as one that declares it.
+A route whose body is small by nature (a search: one bounded query) has its own, smaller
+limit: a megabyte sent there is refused by its declared length, never read and parsed.
 """
 
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
 
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
@@ -16,17 +19,20 @@ from huichat.app.serve.errors import error_body
 class BodyLimit:
     """Pure ASGI middleware: 413 for a declared or streamed body over ``max_bytes``."""
 
-    def __init__(self, app: ASGIApp, max_bytes: int) -> None:
+    def __init__(self, app: ASGIApp, max_bytes: int, routes: Mapping[str, int] | None = None) -> None:
         self.app = app
         self.max_bytes = max_bytes
+        self.routes = dict(routes or {})
+        """Smaller limits of some paths."""
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
             await self.app(scope, receive, send)
             return
+        limit = min(self.max_bytes, self.routes.get(scope.get("path", ""), self.max_bytes))
         declared = dict(scope.get("headers") or []).get(b"content-length")
-        if declared is not None and (not declared.isdigit() or int(declared) > self.max_bytes):
-            await self._refuse(send)
+        if declared is not None and (not declared.isdigit() or int(declared) > limit):
+            await self._refuse(send, limit)
             return
         parts: list[bytes] = []
         size = 0
@@ -37,16 +43,16 @@ class BodyLimit:
                 return
             parts.append(message.get("body", b""))
             size += len(parts[-1])
-            if size > self.max_bytes:
-                await self._refuse(send)
+            if size > limit:
+                await self._refuse(send, limit)
                 return
             if not message.get("more_body", False):
                 break
         body = {"type": "http.request", "body": b"".join(parts), "more_body": False}
         await self.app(scope, _replay([body], receive), send)
 
-    async def _refuse(self, send: Send) -> None:
-        payload = json.dumps(error_body(413, f"the request body is larger than {self.max_bytes} bytes")).encode()
+    async def _refuse(self, send: Send, limit: int) -> None:
+        payload = json.dumps(error_body(413, f"the request body is larger than {limit} bytes")).encode()
         await send(
             {
                 "type": "http.response.start",

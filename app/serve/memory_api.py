@@ -14,6 +14,7 @@ from fastapi import APIRouter, Query, Request
 from fastapi.responses import PlainTextResponse
 from pydantic import BaseModel, Field
 
+from huichat.app.runtime import Runtime
 from huichat.app.serve.auth import Caller, Principal, user_for
 from huichat.app.serve.chat import memory_state
 from huichat.app.serve.errors import ApiError
@@ -37,6 +38,12 @@ class SearchBody(BaseModel):
     max_results: int = Field(default=5, ge=1, le=50, description="hits wanted")
     filter: str | None = Field(default=None, description="kernel filter, e.g. \"timestamp >= '2026-04-06'\"")
     context_window: int = Field(default=0, ge=0, le=10, description="neighbouring turns (±N) around each hit")
+
+
+def body_limits(runtime: Runtime) -> dict[str, int]:
+    """The search's body limit: its query at the most escaped JSON spells a character in (12
+    bytes, a surrogate pair), plus room for a filter and the options; what is larger is no search."""
+    return {f"{router.prefix}/search": runtime.loaded.config.retriever.max_query_chars * 12 + 2048}
 
 
 async def _kernel(request: Request, caller: Principal, user: str | None) -> tuple[Service, str, MemoryKernel]:

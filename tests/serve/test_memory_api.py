@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import shutil
+import socket
 import time
 from datetime import UTC, datetime
 
@@ -108,6 +109,23 @@ def test_bodies_over_the_limit_get_413_declared_or_chunked(server: Server) -> No
                 yield big[start : start + 1000]
 
         assert http.post("/v1/memory/search", content=chunks()).status_code == 413
+
+
+def test_a_search_body_larger_than_any_query_is_refused_by_its_length_before_it_is_read(server: Server) -> None:
+    # under max_body_bytes (4096), over what a 100-character query and a filter can take
+    host, port = server.url.removeprefix("http://").split(":")
+    head = (
+        f"POST /v1/memory/search HTTP/1.1\r\nHost: {host}\r\nAuthorization: Bearer {server.key('liam')}\r\n"
+        "Content-Type: application/json\r\nContent-Length: 4000\r\n\r\n"
+    )
+    with socket.create_connection((host, int(port)), timeout=10) as connection:
+        connection.sendall(head.encode())  # and no body: the answer must not wait for it
+        received = b""
+        while not received.endswith(b"}}") and (chunk := connection.recv(65536)):
+            received += chunk
+    answer = received.decode()
+    assert answer.startswith("HTTP/1.1 413"), answer[:200]
+    assert '{"error": {"message": "the request body is larger than' in answer
 
 
 def test_the_rate_limit_answers_429_with_retry_after(server: Server) -> None:

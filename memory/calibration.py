@@ -125,8 +125,13 @@ class Reference:
 
     @classmethod
     def measure(cls, embedder: Embedder) -> Reference:
-        """Embed the reference texts and measure the spread of their unrelated cosines."""
-        passages = _unit(embedder.embed_passages(list(_UNRELATED)))
+        """Embed the reference texts and measure the spread of their unrelated cosines.
+
+        One text at a time, as a live turn is: 32 short texts are a moment for any embedder, and
+        as one batch they would go to the bundled model's bulk runtime, whose first build (a new
+        data folder: the very first start) holds the GIL for seconds at a time — typing froze.
+        """
+        passages = _unit(np.vstack([embedder.embed_passages([text]) for text in _UNRELATED]))
         queries = _unit(np.stack([embedder.embed_query(text) for text in _UNRELATED]))
         cosines = queries @ passages.T
         half = len(_UNRELATED) // 2

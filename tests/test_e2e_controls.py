@@ -171,8 +171,8 @@ def test_a_turn_forgotten_from_search_results_is_not_found_again_in_a_real_termi
             _tmux("send-keys", "-t", session, "Enter")
             _wait_for(session, f"[{secret.id}]")
             _tmux("send-keys", "-t", session, "Down")  # into the results, on the hit
-            _wait_for(session, "x Forget turn")  # the footer shows the results' keys once they have focus
-            _tmux("send-keys", "-t", session, "x")
+            _wait_for(session, "del Forget turn")  # the footer shows the results' keys once they have focus
+            _tmux("send-keys", "-t", session, "DC")  # Del (letters typed here go on in the query)
             _wait_for(session, f"Forgot turn {secret.id}", seconds=30)
             assert f"[{secret.id}]" not in _pane(session)  # gone from the results at once
             _gone(session, secret.id)  # the notification fades

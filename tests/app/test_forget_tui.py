@@ -58,7 +58,7 @@ async def test_x_in_the_memory_panel_forgets_the_turn_and_the_model_no_longer_se
         assert kernel.recall_by_id(ids[1]).turn is not None
 
 
-async def test_x_in_search_results_and_in_the_turn_view_forget_and_e_corrects(tmp_path: Path) -> None:
+async def test_del_in_search_results_and_x_in_the_turn_view_forget_and_e_corrects(tmp_path: Path) -> None:
     kernel = deterministic_kernel(tmp_path)
     ids = seed_memory(kernel)
     app = build_app(tmp_path, loaded_config(), kernel=kernel)
@@ -71,9 +71,11 @@ async def test_x_in_search_results_and_in_the_turn_view_forget_and_e_corrects(tm
         panel = search.query_one(MemoryPanel)
         await wait_until(pilot, lambda: bool(panel.hits))
         first = panel.hits[0].turn.id
-        await pilot.press("down", "x")
+        await pilot.press("down", "x")  # a letter typed in the results goes on in the query
+        assert search.query_box.value == "显存 8Gx" and first in panel.shown_ids
+        await pilot.press("backspace", "down", "delete")  # Del is the results' forget key
         await wait_until(pilot, lambda: first not in panel.shown_ids)
-        assert search.query_box.value == "显存 8G"  # x was the key, not a letter of the query
+        assert search.query_box.value == "显存 8G"
         assert first not in {h.turn.id for h in kernel.search(SearchRequest("显存 8G", NOW, top_k=10)).results}
 
         # e on a turn: a correction, shown in the turn view, recalled with the turn

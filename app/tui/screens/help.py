@@ -29,12 +29,13 @@ HELP = """\
 | ↑ ↓ | memory panel, search results | move through recalled turns |
 | Enter | memory panel, search results | open the turn (a click too) |
 | + / = | memory panel | show or hide the near-duplicates of a "+N similar" turn |
-| x | memory panel, search results, turn view | forget the turn: it leaves search, recall and the model's context (palette: Undo forget) |
-| e | memory panel, search results, turn view | attach a correction to the turn (recalled with it) |
+| x | memory panel, turn view | forget the turn: it leaves search, recall and the model's context (palette: Undo forget) |
+| e | memory panel, turn view | attach a correction to the turn (recalled with it) |
 | Esc | chat | back to the prompt |
 | Esc / ctrl+c | chat, while a reply streams | stop it: what arrived is kept, marked stopped |
 | ↓ | search box | into the results (typing goes back to the box) |
 | ctrl+t | search | include or leave out failed replies |
+| Del / ctrl+e | search results | forget the turn / attach a correction (letters there type into the search box) |
 | Esc | search | back to the chat |
 | p / ← | turn view | previous turn of the session |
 | n / → | turn view | next turn of the session |

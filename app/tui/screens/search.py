@@ -59,6 +59,18 @@ def describe_results(results: SearchResults) -> str:
     return " · ".join(parts)
 
 
+class SearchResults(MemoryPanel, inherit_bindings=False):
+    """The memory panel as search results: typing in them goes on in the query box, so the
+    panel's letter keys (x forgets, e corrects) are Del and ctrl+e here — typing "x" never
+    forgets a turn."""
+
+    BINDINGS = [
+        Binding("plus,equals_sign", "toggle_similar", "Similar", show=False),
+        Binding("delete", "forget", "Forget turn"),
+        Binding("ctrl+e", "correct", "Correct turn"),
+    ]
+
+
 class SearchScreen(Screen[None]):
     """Type a query (time words welcome) and press Enter; ↓ moves into the results, Enter opens one.
 
@@ -98,7 +110,7 @@ class SearchScreen(Screen[None]):
             )
             query.cursor_blink = self.cursor_blink
             yield query
-            yield MemoryPanel(self.zone, self.snippet_chars, id="results")
+            yield SearchResults(self.zone, self.snippet_chars, id="results")
         yield Footer()
 
     def on_mount(self) -> None:

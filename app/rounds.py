@@ -82,12 +82,15 @@ _ECHO_LINES = ("[id:", "📁 ", "↳ 上下文，属于命中", "<tool_response>
 """How the lines of a memory tool's result begin (the seed's format, a tool error, the chat
 template's result tag); an answer never needs them."""
 _RULE = "---"
+_NOTE_LINES = ("[It is now ", "[现在是 ")
+"""How ``prompts.time_note`` begins: small models answer with the time line of their own prompt."""
 
 
 class EchoCut:
     """Stops an answer where it starts copying a tool result (small models paste the result's
     blocks under their answer): from the first line that begins like a result line on, nothing
-    is shown or stored; a ``---`` line right before it goes too.
+    is shown or stored; a ``---`` line right before it goes too. A copy of the prompt's time
+    note is left out (that line and the blank lines after it); the answer goes on after it.
 
     Text streams through as it comes; only the start of a line that could still become a
     result line (``[id``, ``📁``, …) or a lone ``---`` is held back until it is clear.
@@ -102,6 +105,10 @@ class EchoCut:
         """At a line's start: its first characters decide whether it is shown."""
         self.cut = False
         """True once the answer has been cut."""
+        self._note = False
+        """Inside a copied time note: left out up to its line's end."""
+        self._after_note = False
+        """Right after a left-out time note: blank lines go too."""
 
     def feed(self, text: str) -> str:
         """The part of ``text`` fit to show now."""
@@ -109,6 +116,10 @@ class EchoCut:
         for char in text:
             if self.cut:
                 break
+            if self._note:
+                self._note = char != "\n"
+                self._after_note = self._deciding = not self._note
+                continue
             if not self._deciding:  # the rest of a line already shown
                 shown.append(char)
                 self._deciding = char == "\n"
@@ -132,6 +143,15 @@ class EchoCut:
             self.cut = True
             self._line = self._rule = ""
             return ""
+        if any(body.startswith(start) for start in _NOTE_LINES):
+            self._note = not line.endswith("\n")
+            self._after_note = self._deciding = not self._note
+            self._line = ""
+            return ""
+        if self._after_note and line == "\n":
+            self._line = ""
+            return ""
+        self._after_note = self._after_note and not body
         if line.endswith("\n"):
             if body.strip() == _RULE or (self._rule and not body.strip()):
                 self._rule += line  # a rule (and the blank lines after it) waits for the next line
@@ -139,7 +159,9 @@ class EchoCut:
                 return ""
             out, self._rule, self._line = self._rule + line, "", ""
             return out
-        if any(start.startswith(body) for start in _ECHO_LINES) or (body.strip() and _RULE.startswith(body.strip())):
+        if any(start.startswith(body) for start in (*_ECHO_LINES, *_NOTE_LINES)) or (
+            body.strip() and _RULE.startswith(body.strip())
+        ):
             return ""  # could still become a result line or a rule: hold
         out, self._rule, self._line = self._rule + line, "", ""
         self._deciding = False

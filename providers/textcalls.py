@@ -3,6 +3,7 @@
 Local models often print a call instead of making a structured one, in whatever form their
 chat template taught them: ``<tool_call>{…}</tool_call>`` (Qwen, Hermes), ``<tools>{…}</tools>``
 (the tag of Qwen2.5-Coder's template), ``<function=name>{…}</function>`` (Llama 3.1),
+``<recall_memory><query>…</query></recall_memory>`` (XML named after the tool: small Qwens),
 ``functions.name:`` at the start of a line (llama-cpp-python's chatml-function-calling), fenced
 or bare JSON, one call or a list, with text before or after. ``CallSieve`` reads such a reply
 as it streams: ordinary text is released as soon as it cannot be the start of a call, what may
@@ -14,6 +15,7 @@ from __future__ import annotations
 
 import json
 import re
+import xml.etree.ElementTree as ElementTree
 from collections.abc import Collection
 from dataclasses import dataclass
 from typing import Any, Literal
@@ -22,7 +24,6 @@ from huichat.providers.events import ToolCallRequest
 from huichat.providers.toolcalls import brackets, json_values, parse_arguments
 
 _TAGS = {"<tool_call>": "</tool_call>", "<tools>": "</tools>", "<function=": "</function>"}
-_CLOSERS = {tag: re.compile(re.escape(close), re.IGNORECASE) for tag, close in _TAGS.items()}
 _CANDIDATE = re.compile(r"<|`|[{\[]|^f", re.MULTILINE)
 _FUNCTIONS = "functions."
 _FUNCTIONS_CALL = re.compile(r"functions\.([A-Za-z_][\w-]*):")
@@ -76,11 +77,17 @@ def _call_shaped(body: str, tools: Collection[str]) -> bool:
         return bool(_CALLISH.search(stripped)) or any(f'"{tool}"' in stripped for tool in tools)
 
 
-def _classify_tag(text: str, at: int, final: bool) -> tuple[Verdict, int]:
-    head = text[at : at + 16].lower()
-    for tag in _TAGS:
+def _tags(tools: Collection[str]) -> dict[str, str]:
+    """Every opening tag of a printed call and its closing tag: the templates' and one per tool."""
+    return _TAGS | {f"<{tool}>": f"</{tool}>" for tool in tools}
+
+
+def _classify_tag(text: str, at: int, final: bool, tools: Collection[str]) -> tuple[Verdict, int]:
+    tags = _tags(tools)
+    head = text[at : at + max(map(len, tags))].lower()
+    for tag, closing in tags.items():
         if head.startswith(tag):
-            close = _CLOSERS[tag].search(text, at + len(tag))
+            close = re.compile(re.escape(closing), re.IGNORECASE).search(text, at + len(tag))
             if close is not None:
                 return "call", close.end()
             return ("call", len(text)) if final else ("open", at)
@@ -150,7 +157,7 @@ def _classify(text: str, at: int, final: bool, tools: Collection[str]) -> tuple[
     if first == "f":
         return _classify_functions(text, at, final)
     if first == "<":
-        return _classify_tag(text, at, final)
+        return _classify_tag(text, at, final, tools)
     if first == "`":
         return _classify_fence(text, at, final, tools)
     return _classify_json(text, at, final, tools)
@@ -175,20 +182,23 @@ def _scan(text: str, start: int, final: bool, tools: Collection[str]) -> tuple[i
         return at, at, (at, end)
 
 
-def _unwrap(markup: str) -> tuple[str, str]:
-    """The tool name the markup gives (``<function=name>``, ``functions.name:``; else '') and the JSON inside it."""
+def _unwrap(markup: str, tools: Collection[str]) -> tuple[str, str]:
+    """The tool name the markup gives (``<function=name>``, ``functions.name:``, ``<name>``; else '')
+    and the JSON (or XML) inside it."""
     body = markup.strip()
     lowered = body.lower()
     name = ""
     functions = _FUNCTIONS_CALL.match(body)
     if functions is not None:
         return functions.group(1), body[functions.end() :].strip() or "{}"
-    for tag, close in _TAGS.items():
+    for tag, close in _tags(tools).items():
         if lowered.startswith(tag):
             body = body[len(tag) :]
             if tag == "<function=":
                 name, _, body = body.partition(">")
                 name = name.strip().strip("\"'")
+            elif tag not in _TAGS:
+                name = tag[1:-1]
             end = body.lower().rfind(close)
             body = body[:end] if end >= 0 else body
             break
@@ -221,11 +231,24 @@ def _as_call(value: Any, number: int) -> ToolCallRequest:
     return ToolCallRequest(call_id, name, arguments, raw, "", True)
 
 
-def _calls_in_markup(markup: str, first_number: int) -> list[ToolCallRequest]:
-    name, body = _unwrap(markup)
+def _xml_arguments(body: str) -> tuple[dict[str, Any], str]:
+    """``<query>VPN</query><top_k>3</top_k>`` as arguments (a whole number as a number), or the error."""
+    try:
+        root = ElementTree.fromstring(f"<arguments>{body}</arguments>")
+    except ElementTree.ParseError as exc:
+        return {}, f"the tool call could not be read ({exc}); {_SHAPE_HINT}"
+    arguments: dict[str, Any] = {}
+    for element in root:
+        value = (element.text or "").strip()
+        arguments[element.tag] = int(value) if value.isdecimal() else value
+    return arguments, ""
+
+
+def _calls_in_markup(markup: str, first_number: int, tools: Collection[str]) -> list[ToolCallRequest]:
+    name, body = _unwrap(markup, tools)
     number = first_number
     if name:
-        arguments, error = parse_arguments(body)
+        arguments, error = _xml_arguments(body) if body.startswith("<") else parse_arguments(body)
         return [ToolCallRequest(f"text_call_{number}", name, arguments, body, error, True)]
     try:
         values = json_values(body)
@@ -289,7 +312,7 @@ class CallSieve:
             return Sifted(self.text[self._shown :], ())
         calls: list[ToolCallRequest] = []
         for start, end in spans:
-            calls.extend(_calls_in_markup(self.text[start:end], len(calls)))
+            calls.extend(_calls_in_markup(self.text[start:end], len(calls), self.tools))
         tail = self.text[self._shown : spans[0][0]] if spans[0][0] > self._shown else ""
         return Sifted(tail, tuple(calls))
 

@@ -49,3 +49,16 @@ def test_an_answer_that_copies_nothing_passes_whole(answer: str, size: int) -> N
 )
 def test_an_answer_that_is_only_a_copy_is_empty(copy: str) -> None:
     assert _through(copy, 3) == ("", True)
+
+
+NOTE = "[It is now 2026-12-02 Wed 05:53 (Asia/Shanghai); this week began on 2026-11-30; last week ran from 2026-11-23 to 2026-11-29]"
+NOTE_ZH = "[现在是 2026-12-02 周三 05:53（Asia/Shanghai）；本周一是 2026-11-30；上周是 2026-11-23 到 2026-11-29]"
+
+
+@pytest.mark.parametrize("note", [NOTE, NOTE_ZH, NOTE[:40]])
+@pytest.mark.parametrize("size", [1, 3, 1000])
+def test_the_prompts_time_note_is_never_shown_as_the_answer(note: str, size: int) -> None:
+    # Qwen2.5-Coder-0.5B answered memory-first questions with the time note of its own prompt
+    assert _through(note, size)[0] == ""
+    assert _through(f"{note}\n公司的数据库迁到了 PostgreSQL 16。", size)[0] == "公司的数据库迁到了 PostgreSQL 16。"
+    assert _through(f"{note}\n\nWireGuard, port 51820.", size)[0] == "WireGuard, port 51820."

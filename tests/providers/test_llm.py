@@ -304,6 +304,11 @@ VPN = [("recall_memory", {"query": "VPN"}, "")]
         (f'[{CALL}, {{"name": "recall_by_id", "arguments": {{"turn_id": "b"}}}}]', "", [*VPN, ("recall_by_id", {"turn_id": "b"}, "")]),
         (f"<tool_call>{CALL}</tool_call>\n<tool_call>{CALL}</tool_call>", "", VPN * 2),
         (f"<tool_call>\n```json\n{CALL}\n```\n</tool_call>", "", VPN),
+        # Qwen2.5-Coder-0.5B wrote its calls as XML named after the tool
+        ("<recall_memory><query>VPN</query></recall_memory>", "", VPN),
+        ("我查一下。\n<recall_memory>\n  <query>VPN</query>\n  <top_k>3</top_k>\n</recall_memory>", "我查一下。\n", [("recall_memory", {"query": "VPN", "top_k": 3}, "")]),
+        ('<recall_memory>{"query": "VPN"}</recall_memory>', "", VPN),
+        ("<recall_by_id><turn_id>b</turn_id></recall_by_id>", "", [("recall_by_id", {"turn_id": "b"}, "")]),
         ('functions.recall_memory:\n{"query": "VPN"}', "", VPN),
         ('好的。\nfunctions.recall_memory:{"query": "VPN"}\n然后', "好的。\n", VPN),
         ("functions.recall_memory:", "", [("recall_memory", {}, "")]),
@@ -338,6 +343,7 @@ def test_calls_printed_as_text_in_every_form(
         '<tools>{"name": recall_memory}</tools>',
         '```json\n{"name": "recall_memory", "arguments": {"query": "VPN"]}\n```',
         '{"name": "recall_memory", "arguments": {"query": "VPN"]}',
+        "<recall_memory><query>VPN</recall_memory>",
     ],
 )
 def test_a_call_that_cannot_be_read_is_an_error_never_text(text: str) -> None:

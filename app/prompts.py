@@ -61,6 +61,26 @@ The first line of each result gives, in square brackets: id (the turn's 6-charac
 - Quote memories as they were written — never translate them. Answer in the user's language.
 - The brackets at the start of the newest user message give the current time; they are not the user's words."""
 
+_ZH_FIRST = """你是一个拥有长期记忆的 AI 助手。
+
+每条消息之前，系统会先检索以前的对话，找到的记忆放在 <memory> 块里，每行一轮：[id:编号 | 时间] 然后是当时说的话。
+
+- 有一行能回答问题，就按它回答，并注明它的 id。
+- 用户问到自己的情况或以前说过的事，而没有一行能回答（或者没有 <memory> 块），就说不记得；不要编造记忆或 id。其他问题照常回答。
+- 回答简短，使用用户的语言；记忆原文照原样引用。
+- 最新一条用户消息开头的方括号是当前时间，不是用户说的话。"""
+
+_EN_FIRST = """You are an AI assistant with a long-term memory.
+
+Before each message, the system searches past conversations and puts what it finds in a <memory> block, one turn a line: [id:… | when] and what was said.
+
+- When a line answers the question, answer from it and name its id.
+- When the user asks about themselves or something said before and no line answers it (or there is no block), say you do not remember it; never make up a memory or an id. Answer other questions as usual.
+- Answer briefly, in the user's language; quote memories as they were written.
+- The brackets at the start of the newest user message give the current time; they are not the user's words."""
+"""The rules of a request without tools (memory-first): how to read the ``<memory>`` block, nothing
+about tools. Small models read this prompt before every answer: it is a third of the full rules."""
+
 ANSWER_NOW = {
     "zh": "工具调用已经用完。请根据上面已有的检索结果直接回答我，不要再调用任何工具；如果没有找到相关记忆，就如实说没有找到。",
     "en": "No more tool calls. Answer me now from the results above, without calling any tool; "
@@ -96,13 +116,14 @@ _CLIP = 280
 """Characters of one message shown in the block: enough for a fact, little for a small model to read."""
 
 
-def memory_block(results: SearchResults, zone: tzinfo) -> str:
+def memory_block(results: SearchResults, zone: tzinfo, *, explained: bool = False) -> str:
     """The hits of a search (above the threshold, context left out) as one compact, delimited block:
-    each turn on one line with its anchor id and when it was said; "" when there is none."""
+    each turn on one line with its anchor id and when it was said; "" when there is none.
+    ``explained``: the system prompt says what the block is (memory-first), so it carries no note."""
     hits = [hit for hit in results.results if hit.role == "hit"]
     if not hits:
         return ""
-    lines = [MEMORY_OPEN, _MEMORY_NOTE]
+    lines = [MEMORY_OPEN] if explained else [MEMORY_OPEN, _MEMORY_NOTE]
     for hit in hits:
         turn = hit.turn
         said = " / ".join(f"{m.who}: {_clipped(m.text)}" for m in turn.messages if m.is_chat)
@@ -121,27 +142,28 @@ def uses_chinese(text: str) -> bool:
     return bool(_CJK.search(text))
 
 
-def system_prompt(language: str, role: str = "") -> str:
+def system_prompt(language: str, role: str = "", *, tools: bool = True) -> str:
     """The system prompt: the session's ``role`` text (if any), then the memory rules in ``language``
-    (``zh`` or ``en``), which are always there. It never changes within a session unless the role does."""
-    rules = _ZH if language == "zh" else _EN
+    (``zh`` or ``en``), which are always there: those of the tools, or without ``tools`` those of the
+    ``<memory>`` block alone. It never changes within a session unless the role or the mode does."""
+    chinese = language == "zh"
+    rules = (_ZH if chinese else _EN) if tools else (_ZH_FIRST if chinese else _EN_FIRST)
     return f"{role.strip()}\n\n{rules}" if role.strip() else rules
 
 
-def time_note(language: str, now: datetime, zone_name: str) -> str:
-    """The bracketed line that starts the newest user message: the time, this week and last week."""
+def time_note(language: str, now: datetime, zone_name: str, *, weeks: bool = True) -> str:
+    """The bracketed line that starts the newest user message: the time, and with ``weeks`` this week
+    and last week (what a time filter of the tools is worked out from; a request without tools has none)."""
     monday = now.date() - timedelta(days=now.weekday())
     last_monday, last_sunday = monday - timedelta(days=7), monday - timedelta(days=1)
     if language == "zh":
         weekday = "一二三四五六日"[now.weekday()]
-        return (
-            f"[现在是 {now:%Y-%m-%d} 周{weekday} {now:%H:%M}（{zone_name}）；本周一是 {monday}；"
-            f"上周是 {last_monday} 到 {last_sunday}]"
-        )
-    return (
-        f"[It is now {now:%Y-%m-%d %a %H:%M} ({zone_name}); this week began on {monday}; "
-        f"last week ran from {last_monday} to {last_sunday}]"
-    )
+        said = f"[现在是 {now:%Y-%m-%d} 周{weekday} {now:%H:%M}（{zone_name}）"
+        return f"{said}；本周一是 {monday}；上周是 {last_monday} 到 {last_sunday}]" if weeks else f"{said}]"
+    said = f"[It is now {now:%Y-%m-%d %a %H:%M} ({zone_name})"
+    if not weeks:
+        return f"{said}]"
+    return f"{said}; this week began on {monday}; last week ran from {last_monday} to {last_sunday}]"
 
 
 _DATE = r"\d{4}-\d{2}-\d{2}"

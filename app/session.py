@@ -293,15 +293,17 @@ class ChatSession:
         return picked, frozenset(ids)
 
     def build_messages(
-        self, text: str, now: datetime, history: list[dict[str, Any]], injected: str = ""
+        self, text: str, now: datetime, history: list[dict[str, Any]], injected: str = "", *, tools: bool = True
     ) -> list[dict[str, Any]]:
-        """The request: the (unchanging) system prompt, the recent turns, then the new message with the time."""
+        """The request: the (unchanging) system prompt, the recent turns, the memory block, then the new
+        message with the time (``tools``: the request offers the memory tools, and its rules say how)."""
         language = self._language(text)
         role = self.config.roles.get(self.role, "")
-        messages: list[dict[str, Any]] = [{"role": "system", "content": system_prompt(language, role)}, *history]
+        system = system_prompt(language, role, tools=tools)
+        messages: list[dict[str, Any]] = [{"role": "system", "content": system}, *history]
         if injected:
             messages.append({"role": "system", "content": injected})
-        note = time_note(language, now.astimezone(self.zone.tz), self.zone.name)
+        note = time_note(language, now.astimezone(self.zone.tz), self.zone.name, weeks=tools)
         messages.append({"role": "user", "content": f"{note}\n{text}"})
         return messages
 
@@ -330,10 +332,10 @@ class ChatSession:
         session_file = self.handle.session_file if self.handle is not None and self.turns else None
         forgotten = await asyncio.to_thread(self.kernel.forgotten_in, session_file) if session_file else frozenset()
         history, in_context = self._history(language, forgotten)
-        context = ToolContext(now, self.context_window, in_context, question=text)
         provider = self.llm.provider(provider_name)
         choice = self.memory_mode(provider_name)
         recall_first = self.config.auto_recall or choice.recalls_first
+        context = ToolContext(now, self.context_window, in_context, question=text, memory_block=recall_first)
         injected = ""
         if recall_first:
             top_k = self.config.auto_recall_top_k
@@ -346,8 +348,8 @@ class ChatSession:
             yield RecallFinished("auto", RECALL_MEMORY, arguments, outcome.results, None, outcome.error, "auto")
             progress.recalled.extend(outcome.recalled_ids)
             if outcome.results is not None:
-                injected = memory_block(outcome.results, self.zone.tz)
-        messages = self.build_messages(text, now, history, injected)
+                injected = memory_block(outcome.results, self.zone.tz, explained=not choice.offers_tools)
+        messages = self.build_messages(text, now, history, injected, tools=choice.offers_tools)
         ran: set[str] = set()
         answer_now = not choice.offers_tools
         for round_number in range(self.config.max_tool_rounds + 1):
@@ -400,7 +402,8 @@ class ChatSession:
                 progress.note(call, outcome)
                 answered.append((call, outcome))
             messages.extend(round_messages(done, "".join(said), answered, provider.tool_results))
-            answer_now = all(outcome.content == ALREADY_HAVE for _, outcome in answered)
+            # only repeats, or (with the memory block in the prompt) a second look that failed: answer now
+            answer_now = all(o.content == ALREADY_HAVE or (recall_first and o.error) for _, o in answered)
         answer = progress.answer
         if not answer.strip():
             yield await self._store_failed(text, progress, EMPTY_ANSWER[language], now, EMPTY_ANSWER[language])

@@ -33,6 +33,9 @@ class ToolContext:
     question: str = ""
     """The user's message being answered: searched for when ``recall_by_id`` is given an id that
     does not exist (small models call it with the schema's example id instead of searching)."""
+    memory_block: bool = False
+    """The prompt holds the ``<memory>`` block, the search of the user's message: an id that does
+    not exist gets one line pointing there, not that search again."""
 
 
 @dataclass(frozen=True)
@@ -94,6 +97,8 @@ def _unknown_id(kernel: MemoryKernel, error: str, context: ToolContext) -> ToolO
     """``recall_by_id`` with an id that does not exist: the error, and what searching the user's
     question finds (a model that reaches for an id it never saw wanted memory; it gets the search
     it should have made, marked as such, instead of a dead end)."""
+    if context.memory_block:
+        return ToolOutcome.failure(f"{error}; what memory holds for this message is in the <memory> block above")
     failure = ToolOutcome.failure(f"{error} (use an id that a recall_memory result showed)")
     if not context.question.strip():
         return failure

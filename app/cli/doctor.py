@@ -16,8 +16,10 @@ from huichat.app import visible
 
 if TYPE_CHECKING:
     from huichat.app.config import LoadedConfig
+    from huichat.app.memory_modes import ModeBook
     from huichat.app.runtime import Runtime
     from huichat.memory.embedding import Embedder
+    from huichat.providers.config import ProvidersConfig
 
 HELP = "check config, data dir, embedding model, index and providers"
 
@@ -177,7 +179,8 @@ def _provider_checks(loaded: LoadedConfig, ping: bool) -> list[Check]:
         rows[name] = Check(label, True, f"{detail} · {key}")
         asked.append(name)
     if ping and asked:
-        for name, (ok, said) in zip(asked, asyncio.run(_ping_all(loaded, asked)), strict=True):
+        pinged = asyncio.run(ping_all(providers, book, asked))
+        for name, (ok, said) in zip(asked, pinged, strict=True):
             rows[name] = Check(rows[name].name, ok, f"{rows[name].detail} · {said}")
     for name, check in rows.items():
         if check.ok:
@@ -186,17 +189,15 @@ def _provider_checks(loaded: LoadedConfig, ping: bool) -> list[Check]:
     return list(rows.values())
 
 
-async def _ping_all(loaded: LoadedConfig, names: list[str]) -> list[tuple[bool, str]]:
-    """Every provider at once, each within ``PING_SECONDS``: (reachable, what to show)."""
-    from huichat.app.memory_modes import ModeBook
+async def ping_all(providers: ProvidersConfig, book: ModeBook, names: list[str]) -> list[tuple[bool, str]]:
+    """Every provider of ``names`` at once, each within ``PING_SECONDS``: (reachable, what to show);
+    each probe's verdict goes into ``book`` (``bench loop --probe`` runs it as a user would)."""
     from huichat.app.prompts import system_prompt
     from huichat.app.tool_arguments import TOOL_NAMES, TOOLS
     from huichat.providers.errors import ProviderError
     from huichat.providers.llm import LLMClient
 
-    providers = loaded.config.providers
     client = LLMClient(providers)
-    book = ModeBook.shared(loaded.paths.data_dir)
     probe = [{"role": "system", "content": system_prompt("en")}, {"role": "user", "content": _PROBE_QUESTION}]
 
     async def one(name: str) -> tuple[bool, str]:

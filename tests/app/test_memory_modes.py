@@ -10,6 +10,7 @@ import pytest
 
 from benchmarks.fakellm import FakeLLM, Reply, ToolCall
 from huichat.app.memory_modes import FILE_NAME, MISSES_FOR_BOTH, ModeBook, is_local
+from huichat.app.prompts import system_prompt
 from huichat.app.session import RecallFinished, ReplyCompleted
 from huichat.memory.kernel import MemoryKernel
 from huichat.providers.config import ProviderConfig
@@ -86,7 +87,7 @@ def _requests_with_tools(server: FakeLLM) -> list[bool]:
 
 
 def _memory_in(request: dict[str, Any]) -> str:
-    return "\n".join(str(m["content"]) for m in request["messages"] if "<memory>" in str(m["content"]))
+    return "\n".join(str(m["content"]) for m in request["messages"] if str(m["content"]).startswith("<memory>"))
 
 
 @pytest.mark.parametrize("mode", ["memory-first", "both"])
@@ -101,10 +102,12 @@ async def test_memory_first_puts_the_hits_into_the_prompt_in_one_compact_block(
     assert any(line.startswith(f"[id:{remembered} | 20") and "llama.cpp" in line for line in lines)
     assert "📁" not in block and "prev:" not in block  # compact: one line a turn, anchor id and time
     # the system prompt comes first and is the same as without memory: the server's prompt cache reuses it
-    assert fake_llm.requests[0]["messages"][0]["role"] == "system" and "<memory>" not in str(
-        fake_llm.requests[0]["messages"][0]["content"]
-    )
+    assert fake_llm.requests[0]["messages"][0]["role"] == "system"
+    assert not str(fake_llm.requests[0]["messages"][0]["content"]).startswith("<memory>")
     assert _requests_with_tools(fake_llm) == [mode == "both"]
+    # without tools the rules are the block's alone (what a small model reads before every answer)
+    assert fake_llm.requests[0]["messages"][0]["content"] == system_prompt("zh", tools=mode == "both")
+    assert (len(lines) == 3) is (mode == "memory-first")  # its own note only where the prompt does not explain it
     finished = [e for e in events if isinstance(e, RecallFinished)]
     assert finished[0].source == "auto" and [h.turn.id for h in finished[0].results.hits] == [remembered]  # type: ignore[union-attr]
     assert isinstance(events[-1], ReplyCompleted)
@@ -145,3 +148,29 @@ async def test_a_local_model_gets_tools_once_the_probe_saw_it_call_them(
     assert _requests_with_tools(fake_llm)[1] is True and len(fake_llm.requests) == 3  # it searched once more
     assert session.modes.verdict(session.llm.provider()).recent == [True]  # and that was recorded
     assert json.loads((tmp_path / FILE_NAME).read_text(encoding="utf-8"))
+
+
+async def test_the_schemas_example_id_gets_one_line_and_the_block_is_answered_from(
+    kernel: MemoryKernel, fake_llm: FakeLLM, remembered: str
+) -> None:
+    # Qwen2.5-Coder-0.5B in `both` called recall_by_id with the schema's example id until its rounds ran out
+    example = ToolCall("recall_by_id", {"turn_id": "a3f2c7"})
+    fake_llm.push(Reply(tool_calls=[example]), Reply(text=f"用 llama.cpp [id:{remembered}]。"))
+    events = await _reply(_session(kernel, fake_llm, {"memory_mode": "both"}), "本地模型部署用什么")
+    [result] = [m for m in fake_llm.requests[1]["messages"] if m["role"] == "tool"]
+    assert "\n" not in result["content"]
+    assert "no turn with id a3f2c7" in result["content"] and "<memory>" in result["content"]
+    assert _requests_with_tools(fake_llm) == [True, False]  # the second look failed: now the answer
+    done = events[-1]
+    assert isinstance(done, ReplyCompleted) and done.rounds == 1 and remembered in done.text
+
+
+async def test_the_memory_first_prompt_is_the_same_for_every_request(kernel: MemoryKernel, fake_llm: FakeLLM) -> None:
+    # llama.cpp's prompt cache reuses the unchanged prefix: the system prompt comes first and never varies
+    fake_llm.responder = lambda body: Reply(text="好的。")
+    session = _session(kernel, fake_llm, {"memory_mode": "memory-first"})
+    for question in ("本地模型部署用什么", "今天吃什么", "What did I say about deploying models?"):
+        await _reply(session, question)
+    systems = {json.dumps(request["messages"][0], ensure_ascii=False) for request in fake_llm.requests}
+    assert len(fake_llm.requests) == 3 and len(systems) == 1
+    assert len(system_prompt("zh", tools=False)) * 2 < len(system_prompt("zh"))

@@ -534,11 +534,12 @@ async def test_the_time_line_the_app_wrote_is_never_searched_for(
         assert result.startswith("错误 (error): ") and "query is empty" in result
 
 
+@pytest.mark.parametrize("weeks", [True, False])
 @pytest.mark.parametrize("language", ["en", "zh"])
-def test_the_time_line_is_taken_out_of_a_query_whole_or_cut_short(language: str) -> None:
+def test_the_time_line_is_taken_out_of_a_query_whole_or_cut_short(language: str, weeks: bool) -> None:
     from huichat.app.prompts import time_note, without_time_note
 
-    note = time_note(language, NOW, "Asia/Shanghai")
+    note = time_note(language, NOW, "Asia/Shanghai", weeks=weeks)
     assert without_time_note(f"{note}\nwhat did I say about Rust?") == "what did I say about Rust?"
     assert without_time_note(note) == without_time_note(note[:30]) == without_time_note(note[1:-1]) == ""
     assert without_time_note("It is now time to talk about Rust") == "It is now time to talk about Rust"

@@ -104,7 +104,8 @@ def test_neither_the_tool_nor_the_system_prompt_quotes_the_no_memory_line() -> N
     # without ever searching: the line belongs in results only
     from huichat.app.prompts import system_prompt
 
-    for text in (TOOLS[0]["function"]["description"], system_prompt("zh"), system_prompt("en")):
+    prompts = [system_prompt(language, tools=tools) for language in ("zh", "en") for tools in (True, False)]
+    for text in (TOOLS[0]["function"]["description"], *prompts):
         assert "没有找到相关记忆" not in text and "no relevant memory" not in text
 
 

@@ -66,7 +66,7 @@ _ZH_FIRST = """你是一个拥有长期记忆的 AI 助手。
 每条消息之前，系统会先检索以前的对话，找到的记忆放在 <memory> 块里，每行一轮：[id:编号 | 时间] 然后是当时说的话。
 
 - 有一行能回答问题，就按它回答，并注明它的 id。
-- 用户问到自己的情况或以前说过的事，而没有一行能回答（或者没有 <memory> 块），就说不记得；不要编造记忆或 id。其他问题照常回答。
+- 用户问到自己的情况或以前说过的事，而 <memory> 块里没有一行能回答（块可能是空的），就说不记得，不要猜；不要编造记忆或 id。其他问题照常回答。
 - 回答简短，使用用户的语言；记忆原文照原样引用。
 - 最新一条用户消息开头的方括号是当前时间，不是用户说的话。"""
 
@@ -75,7 +75,7 @@ _EN_FIRST = """You are an AI assistant with a long-term memory.
 Before each message, the system searches past conversations and puts what it finds in a <memory> block, one turn a line: [id:… | when] and what was said.
 
 - When a line answers the question, answer from it and name its id.
-- When the user asks about themselves or something said before and no line answers it (or there is no block), say you do not remember it; never make up a memory or an id. Answer other questions as usual.
+- When the user asks about themselves or something said before and no line of the block answers it (the block may be empty), say you do not remember it — do not guess; never make up a memory or an id. Answer other questions as usual.
 - Answer briefly, in the user's language; quote memories as they were written.
 - The brackets at the start of the newest user message give the current time; they are not the user's words."""
 """The rules of a request without tools (memory-first): how to read the ``<memory>`` block, nothing
@@ -119,10 +119,11 @@ _CLIP = 280
 def memory_block(results: SearchResults, zone: tzinfo, *, explained: bool = False) -> str:
     """The hits of a search (above the threshold, context left out) as one compact, delimited block:
     each turn on one line with its anchor id and when it was said; "" when there is none.
-    ``explained``: the system prompt says what the block is (memory-first), so it carries no note."""
+    ``explained``: the system prompt says what the block is (memory-first), so it carries no note,
+    and an empty block says that nothing was found."""
     hits = [hit for hit in results.results if hit.role == "hit"]
-    if not hits:
-        return ""
+    if not hits:  # memory-first says that nothing was found: a small model guesses less when told
+        return f"{MEMORY_OPEN}\n{MEMORY_CLOSE}" if explained else ""
     lines = [MEMORY_OPEN] if explained else [MEMORY_OPEN, _MEMORY_NOTE]
     for hit in hits:
         turn = hit.turn

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from datetime import UTC
 from pathlib import Path
 from typing import Any
 
@@ -10,7 +11,7 @@ import pytest
 
 from benchmarks.fakellm import FakeLLM, Reply, ToolCall
 from huichat.app.memory_modes import FILE_NAME, MISSES_FOR_BOTH, ModeBook, is_local
-from huichat.app.prompts import system_prompt
+from huichat.app.prompts import memory_block, system_prompt
 from huichat.app.session import RecallFinished, ReplyCompleted
 from huichat.memory.kernel import MemoryKernel
 from huichat.providers.config import ProviderConfig
@@ -117,8 +118,11 @@ async def test_nothing_above_the_threshold_puts_nothing_into_the_prompt(
     kernel: MemoryKernel, fake_llm: FakeLLM
 ) -> None:
     fake_llm.push(Reply(text="Paris."))
-    await _reply(_session(kernel, fake_llm, {"memory_mode": "memory-first"}), "zxqv 🤖🤖 ///")
-    assert _memory_in(fake_llm.requests[0]) == ""
+    events = await _reply(_session(kernel, fake_llm, {"memory_mode": "memory-first"}), "zxqv 🤖🤖 ///")
+    # memory-first says so with an empty block (Qwen2.5-Coder-1.5B made up an answer without one)
+    assert _memory_in(fake_llm.requests[0]) == "<memory>\n</memory>"
+    [found] = [e.results for e in events if isinstance(e, RecallFinished)]
+    assert found is not None and memory_block(found, UTC) == ""  # where the tools' rules do not explain a block
 
 
 async def test_a_copied_memory_block_never_reaches_the_answer(kernel: MemoryKernel, fake_llm: FakeLLM) -> None:

@@ -164,6 +164,19 @@ def add_parser(parser: argparse.ArgumentParser) -> None:
 
     loop = kinds.add_parser("loop", help="tool loops: do replies cite the right memory, in how many rounds?")
     loop.add_argument("--questions", type=int, default=20, choices=range(1, 21), metavar="N", help="1-20 (default 20)")
+    loop.add_argument(
+        "--absent",
+        type=int,
+        default=None,
+        choices=range(6),
+        metavar="N",
+        help="0-5 questions whose answer is in no memory (default 5 with --base-url, else 0)",
+    )
+    loop.add_argument(
+        "--probe",
+        action="store_true",
+        help="with --base-url: the tool probe of `doctor --ping` first, as a user runs it",
+    )
     loop.add_argument("--modes", type=_modes, default=None, help="scripted modes to run (default all)")
     loop.add_argument("--base-url", default=None, help="a real OpenAI-compatible server instead of the scripted one")
     loop.add_argument("--model", default="model", help="the model name to ask the server for")

@@ -26,7 +26,9 @@ from rich.table import Table
 
 from benchmarks.common import bench_embedder, machine, scratch_kernel, write_json
 from benchmarks.fakellm import TEXT_FORMS, FakeLLM, Reply, ToolCall, print_call
-from benchmarks.loopdata import FACTS, FILLER, Fact
+from benchmarks.loopdata import ABSENT, FACTS, FILLER, Fact
+from benchmarks.loopjudge import Asked, summarise
+from huichat.app.cli.doctor import ping_all
 from huichat.app.config import ChatConfig, LoadedConfig
 from huichat.app.memory_modes import ModeBook
 from huichat.app.session import ChatSession, RecallFinished, ReplyCompleted, ReplyFailed, SessionEvent, ToolCalled
@@ -43,8 +45,6 @@ SCRIPTED_MODES = ("structured", "unstreamed", *TEXT_FORMS, "observation", "malfo
 cannot stream tool rounds (llama-cpp-python's chatml-function-calling), ``observation`` gets its
 results as a ``<tool_response>`` user message."""
 
-MARKUP = re.compile(r"<tool_call>|</?tools>|<function=|<tool_response>|\"arguments\"\s*:|\"name\"\s*:\s*\"recall_")
-ECHO = re.compile(r"\| prev: |📁 |相似度: \d")
 _ID = re.compile(r"\[id:([a-z0-9]{6})")
 _BAD_CALL = '<tool_call>{"name": "recall_memory", "arguments": {"query": "%s"]}</tool_call>'
 
@@ -116,39 +116,9 @@ class ScriptedModel:
         return Reply(tool_calls=[call])
 
 
-@dataclass
-class Asked:
-    """One question through one mode: what was called and answered."""
-
-    mode: str
-    question: str
-    gold: str
-    answer: str = ""
-    status: str = "ok"
-    rounds: int = 0
-    calls: list[str] = field(default_factory=list)
-    gold_in_top5: bool = False
-    gold_as_neighbour: bool = False
-    cited: list[str] = field(default_factory=list)
-    shown_ids: set[str] = field(default_factory=set)
-    """Every turn id a tool result showed the model."""
-    seconds: float = 0.0
-
-    @property
-    def cite_correct(self) -> bool:
-        return self.gold in self.cited and self.gold_in_top5
-
-    @property
-    def markup(self) -> bool:
-        return bool(MARKUP.search(self.answer))
-
-    @property
-    def echo(self) -> bool:
-        return bool(ECHO.search(self.answer))
-
-
-def seed(kernel: MemoryKernel, facts: Sequence[Fact], now: datetime) -> list[str]:
-    """Each fact in its own earlier session, between two unrelated turns; returns the fact turns' ids."""
+def seed(kernel: MemoryKernel, facts: Sequence[Fact], now: datetime, known: set[str] | None = None) -> list[str]:
+    """Each fact in its own earlier session, between two unrelated turns; returns the fact turns'
+    ids (and adds every seeded turn's id to ``known``)."""
     gold = []
     for index, fact in enumerate(facts):
         when = now - timedelta(days=index + 1, hours=index % 5)
@@ -161,6 +131,8 @@ def seed(kernel: MemoryKernel, facts: Sequence[Fact], now: datetime) -> list[str
         ]
         turns = [kernel.append_turn(session, draft) for draft in drafts]
         gold.append(turns[1].id)
+        if known is not None:
+            known.update(turn.id for turn in turns)
     kernel.maintain(force=True)
     return gold
 
@@ -185,42 +157,34 @@ def _record(asked: Asked, event: SessionEvent) -> None:
             asked.answer = event.turn.messages[-1].text if event.turn and len(event.turn.messages) > 1 else ""
 
 
-async def ask(session: ChatSession, mode: str, fact: Fact, gold: str) -> Asked:
-    """One question through the whole reply loop."""
-    asked = Asked(mode, fact.question, gold)
+async def ask(session: ChatSession, asked: Asked, known: set[str]) -> Asked:
+    """One question through the whole reply loop (``known``: every turn id of the store, kept up to date)."""
     started = time.perf_counter()
-    async for event in session.reply(fact.question):
+    async for event in session.reply(asked.question):
         _record(asked, event)
+        if isinstance(event, ReplyCompleted | ReplyFailed) and event.turn is not None:
+            known.add(event.turn.id)
     asked.seconds = time.perf_counter() - started
-    words = re.findall(r"(?<![a-z0-9])([a-z0-9]{6})(?![a-z0-9])", asked.answer)
-    asked.cited = sorted({word for word in words if word in asked.shown_ids})
+    asked.judge(known)
     return asked
 
 
-def summarise(rows: list[Asked]) -> dict[str, Any]:
-    """The figures of one mode (or all)."""
-    with_gold = [r for r in rows if r.gold_in_top5]
-    n = max(len(rows), 1)
-    return {
-        "replies": len(rows),
-        "gold_in_top5": round(len(with_gold) / n, 3),
-        "cite_correct": round(sum(r.cite_correct for r in with_gold) / max(len(with_gold), 1), 3),
-        "mean_rounds": round(sum(r.rounds for r in rows) / n, 2),
-        "markup": sum(r.markup for r in rows),
-        "echoes": sum(r.echo for r in rows),
-        "no_answer": sum(r.status != "ok" for r in rows),
-        "mean_seconds": round(sum(r.seconds for r in rows) / n, 2),
-    }
+def questions(args: argparse.Namespace, gold: list[str]) -> list[tuple[str, str, tuple[str, ...]]]:
+    """(question, gold id, keys): the facts' questions, then those whose answer is in no memory."""
+    present = [(fact.question, gold_id, fact.keys) for fact, gold_id in zip(FACTS, gold, strict=False)]
+    return present + [(question, "", ()) for question in ABSENT[: args.absent]]
 
 
 async def _run_mode(
-    kernel: MemoryKernel, llm: LLMClient, args: argparse.Namespace, zone: Zone, mode: str, gold: list[str]
+    kernel: MemoryKernel, llm: LLMClient, args: argparse.Namespace, zone: Zone, mode: str, seeded: Seeded
 ) -> list[Asked]:
     now = datetime.now(zone.tz)
     chat = ChatConfig(max_tool_rounds=args.max_rounds, auto_recall=getattr(args, "auto_recall", False))
     rows = []
-    book = ModeBook(None)  # one model through the run: what auto learns carries from question to question
-    for fact, gold_id in zip(FACTS, gold, strict=False):
+    book = seeded.book or ModeBook(
+        None
+    )  # one model through the run: what auto learns carries from question to question
+    for question, gold_id, keys in questions(args, seeded.gold):
         session = ChatSession(
             kernel=kernel,
             llm=llm,
@@ -230,14 +194,32 @@ async def _run_mode(
             context_window=args.context_window,
             modes=book,
         )
-        used = session.memory_mode().label()
-        asked = await ask(session, mode, fact, gold_id)
+        asked = Asked(mode, question, gold_id, keys, memory_mode=session.memory_mode().label())
+        await ask(session, asked, seeded.known)
         rows.append(asked)
         if args.verbose:
             Console().print(
-                f"[dim]{mode} · {used}[/] {asked.question} → {asked.calls} → {asked.answer[:120]!r} ({asked.rounds} rounds)"
+                f"[dim]{mode} · {asked.memory_mode}[/] {asked.question} → {asked.calls} → {asked.answer[:120]!r}"
+                f" ({asked.rounds} rounds, {asked.seconds:.1f} s, {asked.verdict()})"
             )
     return rows
+
+
+@dataclass
+class Seeded:
+    """A seeded store's fact turn ids, every turn id it holds, and the mode book the run starts from."""
+
+    gold: list[str]
+    known: set[str] = field(default_factory=set)
+    book: ModeBook | None = None
+    probed: str = ""
+    """What the capability probe said (``--probe``)."""
+
+
+def _seed(kernel: MemoryKernel, args: argparse.Namespace, zone: Zone) -> Seeded:
+    known: set[str] = set()
+    gold = seed(kernel, FACTS[: args.questions], datetime.now(zone.tz), known)
+    return Seeded(gold, known)
 
 
 async def _run_scripted(args: argparse.Namespace, loaded: LoadedConfig, zone: Zone, mode: str) -> list[Asked]:
@@ -249,7 +231,7 @@ async def _run_scripted(args: argparse.Namespace, loaded: LoadedConfig, zone: Zo
             responder=ScriptedModel(mode), needs_tool_choice=unstreamed, stream_tools="fail" if unstreamed else "ok"
         ) as server,
     ):
-        gold = seed(kernel, FACTS[: args.questions], datetime.now(zone.tz))
+        seeded = _seed(kernel, args, zone)
         provider = ProviderConfig(
             model="openai/scripted",
             api_base=server.base_url,
@@ -257,15 +239,16 @@ async def _run_scripted(args: argparse.Namespace, loaded: LoadedConfig, zone: Zo
             memory_mode="tools",  # the scripted model searches in every way models call tools
         )
         llm = LLMClient(ProvidersConfig(named={"scripted": provider}, max_retries=0), env={})
-        return await _run_mode(kernel, llm, args, zone, mode, gold)
+        return await _run_mode(kernel, llm, args, zone, mode, seeded)
 
 
-async def _run(args: argparse.Namespace, loaded: LoadedConfig, zone: Zone) -> list[Asked]:
-    """Every mode on its own fresh store (a reply is stored, and would be found by the next mode)."""
+async def _run(args: argparse.Namespace, loaded: LoadedConfig, zone: Zone) -> tuple[list[Asked], str]:
+    """Every mode on its own fresh store (a reply is stored, and would be found by the next mode);
+    with ``--base-url``, the server's replies (after the probe, with ``--probe``) and what the probe said."""
     if not args.base_url:
-        return [row for mode in args.modes for row in await _run_scripted(args, loaded, zone, mode)]
+        return [row for mode in args.modes for row in await _run_scripted(args, loaded, zone, mode)], ""
     with scratch_kernel(loaded, bench_embedder(loaded, args.embedder), zone.tz) as kernel:
-        gold = seed(kernel, FACTS[: args.questions], datetime.now(zone.tz))
+        seeded = _seed(kernel, args, zone)
         provider = ProviderConfig(
             model=f"openai/{args.model}",
             api_base=args.base_url,
@@ -273,23 +256,70 @@ async def _run(args: argparse.Namespace, loaded: LoadedConfig, zone: Zone) -> li
             tool_results=args.tool_results,
             memory_mode=args.memory_mode,
         )
-        llm = LLMClient(ProvidersConfig(named={"server": provider}, max_retries=0), env={})
-        return await _run_mode(kernel, llm, args, zone, "server", gold)
+        providers = ProvidersConfig(named={"server": provider}, max_retries=0)
+        seeded.book = ModeBook(None)
+        probed = ""
+        if args.probe:  # as `huichat doctor --ping` does it: its prompt, its deadline, into the run's book
+            [(_, probed)] = await ping_all(providers, seeded.book, ["server"])
+        llm = LLMClient(providers, env={})
+        return await _run_mode(kernel, llm, args, zone, "server", seeded), probed
+
+
+_COLUMNS = {
+    "replies": "n",
+    "gold_in_top5": "gold@5",
+    "cite_correct": "cite",
+    "right_fact": "right fact",
+    "invented": "invented",
+    "missed": "said none, was there",
+    "absent_honest": "not there: said so",
+    "pretended": "not there: pretended",
+    "mean_rounds": "rounds",
+    "markup": "markup",
+    "echoes": "echo",
+    "no_answer": "no ans",
+    "mean_seconds": "s/reply",
+}
+
+
+def _question_table(rows: list[Asked]) -> Table:
+    table = Table(title="question by question")
+    for column in ("#", "question", "mode", "calls", "answer", "verdict", "s"):
+        table.add_column(column, justify="right" if column in ("#", "s") else "left", overflow="fold")
+    for number, row in enumerate(rows, 1):
+        answer = " ".join(row.answer.split())
+        verdict = row.verdict() + (f" · invented {', '.join(row.invented_ids)}" if row.invented_ids else "")
+        table.add_row(
+            str(number),
+            row.question,
+            row.memory_mode,
+            str(len(row.calls)),
+            answer[:100],
+            verdict,
+            f"{row.seconds:.1f}",
+        )
+    return table
 
 
 def run_loop_bench(args: argparse.Namespace, loaded: LoadedConfig, zone: Zone) -> int:
     """Seed a scratch store, ask every question in every mode, print and save the figures."""
     console = Console()
+    if args.absent is None:  # the scripted model cites whatever it is shown: only real models are asked these
+        args.absent = len(ABSENT) if args.base_url else 0
     embedder_name = bench_embedder(loaded, args.embedder).name
-    rows = asyncio.run(_run(args, loaded, zone))
+    rows, probed = asyncio.run(_run(args, loaded, zone))
     modes = list(dict.fromkeys(r.mode for r in rows))
+    if args.base_url:
+        console.print(_question_table(rows))
+    if probed:
+        console.print(f"probe: {probed}")
     table = Table(title=f"bench loop · {len(rows)} replies · {embedder_name} · context ±{args.context_window}")
-    for column in ("mode", "n", "gold@5", "cite", "rounds", "markup", "echo", "no ans", "s/reply"):
+    for column in ("mode", *_COLUMNS.values()):
         table.add_column(column, justify="left" if column == "mode" else "right")
     summaries = {mode: summarise([r for r in rows if r.mode == mode]) for mode in modes}
     summaries["all"] = summarise(rows)
     for mode, figures in summaries.items():
-        table.add_row(mode, *(str(value) for value in figures.values()))
+        table.add_row(mode, *(str(figures[key]) for key in _COLUMNS))
     console.print(table)
     write_json(
         args.json,
@@ -303,14 +333,15 @@ def run_loop_bench(args: argparse.Namespace, loaded: LoadedConfig, zone: Zone) -
             "max_rounds": args.max_rounds,
             "auto_recall": getattr(args, "auto_recall", False),
             "memory_mode": getattr(args, "memory_mode", "auto") if args.base_url else "tools",
+            "probe": probed,
             "summary": summaries,
             "replies": [
                 {
                     **asdict(r),
                     "shown_ids": sorted(r.shown_ids),
-                    "cite_correct": r.cite_correct,
-                    "markup": r.markup,
-                    "echo": r.echo,
+                    **{name: getattr(r, name) for name in ("cite_correct", "right_fact", "invented", "missed")},
+                    **{name: getattr(r, name) for name in ("pretended", "markup", "echo")},
+                    "verdict": r.verdict(),
                 }
                 for r in rows
             ],

@@ -14,7 +14,7 @@ from huichat.app.tui.screens.chat import ChatScreen
 from huichat.app.tui.screens.help import HELP, HelpScreen
 from huichat.app.tui.screens.import_history import ImportHistoryScreen
 from huichat.app.tui.screens.picker import PickerScreen
-from huichat.app.tui.screens.search import SearchResults, SearchScreen
+from huichat.app.tui.screens.search import ResultsPanel, SearchScreen
 from huichat.app.tui.screens.stats import StatsScreen
 from huichat.app.tui.screens.turn_detail import TurnDetailScreen
 from huichat.app.tui.widgets.chat_message import ChatMessage
@@ -28,7 +28,7 @@ OWNERS = (
     ChatMessage,
     PromptInput,
     MemoryPanel,
-    SearchResults,
+    ResultsPanel,
     SearchScreen,
     TurnDetailScreen,
     StatsScreen,

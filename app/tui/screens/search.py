@@ -59,7 +59,7 @@ def describe_results(results: SearchResults) -> str:
     return " · ".join(parts)
 
 
-class SearchResults(MemoryPanel, inherit_bindings=False):
+class ResultsPanel(MemoryPanel, inherit_bindings=False):
     """The memory panel as search results: typing in them goes on in the query box, so the
     panel's letter keys (x forgets, e corrects) are Del and ctrl+e here — typing "x" never
     forgets a turn."""
@@ -110,7 +110,7 @@ class SearchScreen(Screen[None]):
             )
             query.cursor_blink = self.cursor_blink
             yield query
-            yield SearchResults(self.zone, self.snippet_chars, id="results")
+            yield ResultsPanel(self.zone, self.snippet_chars, id="results")
         yield Footer()
 
     def on_mount(self) -> None:

@@ -31,7 +31,8 @@ def _syncfs(folder: Path) -> bool:
         os.close(descriptor)
 
 
-def _fsync(path: Path) -> None:
+def fsync_path(path: Path) -> None:
+    """fsync one file, or a folder (its entries: a file created or replaced in it)."""
     descriptor = os.open(path, os.O_RDONLY)
     try:
         os.fsync(descriptor)
@@ -46,7 +47,7 @@ def make_durable(folder: Path, paths: Iterable[Path]) -> None:
             return
         for path in sorted(set(paths)):
             if path.exists():
-                _fsync(path)
-                _fsync(path.parent)
+                fsync_path(path)
+                fsync_path(path.parent)
     except OSError as exc:
         raise KernelError(f"cannot flush {folder} to disk: {exc.strerror or exc}") from exc

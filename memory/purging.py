@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from huichat.memory.durability import fsync_path
 from huichat.memory.errors import KernelError
 from huichat.memory.imports.codec import decode_turn
 from huichat.memory.imports.sidecar import parse_records, sidecar_of
@@ -61,11 +62,7 @@ def replace_atomically(path: Path, data: bytes) -> None:
             handle.flush()
             os.fsync(handle.fileno())
         temporary.replace(path)
-        directory = os.open(path.parent, os.O_RDONLY)
-        try:
-            os.fsync(directory)
-        finally:
-            os.close(directory)
+        fsync_path(path.parent)
     except OSError as exc:
         with contextlib.suppress(OSError):
             temporary.unlink()

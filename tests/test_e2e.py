@@ -16,7 +16,7 @@ import pytest
 from benchmarks.fakellm import FakeLLM, Reply, ToolCall
 from huichat.app.config import load_config
 from huichat.app.wiring import runtime
-from huichat.memory.turns import Message, TurnDraft, utc_now
+from huichat.memory.turns import Message, Turn, TurnDraft, utc_now
 
 pytestmark = [pytest.mark.e2e, pytest.mark.skipif(shutil.which("tmux") is None, reason="tmux is not installed")]
 
@@ -65,6 +65,30 @@ def _exited(session: str) -> bool:
     return _tmux("display-message", "-p", "-t", session, "#{pane_dead}").strip() == "1"
 
 
+def _remember_the_vpn(config: Path) -> Turn:
+    """Four turns in memory, one of them the WireGuard keepalive answer (returned), said days ago.
+
+    The other three are there because over one turn alone full text weighs no word (BM25
+    over one document) and the hash embedder's cosine means little: nothing would be a
+    confident hit.
+    """
+    kernel = runtime(load_config(config)).open_kernel()
+    other = kernel.new_session(utc_now() - timedelta(days=12))
+    for question, answer in [
+        ("周末去爬山吗", "好呀，去香山"),
+        ("推荐一本小说", "《三体》"),
+        ("咖啡还是茶", "早上咖啡"),
+    ]:
+        kernel.append_turn(other, TurnDraft((Message("user", question), Message("assistant", answer)), utc_now()))
+    old = kernel.new_session(utc_now() - timedelta(days=9))
+    draft = TurnDraft(
+        (Message("user", "VPN 晚上总断"), Message("assistant", "把 WireGuard keepalive 设成 25 秒")), utc_now()
+    )
+    remembered = kernel.append_turn(old, draft)
+    kernel.close()
+    return remembered
+
+
 def _answer(body: dict[str, Any]) -> Reply:
     last = body["messages"][-1]
     if last["role"] == "tool":
@@ -80,24 +104,7 @@ def test_typed_while_loading_then_recalled_from_memory_in_a_real_terminal(tmp_pa
     assert HUICHAT.exists(), "huichat is not installed in this environment"
     with FakeLLM(responder=_answer) as server:
         config = _config(tmp_path, server)
-        kernel = runtime(load_config(config)).open_kernel()
-        # other memories beside it: over one turn alone full text weighs no word (BM25 over one
-        # document), and the hash embedder's cosine means little, so nothing would be a confident hit
-        other = kernel.new_session(utc_now() - timedelta(days=12))
-        for question, answer in [
-            ("周末去爬山吗", "好呀，去香山"),
-            ("推荐一本小说", "《三体》"),
-            ("咖啡还是茶", "早上咖啡"),
-        ]:
-            kernel.append_turn(other, TurnDraft((Message("user", question), Message("assistant", answer)), utc_now()))
-        old = kernel.new_session(utc_now() - timedelta(days=9))
-        remembered = kernel.append_turn(
-            old,
-            TurnDraft(
-                (Message("user", "VPN 晚上总断"), Message("assistant", "把 WireGuard keepalive 设成 25 秒")), utc_now()
-            ),
-        )
-        kernel.close()
+        remembered = _remember_the_vpn(config)
         session = _start(tmp_path, config, "e2e")
         try:
             _wait_for(session, "Message huichat")

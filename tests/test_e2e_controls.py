@@ -4,15 +4,21 @@ from __future__ import annotations
 
 import subprocess
 import time
-from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
 from benchmarks.fakellm import FakeLLM, Reply
-from huichat.app.config import load_config
-from huichat.app.wiring import runtime
-from huichat.memory.turns import Message, TurnDraft, utc_now
-from tests.test_e2e import HUICHAT, _config, _exited, _pane, _start, _tmux, _wait_for, pytestmark  # noqa: F401
+from tests.test_e2e import (  # noqa: F401
+    HUICHAT,
+    _config,
+    _exited,
+    _pane,
+    _remember_the_vpn,
+    _start,
+    _tmux,
+    _wait_for,
+    pytestmark,
+)
 
 _SLOW = "慢慢地说" * 200
 
@@ -146,22 +152,7 @@ def test_a_turn_forgotten_from_search_results_is_not_found_again_in_a_real_termi
         config = _config(tmp_path, server)
         # the hash embedder's cosines mean nothing to the calibrated threshold
         config.write_text(config.read_text(encoding="utf-8") + "retriever:\n  min_similarity: 0.0\n", encoding="utf-8")
-        kernel = runtime(load_config(config)).open_kernel()
-        other = kernel.new_session(utc_now() - timedelta(days=12))
-        for question, answer in [
-            ("周末去爬山吗", "好呀，去香山"),
-            ("推荐一本小说", "《三体》"),
-            ("咖啡还是茶", "早上咖啡"),
-        ]:
-            kernel.append_turn(other, TurnDraft((Message("user", question), Message("assistant", answer)), utc_now()))
-        old = kernel.new_session(utc_now() - timedelta(days=9))
-        secret = kernel.append_turn(
-            old,
-            TurnDraft(
-                (Message("user", "VPN 晚上总断"), Message("assistant", "把 WireGuard keepalive 设成 25 秒")), utc_now()
-            ),
-        )
-        kernel.close()
+        secret = _remember_the_vpn(config)
         session = _start(tmp_path, config, "forget")
         try:
             _wait_for(session, "memory: 4 turns")

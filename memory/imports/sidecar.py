@@ -27,6 +27,7 @@ from collections.abc import Iterable, Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
+from huichat.memory.durability import fsync_path
 from huichat.memory.errors import KernelError
 
 SUFFIX = ".source.jsonl"
@@ -99,10 +100,6 @@ def append_records(path: Path, records: Iterable[Mapping[str, Any]], *, durable:
             if durable:
                 os.fsync(handle.fileno())
         if created and durable:
-            directory = os.open(path.parent, os.O_RDONLY)
-            try:
-                os.fsync(directory)
-            finally:
-                os.close(directory)
+            fsync_path(path.parent)
     except OSError as exc:
         raise KernelError(f"cannot write the import record {path}: {exc.strerror or exc}") from exc

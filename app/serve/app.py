@@ -19,6 +19,7 @@ from fastapi.responses import HTMLResponse
 from huichat import __version__
 from huichat.app.runtime import Runtime
 from huichat.app.serve import chat, dashboard, memory_api
+from huichat.app.serve.auth import KeyCheckGate
 from huichat.app.serve.bodylimit import BodyLimit
 from huichat.app.serve.errors import install_error_handlers
 from huichat.app.serve.service import Service
@@ -76,5 +77,6 @@ def create_app(runtime: Runtime) -> FastAPI:
             allow_headers=["Authorization", "Content-Type", "X-Huichat-Session"],
             expose_headers=["X-Huichat-Memory", "X-Huichat-Session", "Retry-After"],
         )
+    app.add_middleware(KeyCheckGate, service=service)
     app.add_middleware(BodyLimit, max_bytes=settings.max_body_bytes, routes=memory_api.body_limits(runtime))
     return app

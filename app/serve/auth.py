@@ -3,7 +3,7 @@
 Every route depends on ``principal``: it authenticates, then counts the request against
 the caller's rate limit. ``user_for`` decides whose memory a request may touch: a key
 opens its own user's memory only; an admin key (or the keyless loopback owner) may name
-any user.
+any user. ``KeyCheckGate`` answers a caller with no failed key checks to spare before routing.
 """
 
 from __future__ import annotations
@@ -15,17 +15,14 @@ from typing import Annotated
 
 from fastapi import Depends, Request
 from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
+from starlette.types import ASGIApp, Receive, Scope, Send
 
-from huichat.app.serve.errors import ApiError
+from huichat.app.serve.errors import REFUSAL_PAUSE, ApiError, send_error
 from huichat.app.serve.service import Service, service_of
 from huichat.app.users.keys import ApiKey, KeyRing
 from huichat.app.users.memories import UnknownUser, check_user_name
 
 _CHALLENGE = {"WWW-Authenticate": "Bearer"}
-REFUSAL_PAUSE = 1.0
-"""Seconds a request refused for too many failed key checks waits before its 429: a client that
-resends at once (a flood) is slowed to one request per connection a second, at the cost of a
-sleeping coroutine, instead of keeping the event loop answering it."""
 
 
 @dataclass(frozen=True)
@@ -84,16 +81,10 @@ async def _check(service: Service, request: Request, token: str) -> ApiKey | Non
     key_id = KeyRing.key_id(token)
     if key_id is None:
         return None  # malformed: refused without argon2
-    client = request.client.host if request.client else "unknown"
-    identities = (f"key:{key_id}", f"client:{client}")
+    identities = _identities(key_id, request.client.host if request.client else None)
     wait = service.key_checks.admit(*identities)
     if wait is not None:
-        await asyncio.sleep(min(wait, REFUSAL_PAUSE))
-        raise ApiError(
-            429,
-            f"too many failed API key checks for key {key_id} or from this address; retry in {wait} s",
-            {"Retry-After": str(wait)},
-        )
+        raise await _too_many_failures(key_id, wait)
     key: ApiKey | None = None
     try:
         async with service.checking:
@@ -101,6 +92,48 @@ async def _check(service: Service, request: Request, token: str) -> ApiKey | Non
     finally:
         service.key_checks.finish(*identities, failed=key is None)
     return key
+
+
+def _identities(key_id: str, client: str | None) -> tuple[str, str]:
+    """What failed key checks are counted against: the key id, and the client's address."""
+    return f"key:{key_id}", f"client:{client or 'unknown'}"
+
+
+async def _too_many_failures(key_id: str, wait: int) -> ApiError:
+    """The 429 of a caller with no failed key checks to spare, after the refusal's pause."""
+    await asyncio.sleep(min(wait, REFUSAL_PAUSE))
+    return ApiError(
+        429,
+        f"too many failed API key checks for key {key_id} or from this address; retry in {wait} s",
+        {"Retry-After": str(wait)},
+    )
+
+
+class KeyCheckGate:
+    """Pure ASGI middleware: a token not verified yet whose key id or client address has used
+    up its failed key checks is answered 429 here, before routing, dependencies and exception
+    handlers, so a flood of wrong secrets costs the event loop a header lookup per request. A
+    verified key passes whatever others send; everything else is decided by ``principal``."""
+
+    def __init__(self, app: ASGIApp, service: Service) -> None:
+        self.app = app
+        self.service = service
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] == "http" and (refusal := await self._refusal(scope)) is not None:
+            await send_error(send, refusal.status_code, str(refusal.detail), refusal.headers)
+            return
+        await self.app(scope, receive, send)
+
+    async def _refusal(self, scope: Scope) -> ApiError | None:
+        authorization = dict(scope.get("headers") or []).get(b"authorization", b"")
+        scheme, _, token = authorization.decode("latin-1").partition(" ")
+        key_id = KeyRing.key_id(token) if scheme.lower() == "bearer" else None
+        if key_id is None or self.service.keys.remembered(token) is not None:
+            return None
+        client = scope.get("client")
+        wait = self.service.key_checks.refusal(*_identities(key_id, client[0] if client else None))
+        return None if wait is None else await _too_many_failures(key_id, wait)
 
 
 Caller = Annotated[Principal, Depends(principal)]

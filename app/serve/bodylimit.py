@@ -4,16 +4,17 @@ The body is read here first (at most the limit, which is small) and then handed 
 a chunked body without a Content-Length is refused the same way as one that declares it.
 A route whose body is small by nature (a search: one bounded query) has its own, smaller
 limit: a megabyte sent there is refused by its declared length, never read and parsed.
+The refusal waits ``REFUSAL_PAUSE`` first, so a client that resends at once is slowed down.
 """
 
 from __future__ import annotations
 
-import json
+import asyncio
 from collections.abc import Mapping
 
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from huichat.app.serve.errors import error_body
+from huichat.app.serve.errors import REFUSAL_PAUSE, send_error
 
 
 class BodyLimit:
@@ -52,15 +53,8 @@ class BodyLimit:
         await self.app(scope, _replay([body], receive), send)
 
     async def _refuse(self, send: Send, limit: int) -> None:
-        payload = json.dumps(error_body(413, f"the request body is larger than {limit} bytes")).encode()
-        await send(
-            {
-                "type": "http.response.start",
-                "status": 413,
-                "headers": [(b"content-type", b"application/json"), (b"content-length", str(len(payload)).encode())],
-            }
-        )
-        await send({"type": "http.response.body", "body": payload})
+        await asyncio.sleep(REFUSAL_PAUSE)
+        await send_error(send, 413, f"the request body is larger than {limit} bytes")
 
 
 def _replay(messages: list[Message], receive: Receive) -> Receive:

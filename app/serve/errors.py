@@ -23,6 +23,11 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 from huichat.memory.errors import DeadlinePassed, IndexUnavailable, KernelError, TooLong
 
 log = logging.getLogger("huichat.serve")
+REFUSAL_PAUSE = 1.0
+"""Seconds a request refused before any work (too large, too many failed key checks) waits
+for its answer: a client that resends at once (a flood) is slowed to one request per
+connection a second, at the cost of a sleeping coroutine, instead of keeping the event loop
+answering it. Reading its body is paused meanwhile (the server's flow control)."""
 MEMORY_HEADER = "X-Huichat-Memory"
 """Every reply says whether memory worked (``ok``) or chat went on without it (``degraded``)."""
 
@@ -56,6 +61,16 @@ def error_body(status: int, message: str) -> dict[str, Any]:
 def error_response(status: int, message: str, headers: Mapping[str, str] | None = None) -> JSONResponse:
     """An error response in the OpenAI shape."""
     return JSONResponse(error_body(status, message), status_code=status, headers=dict(headers or {}))
+
+
+async def send_error(send: Send, status: int, message: str, headers: Mapping[str, str] | None = None) -> None:
+    """An error in the OpenAI shape sent straight over ASGI, for the refusals and failures that
+    are answered before (or after) the framework's routing and handlers."""
+    payload = json.dumps(error_body(status, message)).encode()
+    raw = [(b"content-type", b"application/json"), (b"content-length", str(len(payload)).encode())]
+    raw += [(name.lower().encode("latin-1"), value.encode("latin-1")) for name, value in (headers or {}).items()]
+    await send({"type": "http.response.start", "status": status, "headers": raw})
+    await send({"type": "http.response.body", "body": payload})
 
 
 def install_error_handlers(app: FastAPI, *, deadline_seconds: float, retry_seconds: float) -> None:
@@ -125,8 +140,4 @@ class Unexpected:
             if started:  # the status is out already: end the body so the connection stays usable
                 await send({"type": "http.response.body", "body": b"", "more_body": False})
                 return
-            body = error_body(500, f"internal error ({type(exc).__name__}); the server's log has the details")
-            payload = json.dumps(body).encode()
-            headers = [(b"content-type", b"application/json"), (b"content-length", str(len(payload)).encode())]
-            await send({"type": "http.response.start", "status": 500, "headers": headers})
-            await send({"type": "http.response.body", "body": payload})
+            await send_error(send, 500, f"internal error ({type(exc).__name__}); the server's log has the details")

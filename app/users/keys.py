@@ -5,6 +5,8 @@ secret is shown once when the key is made and only its argon2 hash is kept, in
 ``<data_dir>/api-keys.json`` (mode 0600). A verified key is remembered in this process
 while the file holds it unchanged (a ``keys revoke`` from another process takes effect on
 the next request), so argon2's deliberate slowness is paid once per key, not per request.
+A secret found wrong is remembered the same way (by its digest, never itself), so a client
+that resends one wrong key costs argon2 once, not once per try.
 """
 
 from __future__ import annotations
@@ -29,6 +31,9 @@ from argon2.exceptions import InvalidHashError, VerificationError
 from huichat.app.users.memories import check_user_name
 
 KEYS_FILE = "api-keys.json"
+_REFUSED_KEPT = 4096
+"""Wrong tokens remembered (digests, oldest forgotten first): a flood of distinct ones is
+bounded by the failed-check limits, not by this memory."""
 _TOKEN = re.compile(r"^hc_([0-9a-f]{8})_([A-Za-z0-9_-]{20,100})$")
 _FORMAT = 1
 
@@ -66,6 +71,8 @@ class KeyRing:
         self._keys: dict[str, ApiKey] = {}
         self._verified: dict[str, str] = {}
         """sha256(token) -> key id, for keys verified since the file last changed."""
+        self._refused: dict[str, ApiKey] = {}
+        """sha256(token) -> the key as stored when argon2 refused the token's secret for it."""
 
     # ----------------------------------------------------------------- file
 
@@ -98,6 +105,7 @@ class KeyRing:
                 for digest, key_id in self._verified.items()
                 if keys.get(key_id) == self._keys.get(key_id)
             }
+            self._refused = {d: key for d, key in self._refused.items() if keys.get(key.id) == key}
             self._keys = keys
             self._state = state
         return self._keys
@@ -175,7 +183,10 @@ class KeyRing:
         return match.group(1) if match else None
 
     def verify(self, token: str) -> ApiKey | None:
-        """The active key ``token`` belongs to, or None (malformed, unknown, revoked or wrong)."""
+        """The active key ``token`` belongs to, or None (malformed, unknown, revoked or wrong).
+
+        argon2 runs once per token while its key is stored unchanged: a right one is remembered
+        as verified, a wrong one as refused."""
         match = _TOKEN.match(token.strip())
         if match is None:
             return None
@@ -183,13 +194,18 @@ class KeyRing:
         digest = hashlib.sha256(token.strip().encode()).hexdigest()
         with self._lock:
             key = self._current().get(key_id)
-            if key is None or not key.active:
+            if key is None or not key.active or self._refused.get(digest) == key:
                 return None
             if self._verified.get(digest) == key_id:
                 return key
         try:
             self._hasher.verify(key.hash, secret)
         except (VerificationError, InvalidHashError):
+            with self._lock:
+                if self._current().get(key_id) == key:
+                    self._refused[digest] = key
+                    if len(self._refused) > _REFUSED_KEPT:
+                        del self._refused[next(iter(self._refused))]
             return None
         with self._lock:
             if self._current().get(key_id) == key:

@@ -5,8 +5,10 @@ from __future__ import annotations
 import stat
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import Literal
 
 import pytest
+from argon2 import PasswordHasher
 
 from huichat.app.users.keys import KeyRing, KeyRingError
 from huichat.app.users.memories import UnknownUser
@@ -27,6 +29,32 @@ def test_a_key_is_stored_hashed_and_verifies(tmp_path: Path) -> None:
     assert ring.verify(token[:-1] + ("A" if token[-1] != "A" else "B")) is None
     assert ring.verify("hc_00000000_" + secret) is None
     assert ring.verify("Bearer nonsense") is None
+
+
+class _Counting(PasswordHasher):
+    """argon2's hasher (the vendor seam) with the secrets it verified listed."""
+
+    checked: list[str]
+
+    def verify(self, hash: str | bytes, password: str | bytes) -> Literal[True]:
+        self.checked.append(str(password))
+        return super().verify(hash, password)
+
+
+def test_a_wrong_secret_costs_argon2_once_and_never_shadows_the_right_one(tmp_path: Path) -> None:
+    ring = KeyRing(tmp_path)
+    key, token = ring.create("carol", NOW)
+    ring._hasher = hasher = _Counting()
+    checked = hasher.checked = []
+    wrong, other = f"hc_{key.id}_{'w' * 43}", f"hc_{key.id}_{'v' * 43}"
+    assert [ring.verify(wrong) for _ in range(5)] == [None] * 5
+    assert ring.verify(other) is None and ring.verify(other) is None
+    assert checked == ["w" * 43, "v" * 43]  # each wrong secret once: a resending flood costs nothing more
+    assert ring.verify(token) == key  # the right secret is never refused for others' failures
+    stored = ring.path.read_text(encoding="utf-8")
+    assert "w" * 43 not in stored and "v" * 43 not in stored
+    ring.create("dave", NOW)  # the file changed, carol's key did not: still remembered
+    assert ring.verify(wrong) is None and len(checked) == 3
 
 
 def test_revoking_in_another_process_takes_effect_at_once(tmp_path: Path) -> None:

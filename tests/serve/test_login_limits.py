@@ -96,7 +96,11 @@ def test_wrong_secrets_for_one_key_id_get_429_before_argon2_runs(running: Runnin
     limited = answers[-1]
     assert int(limited.headers["Retry-After"]) >= 1
     assert limited.json()["error"]["type"] == "rate_limit_error" and key.id in limited.json()["error"]["message"]
-    assert running.hasher.calls == CHECKS  # the refused ones never reached argon2
+    assert running.hasher.calls == 1  # one wrong secret resent: argon2 once; the refused never reached it
+    # answered before routing: a path that does not exist gets the same 429, not a 404
+    elsewhere = httpx.get(f"{running.url}/v1/no/such/route", headers={"Authorization": f"Bearer {wrong}"})
+    assert elsewhere.status_code == 429 and elsewhere.json()["error"]["type"] == "rate_limit_error"
+    assert int(elsewhere.headers["Retry-After"]) >= 1
     assert _status(running.url, token).status_code == 429  # the key id is limited, whoever asks
 
 
@@ -110,7 +114,7 @@ def test_a_flood_from_one_client_is_limited_across_key_ids_and_verified_keys_go_
         during = pool.submit(_status, running.url, good).result()
     # bob's check succeeded and cost the address nothing; the flood had the whole allowance
     assert codes.count(401) == CHECKS and codes.count(429) == len(tokens) - CHECKS
-    assert running.hasher.calls == CHECKS + 1
+    assert running.hasher.calls <= CHECKS + 1
     assert running.hasher.most <= 2  # verification a few at a time, off the event loop
     assert during.status_code == 200
 

@@ -9,10 +9,11 @@ import stat
 import tempfile
 import time
 from dataclasses import dataclass
+from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from huichat.app import visible
+from huichat.app import index_check, visible
 
 if TYPE_CHECKING:
     from huichat.app.config import LoadedConfig
@@ -25,9 +26,12 @@ HELP = "check config, data dir, embedding model, index and providers"
 
 
 def add_parser(parser: argparse.ArgumentParser) -> None:
-    """``--ping``."""
+    """``--ping``, ``--full``."""
     parser.add_argument(
         "--ping", action="store_true", help="ask each provider, all at once, a tiny question and a tool probe"
+    )
+    parser.add_argument(
+        "--full", action="store_true", help="read the whole index even when it is unchanged since the last check"
     )
 
 
@@ -108,7 +112,7 @@ def run(args: argparse.Namespace, runtime: Runtime) -> int:
     except KernelError as exc:
         checks.append(Check("embedding model", False, str(exc)))
     if embedder is not None:
-        checks.append(_check_index(runtime, embedder))
+        checks.append(_check_index(runtime, embedder, full=args.full))
     checks.extend(_provider_checks(loaded, args.ping))
     table = Table(title=f"huichat doctor · {loaded.paths.config_file}", show_lines=False)
     table.add_column("check")
@@ -120,15 +124,34 @@ def run(args: argparse.Namespace, runtime: Runtime) -> int:
     return 0 if all(c.ok for c in checks) else 1
 
 
-def _check_index(runtime: Runtime, embedder: Embedder) -> Check:
-    """Read every row in a child process first (damage can abort a reader: it ends only the child),
-    then open the index here and run a search."""
+def _check_index(runtime: Runtime, embedder: Embedder, *, full: bool) -> Check:
+    """The last good full check when the index is unchanged since (``app.index_check``), else a
+    full one: every row read in a child process first (damage can abort a reader: it ends only
+    the child), then the index opened here and a search run."""
+    from huichat.memory import index_probe
+
+    paths = runtime.loaded.paths
+    local = "://" not in paths.db_uri
+    died = index_probe.readers_that_died(paths.data_dir) if local else []
+    before = index_check.fingerprint(Path(paths.db_uri)) if local else None
+    known = None if full or died else index_check.last_good(paths.data_dir, before)
+    if known is not None:
+        return Check("memory index", True, f"{known.detail} · unchanged since the full check at {known.checked}")
+    check = _read_index(runtime, embedder, died)
+    if not check.ok:
+        index_check.forget(paths.data_dir)
+    elif before is not None and index_check.fingerprint(Path(paths.db_uri)) == before:
+        checked = datetime.now().astimezone().isoformat(timespec="seconds")
+        index_check.remember(paths.data_dir, index_check.GoodCheck(before, checked, check.detail))
+    return check
+
+
+def _read_index(runtime: Runtime, embedder: Embedder, died: list[Path]) -> Check:
     from huichat.memory import index_probe
     from huichat.memory.errors import KernelError
 
     paths = runtime.loaded.paths
     if "://" not in paths.db_uri:
-        died = index_probe.readers_that_died(paths.data_dir)
         reason = index_probe.probe(paths.db_uri)
         if reason is not None:
             return Check("memory index", False, f"{paths.db_uri} is damaged ({reason}); run `huichat reindex`")

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -64,3 +65,41 @@ def test_reindex_moves_a_damaged_index_aside_and_keeps_the_turn_only_it_had(
     assert str(aside) in done.stderr and "kept 1 turns that only the old index had" in done.stderr
     shown = _huichat(config, "show", ids[1])
     assert shown.returncode == 0 and "VPN keeps dropping at night" in shown.stdout
+
+
+def _index_row(config: Path, *args: str, env: dict[str, str] | None = None) -> str:
+    done = _huichat(config, "doctor", *args, env={"COLUMNS": "400", **(env or {})})
+    return next(line for line in done.stdout.splitlines() if "memory index" in line)
+
+
+def test_doctor_reports_its_last_full_check_while_the_index_files_are_unchanged(
+    store: tuple[Path, list[str]],  # noqa: F811
+) -> None:
+    config, _ = store
+    full = _index_row(config)
+    assert "unchanged since" not in full and "2 turns" in full
+    # unchanged: the last check stands, the index is not read (the child that would abort never runs)
+    kept = _index_row(config, env=ABORT)
+    assert " ok " in kept and "2 turns · unchanged since the full check at" in kept
+    forced = _index_row(config, "--full", env=ABORT)
+    assert "FAIL" in forced and "SIGABRT" in forced
+    assert "unchanged since" not in _index_row(config)  # a failure is never kept
+    # a byte changed in place and the mtime put back: the file's ctime still tells
+    data = max((config.parent / "data" / "index.lancedb").rglob("*.lance"), key=lambda p: p.stat().st_size)
+    before = data.stat()
+    with data.open("r+b") as handle:
+        handle.seek(before.st_size // 2)
+        byte = handle.read(1)
+        handle.seek(before.st_size // 2)
+        handle.write(bytes([byte[0] ^ 0xFF]))
+    os.utime(data, ns=(before.st_atime_ns, before.st_mtime_ns))
+    assert "FAIL" in _index_row(config, env=ABORT)
+    with data.open("r+b") as handle:
+        handle.seek(before.st_size // 2)
+        handle.write(byte)
+    assert "unchanged since" not in _index_row(config)
+    # a reader that died since: read again, whatever the files say
+    marks = config.parent / "data" / index_probe.READERS
+    marks.mkdir(exist_ok=True)
+    (marks / "999999999").touch()
+    assert "FAIL" in _index_row(config, env=ABORT)

@@ -9,6 +9,7 @@ what changes per request (the current time) rides on the newest user message, at
 from __future__ import annotations
 
 import re
+from dataclasses import replace
 from datetime import datetime, timedelta, tzinfo
 from typing import TYPE_CHECKING
 
@@ -65,18 +66,18 @@ _ZH_FIRST = """你是一个拥有长期记忆的 AI 助手。
 
 每条消息之前，系统会先检索以前的对话，找到的记忆放在 <memory> 块里，每行一轮：[id:编号 | 时间] 然后是当时说的话。
 
-- 有一行能回答问题，就按它回答，并注明它的 id。
-- 用户问到自己的情况或以前说过的事，而 <memory> 块里没有一行能回答（块可能是空的），就说不记得，不要猜；不要编造记忆或 id。其他问题照常回答。
-- 回答简短，使用用户的语言；记忆原文照原样引用。
+- 有一行能回答问题，而且说的正是问到的那个人、那件事或那个地方，就按它回答，并注明它的 id。
+- 用户问到自己的情况或以前说过的事，而没有一行能回答，就回答说你不记得了。说的是别的人或别的事的那一行不算回答。不要猜，不要编造记忆或 id。
+- 其他问题照常回答；回答简短，使用用户的语言；记忆原文照原样引用。
 - 最新一条用户消息开头的方括号是当前时间，不是用户说的话。"""
 
 _EN_FIRST = """You are an AI assistant with a long-term memory.
 
 Before each message, the system searches past conversations and puts what it finds in a <memory> block, one turn a line: [id:… | when] and what was said.
 
-- When a line answers the question, answer from it and name its id.
-- When the user asks about themselves or something said before and no line of the block answers it (the block may be empty), say you do not remember it — do not guess; never make up a memory or an id. Answer other questions as usual.
-- Answer briefly, in the user's language; quote memories as they were written.
+- When a line answers the question — about the very person, thing or place asked about — answer from it and name its id.
+- When the user asks about themselves or something said before and no line answers it, reply that you do not remember it. A line about something else (another person, another server) does not answer it. Never guess, never make up a memory or an id.
+- Answer other questions as usual, briefly, in the user's language; quote memories as they were written.
 - The brackets at the start of the newest user message give the current time; they are not the user's words."""
 """The rules of a request without tools (memory-first): how to read the ``<memory>`` block, nothing
 about tools. Small models read this prompt before every answer: it is a third of the full rules."""
@@ -112,19 +113,39 @@ _MEMORY_NOTE = (
     "以下是系统按用户这条消息预先检索到的历史记忆，可能相关；用到哪条就注明它的 [id:…]，都不相关就照常回答。"
     "(Memories found for this message before you were asked; cite the [id:…] of one you use; if none fits, answer as usual.)"
 )
+MEMORY_NONE = {"zh": "（没有找到与这条消息相关的记忆。）", "en": "(No memory was found for this message.)"}
+"""An explained block with nothing in it: what was found, in words."""
+MEMORY_UNSURE = {
+    "zh": "（没有找到确定相关的记忆。最接近的一条如下，它说的可能是别的事：）",
+    "en": "(No memory clearly matches this message. The closest one follows; it may be about something else:)",
+}
+"""Before the one candidate under the threshold that still stands out (``SearchHit.stands_out``)."""
 _CLIP = 280
 """Characters of one message shown in the block: enough for a fact, little for a small model to read."""
 
 
-def memory_block(results: SearchResults, zone: tzinfo, *, explained: bool = False) -> str:
-    """The hits of a search (above the threshold, context left out) as one compact, delimited block:
-    each turn on one line with its anchor id and when it was said; "" when there is none.
-    ``explained``: the system prompt says what the block is (memory-first), so it carries no note,
-    and an empty block says that nothing was found."""
+def prompt_results(results: SearchResults) -> SearchResults:
+    """What a recall-first prompt shows of a search: its hits, or with none the one candidate that
+    still stands out (``SearchHit.stands_out``) as the only result, so the memory panel and the
+    reply's recalled turns show what the model was given."""
+    below = results.below
+    if results.results or below is None or not below.stands_out:
+        return results
+    return replace(results, results=(below,), below=None)
+
+
+def memory_block(results: SearchResults, zone: tzinfo, language: str, *, explained: bool = False) -> str:
+    """The hits of ``prompt_results`` (context left out) as one compact, delimited block: each turn
+    on one line with its anchor id and when it was said; a candidate that only stands out comes
+    after a line saying it is uncertain. With none, "" — or, when ``explained`` (the system prompt
+    says what the block is: memory-first, so it carries no note), a block saying in ``language``
+    that nothing was found."""
     hits = [hit for hit in results.results if hit.role == "hit"]
-    if not hits:  # memory-first says that nothing was found: a small model guesses less when told
-        return f"{MEMORY_OPEN}\n{MEMORY_CLOSE}" if explained else ""
+    if not hits:  # said in words: a small model guesses less when told (an empty block did not stop the 1.5B)
+        return f"{MEMORY_OPEN}\n{MEMORY_NONE[language]}\n{MEMORY_CLOSE}" if explained else ""
     lines = [MEMORY_OPEN] if explained else [MEMORY_OPEN, _MEMORY_NOTE]
+    if any(hit.stands_out for hit in hits):
+        lines.append(MEMORY_UNSURE[language])
     for hit in hits:
         turn = hit.turn
         said = " / ".join(f"{m.who}: {_clipped(m.text)}" for m in turn.messages if m.is_chat)

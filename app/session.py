@@ -24,6 +24,7 @@ from huichat.app.prompts import (
     EMPTY_ANSWER,
     NO_ANSWER,
     memory_block,
+    prompt_results,
     system_prompt,
     time_note,
     uses_chinese,
@@ -345,10 +346,13 @@ class ChatSession:
             outcome = await self._guarded(
                 RECALL_MEMORY, lambda: search(self.kernel, query, replace(context, context_window=0), top_k=top_k)
             )
+            if outcome.results is not None:  # with no hit, the one candidate that stands out, marked uncertain
+                shown = prompt_results(outcome.results)
+                outcome = replace(outcome, results=shown, recalled_ids=tuple(h.turn.id for h in shown.hits))
             yield RecallFinished("auto", RECALL_MEMORY, arguments, outcome.results, None, outcome.error, "auto")
             progress.recalled.extend(outcome.recalled_ids)
             if outcome.results is not None:
-                injected = memory_block(outcome.results, self.zone.tz, explained=not choice.offers_tools)
+                injected = memory_block(outcome.results, self.zone.tz, language, explained=not choice.offers_tools)
         messages = self.build_messages(text, now, history, injected, tools=choice.offers_tools)
         ran: set[str] = set()
         answer_now = not choice.offers_tools

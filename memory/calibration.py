@@ -208,6 +208,32 @@ def _unit(vectors: npt.NDArray[np.float32]) -> npt.NDArray[np.float32]:
     return result
 
 
+LEAD = 5.0
+"""How many times likelier than every other candidate a first candidate under the threshold must be
+to stand out (``stands_out``)."""
+REACH = 10.0
+"""How many times less likely than the threshold a candidate that stands out may be, at most."""
+
+
+def stands_out(evidence: Sequence[Evidence], threshold: float, calibration: Calibration = CALIBRATION) -> bool:
+    """Whether the first candidate of a ranking with no hit is still the likely match: its own
+    chance (not the ranking's non-increasing one) at least ``LEAD`` times every other candidate's
+    and at least ``threshold / REACH``.
+
+    A short turn said right after an unrelated one is embedded after that turn's tail and reads
+    as a weaker match than it is: "Who is my dentist?" finds "My dentist appointment is … with
+    Dr. Patel" first, at 0.097, while the rest of the ranking lies under 0.01 (BENCHMARKS.md, "Tool
+    loop"). The threshold still says "no relevant memory"; whoever shows memory unasked (the
+    memory-first block) may show this one candidate, marked as uncertain, for the model to judge.
+    A search of noise or of something memory never held has no such candidate: its candidates
+    are all about equally unlikely.
+    """
+    if not evidence or any(e.cosine is None for e in evidence):
+        return False
+    first, *rest = (calibration.probability(e) for e in evidence)
+    return first >= threshold / REACH and all(first >= LEAD * other for other in rest)
+
+
 def calibrated(evidence: Sequence[Evidence], calibration: Calibration = CALIBRATION) -> list[float]:
     """The similarity of each candidate of one ranking (best first), non-increasing along it."""
     values = [calibration.probability(e) for e in evidence]

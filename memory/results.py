@@ -77,6 +77,9 @@ class SearchHit:
     """The fused score that ordered it; comparable inside one search only."""
     evidence: Evidence | None = field(default=None, compare=False)
     """What its similarity was calibrated from (hybrid hits only)."""
+    stands_out: bool = field(default=False, compare=False)
+    """For ``SearchResults.below``: the candidate is still the likely match though under the
+    threshold (``memory.calibration.stands_out``); the memory-first block shows it, as uncertain."""
 
     @property
     def _context_role(self) -> ContextRole:
@@ -123,7 +126,8 @@ class SearchResults:
     """How ``time_range`` was used: ``filter`` (only turns said or about a time inside it, then the
     nearest outside when too few) or ``hint`` (turns inside it first, then the rest)."""
     below: SearchHit | None = None
-    """When nothing reached ``retriever.min_similarity``: the nearest candidate, which is not a hit."""
+    """When nothing reached ``retriever.min_similarity``: the nearest candidate, which is not a hit
+    (``below.stands_out`` when it still stands clearly above the others)."""
 
     def __iter__(self) -> Iterator[SearchHit]:
         return iter(self.results)

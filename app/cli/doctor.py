@@ -8,6 +8,7 @@ import os
 import stat
 import tempfile
 import time
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
@@ -88,6 +89,25 @@ def run(args: argparse.Namespace, runtime: Runtime) -> int:
     """Print a table of checks; exit non-zero when one fails."""
     from rich.table import Table
 
+    loaded = runtime.loaded
+    # the providers are checked beside memory, not after it: importing litellm (seconds of CPU)
+    # and the pings overlap the model's load and the index's read, which mostly wait
+    with ThreadPoolExecutor(max_workers=1, thread_name_prefix="doctor-providers") as pool:
+        providers = pool.submit(_provider_checks, loaded, args.ping)
+        checks = _memory_checks(runtime, full=args.full)
+        checks.extend(providers.result())
+    table = Table(title=f"huichat doctor · {loaded.paths.config_file}", show_lines=False)
+    table.add_column("check")
+    table.add_column("status")
+    table.add_column("detail", overflow="fold")
+    for check in checks:
+        table.add_row(check.name, "[green]ok[/]" if check.ok else "[red]FAIL[/]", check.detail)
+    visible.console().print(table)
+    return 0 if all(c.ok for c in checks) else 1
+
+
+def _memory_checks(runtime: Runtime, *, full: bool) -> list[Check]:
+    """Config, data folder, privacy, embedding model and index."""
     from huichat.memory.errors import KernelError
 
     loaded = runtime.loaded
@@ -97,31 +117,14 @@ def run(args: argparse.Namespace, runtime: Runtime) -> int:
         _check_data_dir(loaded),
         _check_private(loaded),
     ]
-    embedder = None
     started = time.perf_counter()
     try:
         embedder = runtime.open_embedder()
-        seconds = time.perf_counter() - started
-        checks.append(
-            Check(
-                "embedding model",
-                True,
-                f"{embedder.name} · {embedder.dim} dimensions · loaded in {seconds:.1f} s",
-            )
-        )
     except KernelError as exc:
-        checks.append(Check("embedding model", False, str(exc)))
-    if embedder is not None:
-        checks.append(_check_index(runtime, embedder, full=args.full))
-    checks.extend(_provider_checks(loaded, args.ping))
-    table = Table(title=f"huichat doctor · {loaded.paths.config_file}", show_lines=False)
-    table.add_column("check")
-    table.add_column("status")
-    table.add_column("detail", overflow="fold")
-    for check in checks:
-        table.add_row(check.name, "[green]ok[/]" if check.ok else "[red]FAIL[/]", check.detail)
-    visible.console().print(table)
-    return 0 if all(c.ok for c in checks) else 1
+        return [*checks, Check("embedding model", False, str(exc))]
+    seconds = time.perf_counter() - started
+    loaded_in = f"{embedder.name} · {embedder.dim} dimensions · loaded in {seconds:.1f} s"
+    return [*checks, Check("embedding model", True, loaded_in), _check_index(runtime, embedder, full=full)]
 
 
 def _check_index(runtime: Runtime, embedder: Embedder, *, full: bool) -> Check:

@@ -251,6 +251,10 @@ class Retriever:
         matches outside it follow, marked ``outside``. ``filter_expr`` raises
         ``FilterError`` when it cannot be parsed.
         """
+        with self.store.one_version():
+            return self._run(request, on_round)
+
+    def _run(self, request: SearchRequest, on_round: OnRound | None) -> SearchResults:
         top_k = request.top_k or self.config.default_top_k
         parsed = parse_filter(request.filter_expr, self.zone) if request.filter_expr else None
         # what may ever come back, as a hit or as a neighbour: no tool traces, no failed turns, nothing in context

@@ -25,7 +25,7 @@ import time
 import warnings
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import AbstractContextManager, contextmanager
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from datetime import UTC, datetime, timedelta
 from functools import partial
 from pathlib import Path
@@ -41,6 +41,7 @@ import pyarrow as pa
 from huichat.memory.errors import IndexUnavailable, KernelError
 from huichat.memory.filters import Filter
 from huichat.memory.health import OK, IndexHealth
+from huichat.memory.held_rows import READ_COLUMNS, HeldRows
 from huichat.memory.index_schema import (
     KEPT_COLUMNS,
     LIGHT_COLUMNS,
@@ -129,6 +130,8 @@ def _defer_rest_client() -> None:
 
 
 lancedb = _import_lancedb()
+_LOOP: Any = importlib.import_module("lancedb.background_loop").LOOP
+"""LanceDB's own event-loop thread, which every synchronous call of the table crosses to."""
 
 TABLE = "turns"
 _CHUNK = 4096
@@ -144,6 +147,30 @@ _STATE_COLUMNS = (
 KEEP_VERSIONS = timedelta(minutes=2)
 """Old table versions kept for readers in other processes (a query takes well under a second)."""
 T = TypeVar("T")
+
+
+@dataclass(frozen=True, eq=False)
+class _Held:
+    """What the store holds in memory of one table version (both None while an ANN index searches)."""
+
+    version: tuple[int, int]
+    """Which table (its object's id: a rebuilt table starts its versions again) and its version."""
+    matrix: VectorMatrix | None
+    rows: HeldRows | None
+
+    def appended(
+        self,
+        version: tuple[int, int],
+        appended: Sequence[tuple[str, str | None, npt.NDArray[np.float32] | None]],
+        data: pa.Table,
+    ) -> _Held:
+        """These at ``version``, after turns (id, the id it follows, its vector or None) were appended as ``data``."""
+        matrix = self.matrix.extended(appended) if self.matrix is not None else None
+        return _Held(version, matrix, self.rows.extended(data) if self.rows is not None else None)
+
+    def accessed(self, version: tuple[int, int], counts: dict[str, int], now: datetime) -> _Held:
+        """These at ``version``, after ``record_access`` counted ``counts`` at ``now`` (no vector changed)."""
+        return _Held(version, self.matrix, self.rows.accessed(counts, now) if self.rows is not None else None)
 
 
 class TurnStore:
@@ -180,9 +207,11 @@ class TurnStore:
         """How this open found the index: ``BEHIND`` when a damaged table was dropped to be rebuilt."""
         self._pending: int | None = None
         """Turns waiting for their vector; counted at first need (a damaged table fails there, in one line)."""
-        self._vectors: tuple[tuple[int, int], VectorMatrix | None] | None = None
-        """The vectors in memory for exact search, with the table version they were read at."""
+        self._held: _Held | None = None
+        """The vectors and light rows in memory for exact search, with the table version they were read at."""
         self._matrix_lock = threading.Lock()  # searches of several threads (serve) share the matrix
+        self._pinned = threading.local()
+        """Per thread, within ``one_version``: the held state its first read found (``held``, ``depth``)."""
         self.set_aside = ""
         """Where the last rebuild moved the old table (``reset``), unread and never deleted."""
         with translated(lambda detail: IndexUnavailable(f"cannot open the memory index at {uri}: {detail}")):
@@ -325,24 +354,29 @@ class TurnStore:
         An entry without its vector is found by its words now and gets its vector later
         (``pending``, ``set_vectors``).
         """
+        if not entries:
+            return
+        data = self._rows(entries)
         appended = [(e.turn.id, e.turn.prev_id, e.vector) for e in entries]
-        with self._matrix_kept(lambda held, version: held.extended(version, appended)):
-            self._commit("write to", entries, lambda data: self._table.add(data))
+        with self._held_kept(lambda held, version: held.appended(version, appended, data)):
+            self._commit("write to", entries, data, lambda data: self._table.add(data))
 
     def upsert(self, entries: Sequence[IndexEntry]) -> None:
         """Insert or replace turns by id (used when a transcript was edited)."""
+        if not entries:
+            return
         self._commit(
             "update",
             entries,
+            self._rows(entries),
             lambda data: (
                 self._table.merge_insert("id").when_matched_update_all().when_not_matched_insert_all().execute(data)
             ),
         )
 
-    def _commit(self, what: str, entries: Sequence[IndexEntry], write: Callable[[pa.Table], object]) -> None:
-        if not entries:
-            return
-        data = self._rows(entries)
+    def _commit(
+        self, what: str, entries: Sequence[IndexEntry], data: pa.Table, write: Callable[[pa.Table], object]
+    ) -> None:
         unembedded = sum(e.vector is None for e in entries)
         waiting = self.pending_count if unembedded else 0  # counted before the write adds to it
         self._write(what, lambda: write(data))
@@ -475,31 +509,29 @@ class TurnStore:
             )
             self._table.merge_insert("id").when_matched_update_all().execute(update)
 
-        with self._matrix_kept():
+        with self._held_kept(lambda held, version: held.accessed(version, counts, now)):
             self._write("update", commit)
 
     @contextmanager
-    def _matrix_kept(
-        self, change: Callable[[VectorMatrix, tuple[int, int]], VectorMatrix] | None = None
-    ) -> Iterator[None]:
-        """Carry the vectors held in memory across a commit of ours (``change`` gives the matrix
-        after it; without one the commit changed no vector or id).
+    def _held_kept(self, change: Callable[[_Held, tuple[int, int]], _Held]) -> Iterator[None]:
+        """Carry the vectors and rows held in memory across a commit of ours (``change`` gives
+        them after it).
 
         Without this, every commit of this process — a flush of access statistics, a turn just
-        said — made the next search read every vector again (the held vectors belong to one
-        table version). Carried only when the commit is the one version after the held one: a
-        commit of another process in between may have changed vectors, and then they are read
-        again as usual.
+        said — made the next search read every vector and row again (they belong to one table
+        version). Carried only when the commit is the one version after the held one: a commit
+        of another process in between may have changed anything, and then they are read again
+        as usual.
         """
         with self._matrix_lock:
-            held = self._vectors
+            held = self._held
         yield
-        if held is None or held[1] is None or held[0][0] != id(self._table):
+        if held is None or held.matrix is None or held.version[0] != id(self._table):
             return
         with self._matrix_lock, self._reading():
             after = self._version()
-            if self._vectors is held and after == (held[0][0], held[0][1] + 1):
-                self._vectors = (after, held[1] if change is None else change(held[1], after))
+            if self._held is held and after == (held.version[0], held.version[1] + 1):
+                self._held = change(held, after)
 
     # ----------------------------------------------------------------- reading
 
@@ -530,9 +562,9 @@ class TurnStore:
         """The turns with ``next_id`` filled in from their successors (from memory when a search has
         just read the current version's vectors, which come with every turn's successor)."""
         with self._reading():
-            current = self._vectors
-            if current is not None and current[1] is not None and current[0] == self._version():
-                following = current[1].following
+            current = self._current(read=False)
+            if current is not None and current.matrix is not None:
+                following = current.matrix.following
                 return [replace(t, next_id=following.get(t.id)) if is_turn_id(t.id) else t for t in turns]
             ids_sql = id_list(t.id for t in turns)
             if ids_sql == "()":  # none (or only ids a hand edit mangled): nothing can follow them
@@ -585,13 +617,16 @@ class TurnStore:
         with self._reading():
             if window <= 0 or not hits:
                 return []
-            keys = sorted(
-                {
-                    position_key(hit.session_id, index)
-                    for hit in hits
-                    for index in range(max(0, hit.turn_index - window), hit.turn_index + window + 1)
-                }
-            )
+            places = {
+                (hit.session_id, index)
+                for hit in hits
+                for index in range(max(0, hit.turn_index - window), hit.turn_index + window + 1)
+            }
+            held = self._current()
+            found = held.rows.at(places, where) if held is not None and held.rows is not None else None
+            if found is not None:
+                return found
+            keys = sorted(position_key(session, index) for session, index in places)
             condition = "position IN (" + ", ".join(quote(k) for k in keys) + ")"
             if where is not None:
                 condition += f" AND {compile_filter(where)}"
@@ -605,9 +640,9 @@ class TurnStore:
         (``memory.vector_matrix``), the turns then read by id; with one, LanceDB searches it.
         """
         with self._reading():
-            matrix = self._matrix()
-            if matrix is not None:
-                return self._nearest_in(matrix, vector, limit, where)
+            held = self._current()
+            if held is not None and held.matrix is not None:
+                return self._nearest_in(held, vector, limit, where)
             query = (
                 self._table.search(vector.astype(np.float32), vector_column_name="vector")
                 .distance_type("cosine")
@@ -625,50 +660,91 @@ class TurnStore:
             turns = self._turns_from(table.drop_columns(["_distance"]), with_next=False)
             return [Scored(t, 1.0 - float(d)) for t, d in zip(turns, distances, strict=True)]
 
-    def _matrix(self) -> VectorMatrix | None:
-        """The embedded turns' vectors of the table's current version (None once an ANN index exists)."""
+    @contextmanager
+    def one_version(self) -> Iterator[None]:
+        """Within this block (one search) the vectors and rows held in memory are those of the
+        version its first look-up found: its look-ups see one version and check it once.
+
+        Checking the version is a hop to LanceDB's own thread (each waits behind whatever the
+        process's other threads do); a search made three. The next block sees any commit made
+        meanwhile, by this process or another.
+        """
+        pinned = self._pinned
+        depth = getattr(pinned, "depth", 0)
+        pinned.held = getattr(pinned, "held", None)
+        pinned.depth = depth + 1
+        try:
+            yield
+        finally:
+            pinned.depth = depth
+            if not depth:
+                pinned.held = None  # the thread is reused: it must not keep an old version alive
+
+    def _current(self, *, read: bool = True) -> _Held | None:
+        """What is held in memory of the table's current version, read at the first search after a
+        change (without ``read``: None unless already held). Holds nothing once an ANN index exists."""
+        pinned = self._pinned
+        within = getattr(pinned, "depth", 0) > 0
+        if within and pinned.held is not None:
+            held: _Held = pinned.held
+            return held
         version = self._version()
         with self._matrix_lock:
-            if self._vectors is None or self._vectors[0] != version:
-                matrix = None
+            if self._held is None or self._held.version != version:
+                if not read:
+                    return None
+                self._held = _Held(version, None, None)
                 if not any(list(i.columns) == ["vector"] for i in self._table.list_indices()):
-                    pending = self.pending_count
-                    columns = ["id", "prev_id", "vector", *(["embedded"] if pending else [])]
-                    table = self._table.search().select(columns).limit(None).to_arrow()
-                    ids = table.column("id").to_pylist()
-                    following = {p: i for p, i in zip(table.column("prev_id").to_pylist(), ids, strict=True) if p}
-                    if pending:
-                        table = table.filter(table.column("embedded"))
-                    vectors = table.column("vector").combine_chunks().flatten().to_numpy(zero_copy_only=False)
-                    matrix = VectorMatrix.of(version, table.column("id").to_pylist(), vectors, self.dim, following)
-                    self.vector_reads += 1
-                self._vectors = (version, matrix)
-            return self._vectors[1]
+                    self._held = self._read_held(version)
+            held = self._held
+        if within:
+            pinned.held = held
+        return held
+
+    def _read_held(self, version: tuple[int, int]) -> _Held:
+        columns = list(dict.fromkeys([*READ_COLUMNS, "prev_id", "vector", "embedded"]))
+        table = self._table.search().select(columns).limit(None).to_arrow()
+        rows = HeldRows.of(table)
+        ids = table.column("id").to_pylist()
+        following = {p: i for p, i in zip(table.column("prev_id").to_pylist(), ids, strict=True) if p}
+        if self.pending_count:
+            table = table.filter(table.column("embedded"))
+        vectors = table.column("vector").combine_chunks().flatten().to_numpy(zero_copy_only=False)
+        matrix = VectorMatrix.of(table.column("id").to_pylist(), vectors, self.dim, following)
+        self.vector_reads += 1
+        return _Held(version, matrix, rows)
 
     def _version(self) -> tuple[int, int]:
         """Which table (a rebuilt one starts its versions again) at which version."""
         return (id(self._table), int(self._table.version))
 
     def _nearest_in(
-        self, matrix: VectorMatrix, vector: npt.NDArray[np.float32], limit: int, where: Filter | None
+        self, held: _Held, vector: npt.NDArray[np.float32], limit: int, where: Filter | None
     ) -> list[Scored]:
         """The ``limit`` nearest turns matching ``where``, as LanceDB's prefiltered flat search finds them.
 
         The nearest few are read with ``where`` applied; when too many of them fail it (a time
         range, say), the ids matching ``where`` are read first and only those are ranked.
         """
+        matrix = cast(VectorMatrix, held.matrix)
         ranked = matrix.nearest(vector, limit + 8)
-        found = self._light(ranked, where)
+        found = self._light(held, ranked, where)
         if len(found) < limit and len(ranked) < len(matrix) and where is not None:
-            allowed = self._table.search().select(["id"]).where(compile_filter(where)).limit(None).to_arrow()
-            ranked = matrix.nearest(vector, limit, matrix.rows_of(allowed.column("id").to_pylist()))
-            found = self._light(ranked, where)
+            allowed = held.rows.ids_matching(where) if held.rows is not None else None
+            if allowed is None:
+                read = self._table.search().select(["id"]).where(compile_filter(where)).limit(None).to_arrow()
+                allowed = read.column("id").to_pylist()
+            ranked = matrix.nearest(vector, limit, matrix.rows_of(allowed))
+            found = self._light(held, ranked, where)
         return found[:limit]
 
-    def _light(self, ranked: list[tuple[str, float]], where: Filter | None) -> list[Scored]:
+    def _light(self, held: _Held, ranked: list[tuple[str, float]], where: Filter | None) -> list[Scored]:
         """The turns of ``ranked`` (id and cosine) that match ``where``, in that order."""
         if not ranked:
             return []
+        turns = held.rows.by_ids([turn_id for turn_id, _ in ranked], where) if held.rows is not None else None
+        if turns is not None:
+            return [Scored(turns[turn_id], cosine) for turn_id, cosine in ranked if turn_id in turns]
         condition = (
             "id IN ("
             + ", ".join(quote(turn_id) for turn_id, _ in ranked)
@@ -690,14 +766,16 @@ class TurnStore:
                 if not self._fts_ready:
                     return []
             query = (
-                self._table.search(cast(Any, lancedb.query.MatchQuery)(words, "words"), query_type="fts")
+                self._asynchronous()
+                .query()
+                .nearest_to_text(cast(Any, lancedb.query.MatchQuery)(words, "words"))
                 .select(LIGHT_COLUMNS)
                 .limit(limit)
             )
             if where is not None:
-                query = query.where(compile_filter(where), prefilter=True)
+                query = query.where(compile_filter(where))  # before the search, as every filter here
             try:
-                table = query.to_arrow()
+                table = _LOOP.run(query.to_arrow())
             except VENDOR_ERRORS as exc:
                 if "no tokens" in str(exc).lower() or "empty" in str(exc).lower():
                     return []
@@ -706,6 +784,17 @@ class TurnStore:
             keep = [c for c in table.column_names if c not in ("_score", "_relevance_score")]
             turns = self._turns_from(table.select(keep), with_next=False)
             return [Scored(t, float(s)) for t, s in zip(turns, scores, strict=True)]
+
+    def _asynchronous(self) -> Any:
+        """The table's asynchronous face, for a query made in one hop to LanceDB's thread.
+
+        The synchronous query builder crosses to LanceDB's event-loop thread about six times per
+        query (the schema twice, the plan, each batch); every crossing waits behind whatever the
+        process's other threads do, which is what made a search slow while ``serve`` was busy. The
+        asynchronous query runs whole in one crossing (``_LOOP.run``). (``LanceTable._table`` is
+        lancedb's own attribute, not its documented API: lancedb is pinned in constraints.txt.)
+        """
+        return self._table._table
 
     def hashes(self, session_file: str | None = None) -> dict[str, tuple[str, str, dict[str, Any], str]]:
         """``id -> (session_file, text_hash, kept fields, session_id)`` for reconciliation (see
@@ -877,7 +966,7 @@ class TurnStore:
             warnings.filterwarnings("ignore", "optimize.cleanup_older_than=0", UserWarning)
             self._write("clean up", lambda: self._table.optimize(cleanup_older_than=timedelta(0)))
         self._fts_ready = False
-        self._vectors = None
+        self._held = None
 
     def fragments(self) -> int:
         """Number of data fragments (a flood of tiny writes makes many)."""

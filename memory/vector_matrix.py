@@ -3,7 +3,7 @@
 Below the size at which an ANN index is built, LanceDB answers a vector search by a flat
 scan that re-reads and decodes every stored vector on each query (about 30 ms of CPU at
 10k turns on the reference machine); the same exact search over a matrix held in memory
-is one matrix-vector product (about 2 ms). The matrix belongs to one table version: a
+is one matrix-vector product (about 2 ms). The store holds it for one table version: a
 commit of another process makes the store read it again; this process's own commits carry
 it to their version (``extended`` by the turns it appended, or as it was when no vector
 changed).
@@ -22,8 +22,6 @@ import numpy.typing as npt
 class VectorMatrix:
     """The embedded turns of one table version: their ids and unit-length vectors, row by row."""
 
-    version: tuple[int, int]
-    """Which table (its object's id: a rebuilt table starts its versions again) and its version."""
     ids: tuple[str, ...]
     unit: npt.NDArray[np.float32]
     """One row per id, divided by its length (LanceDB's cosine divides both sides the same way)."""
@@ -37,7 +35,6 @@ class VectorMatrix:
     @classmethod
     def of(
         cls,
-        version: tuple[int, int],
         ids: Sequence[str],
         vectors: npt.NDArray[np.float32],
         dim: int,
@@ -47,19 +44,17 @@ class VectorMatrix:
         matrix = np.asarray(vectors, dtype=np.float32).reshape(len(ids), dim)
         lengths = np.linalg.norm(matrix, axis=1, keepdims=True)
         unit = np.divide(matrix, lengths, out=np.zeros_like(matrix), where=lengths > 0)
-        return cls(version, tuple(ids), unit, following or {})
+        return cls(tuple(ids), unit, following or {})
 
-    def extended(
-        self, version: tuple[int, int], appended: Sequence[tuple[str, str | None, npt.NDArray[np.float32] | None]]
-    ) -> VectorMatrix:
-        """This matrix at ``version``, after turns (id, the id it follows, its vector or None) were appended."""
+    def extended(self, appended: Sequence[tuple[str, str | None, npt.NDArray[np.float32] | None]]) -> VectorMatrix:
+        """This matrix after turns (id, the id it follows, its vector or None) were appended."""
         added = [(turn_id, vector) for turn_id, _, vector in appended if vector is not None]
         following = dict(self.following)
         following.update({prev: turn_id for turn_id, prev, _ in appended if prev})
         if not added:
-            return VectorMatrix(version, self.ids, self.unit, following)
-        fresh = VectorMatrix.of(version, [i for i, _ in added], np.stack([v for _, v in added]), self.unit.shape[1])
-        return VectorMatrix(version, self.ids + fresh.ids, np.vstack((self.unit, fresh.unit)), following)
+            return VectorMatrix(self.ids, self.unit, following)
+        fresh = VectorMatrix.of([i for i, _ in added], np.stack([v for _, v in added]), self.unit.shape[1])
+        return VectorMatrix(self.ids + fresh.ids, np.vstack((self.unit, fresh.unit)), following)
 
     def __len__(self) -> int:
         return len(self.ids)

@@ -115,7 +115,7 @@ def test_a_rebuilt_index_is_not_searched_with_the_old_vectors(filled: MemoryKern
 def test_the_matrix_ranks_ties_by_row_and_ignores_zero_vectors() -> None:
     same = np.array([0.6, 0.8, 0.0], np.float32)
     vectors = np.vstack([np.zeros(3, np.float32), same, np.array([0.6, 0.0, 0.8], np.float32), same * 3])
-    matrix = VectorMatrix.of((1, 1), ["zero", "a", "b", "c"], vectors.reshape(-1), 3)
+    matrix = VectorMatrix.of(["zero", "a", "b", "c"], vectors.reshape(-1), 3)
     nearest = matrix.nearest(same, 3)
     assert [i for i, _ in nearest] == ["a", "c", "b"]
     assert [c for _, c in nearest] == pytest.approx([1.0, 1.0, 0.36], abs=1e-6)
@@ -153,10 +153,10 @@ def test_a_matrix_extended_by_appended_turns_ranks_as_one_read_whole() -> None:
     rng = np.random.default_rng(5)
     vectors = rng.normal(size=(30, 8)).astype(np.float32)
     ids = [f"t{i:05d}" for i in range(30)]
-    first = VectorMatrix.of((1, 1), ids[:20], vectors[:20], 8, {ids[i - 1]: ids[i] for i in range(1, 20)})
+    first = VectorMatrix.of(ids[:20], vectors[:20], 8, {ids[i - 1]: ids[i] for i in range(1, 20)})
     appended = [(ids[i], ids[i - 1], vectors[i]) for i in range(20, 30)] + [("nvec01", ids[29], None)]
-    extended = first.extended((1, 2), appended)
-    whole = VectorMatrix.of((1, 2), ids, vectors, 8)
+    extended = first.extended(appended)
+    whole = VectorMatrix.of(ids, vectors, 8)
     for query in rng.normal(size=(5, 8)).astype(np.float32):
         assert extended.nearest(query, 7) == whole.nearest(query, 7)
     assert extended.following[ids[19]] == ids[20] and extended.following[ids[29]] == "nvec01"

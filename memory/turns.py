@@ -8,6 +8,7 @@ import secrets
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime, timedelta
+from functools import cached_property
 from pathlib import PurePosixPath
 from typing import TYPE_CHECKING, Any
 
@@ -157,9 +158,9 @@ class Turn:
     row; a turn indexed from its transcript has them read again from its text
     (``Indexer.transcript_entries``), so an edited transcript or a better resolver rebuilds them."""
 
-    @property
+    @cached_property
     def text(self) -> str:
-        """What was said, as plain text (``plain_text``)."""
+        """What was said, as plain text (``plain_text``; made once: a search reads it of every candidate a few times)."""
         return plain_text(self.messages)
 
     def with_links(self, prev_id: str | None, next_id: str | None) -> Turn:

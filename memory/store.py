@@ -151,7 +151,7 @@ T = TypeVar("T")
 
 @dataclass(frozen=True, eq=False)
 class _Held:
-    """What the store holds in memory of one table version (both None while an ANN index searches)."""
+    """What the store holds in memory of one table version (no matrix while an ANN index searches)."""
 
     version: tuple[int, int]
     """Which table (its object's id: a rebuilt table starts its versions again) and its version."""
@@ -161,10 +161,10 @@ class _Held:
     def appended(
         self,
         version: tuple[int, int],
-        appended: Sequence[tuple[str, str | None, npt.NDArray[np.float32] | None]],
+        appended: Sequence[tuple[str, npt.NDArray[np.float32] | None]],
         data: pa.Table,
     ) -> _Held:
-        """These at ``version``, after turns (id, the id it follows, its vector or None) were appended as ``data``."""
+        """These at ``version``, after turns (id, its vector or None) were appended as ``data``."""
         matrix = self.matrix.extended(appended) if self.matrix is not None else None
         return _Held(version, matrix, self.rows.extended(data) if self.rows is not None else None)
 
@@ -201,8 +201,8 @@ class TurnStore:
         self.conflicts_retried = 0
         """Commits that raced another process and were tried again (for reports and benchmarks)."""
         self.vector_reads = 0
-        """How often every vector of the table was read into memory (once per table version that
-        changed vectors, ideally)."""
+        """How often every row (and vector, without an ANN index) of the table was read into memory
+        (once per table version changed by another process, ideally)."""
         self.health = OK
         """How this open found the index: ``BEHIND`` when a damaged table was dropped to be rebuilt."""
         self._pending: int | None = None
@@ -357,7 +357,7 @@ class TurnStore:
         if not entries:
             return
         data = self._rows(entries)
-        appended = [(e.turn.id, e.turn.prev_id, e.vector) for e in entries]
+        appended = [(e.turn.id, e.vector) for e in entries]
         with self._held_kept(lambda held, version: held.appended(version, appended, data)):
             self._commit("write to", entries, data, lambda data: self._table.add(data))
 
@@ -526,7 +526,7 @@ class TurnStore:
         with self._matrix_lock:
             held = self._held
         yield
-        if held is None or held.matrix is None or held.version[0] != id(self._table):
+        if held is None or held.rows is None or held.version[0] != id(self._table):
             return
         with self._matrix_lock, self._reading():
             after = self._version()
@@ -563,8 +563,8 @@ class TurnStore:
         just read the current version's vectors, which come with every turn's successor)."""
         with self._reading():
             current = self._current(read=False)
-            if current is not None and current.matrix is not None:
-                following = current.matrix.following
+            if current is not None and current.rows is not None:
+                following = current.rows.following
                 return [replace(t, next_id=following.get(t.id)) if is_turn_id(t.id) else t for t in turns]
             ids_sql = id_list(t.id for t in turns)
             if ids_sql == "()":  # none (or only ids a hand edit mangled): nothing can follow them
@@ -682,7 +682,7 @@ class TurnStore:
 
     def _current(self, *, read: bool = True) -> _Held | None:
         """What is held in memory of the table's current version, read at the first search after a
-        change (without ``read``: None unless already held). Holds nothing once an ANN index exists."""
+        change (without ``read``: None unless already held). No vectors once an ANN index exists."""
         pinned = self._pinned
         within = getattr(pinned, "depth", 0) > 0
         if within and pinned.held is not None:
@@ -693,26 +693,26 @@ class TurnStore:
             if self._held is None or self._held.version != version:
                 if not read:
                     return None
-                self._held = _Held(version, None, None)
-                if not any(list(i.columns) == ["vector"] for i in self._table.list_indices()):
-                    self._held = self._read_held(version)
+                self._held = None  # a failed read leaves nothing behind
+                ann = any(list(i.columns) == ["vector"] for i in self._table.list_indices())
+                self._held = self._read_held(version, vectors=not ann)
             held = self._held
         if within:
             pinned.held = held
         return held
 
-    def _read_held(self, version: tuple[int, int]) -> _Held:
-        columns = list(dict.fromkeys([*READ_COLUMNS, "prev_id", "vector", "embedded"]))
+    def _read_held(self, version: tuple[int, int], *, vectors: bool) -> _Held:
+        """Every light row of ``version`` and, without an ANN index (``vectors``), the embedded turns' vectors."""
+        columns = [*READ_COLUMNS, *(["vector", "embedded"] if vectors else [])]
         table = self._table.search().select(columns).limit(None).to_arrow()
         rows = HeldRows.of(table)
-        ids = table.column("id").to_pylist()
-        following = {p: i for p, i in zip(table.column("prev_id").to_pylist(), ids, strict=True) if p}
+        self.vector_reads += 1
+        if not vectors:
+            return _Held(version, None, rows)
         if self.pending_count:
             table = table.filter(table.column("embedded"))
-        vectors = table.column("vector").combine_chunks().flatten().to_numpy(zero_copy_only=False)
-        matrix = VectorMatrix.of(table.column("id").to_pylist(), vectors, self.dim, following)
-        self.vector_reads += 1
-        return _Held(version, matrix, rows)
+        flat = table.column("vector").combine_chunks().flatten().to_numpy(zero_copy_only=False)
+        return _Held(version, VectorMatrix.of(table.column("id").to_pylist(), flat, self.dim), rows)
 
     def _version(self) -> tuple[int, int]:
         """Which table (a rebuilt one starts its versions again) at which version."""

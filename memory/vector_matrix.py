@@ -25,8 +25,6 @@ class VectorMatrix:
     ids: tuple[str, ...]
     unit: npt.NDArray[np.float32]
     """One row per id, divided by its length (LanceDB's cosine divides both sides the same way)."""
-    following: dict[str, str] = field(default_factory=dict)
-    """Every turn's successor (embedded or not) by the id it follows: ``next_id`` without a query."""
     _rows: dict[str, int] = field(init=False, repr=False)
 
     def __post_init__(self) -> None:
@@ -38,23 +36,20 @@ class VectorMatrix:
         ids: Sequence[str],
         vectors: npt.NDArray[np.float32],
         dim: int,
-        following: dict[str, str] | None = None,
     ) -> VectorMatrix:
         """The matrix of ``vectors`` (flat, ``dim`` values per id); a zero vector stays zero (it matches nothing)."""
         matrix = np.asarray(vectors, dtype=np.float32).reshape(len(ids), dim)
         lengths = np.linalg.norm(matrix, axis=1, keepdims=True)
         unit = np.divide(matrix, lengths, out=np.zeros_like(matrix), where=lengths > 0)
-        return cls(tuple(ids), unit, following or {})
+        return cls(tuple(ids), unit)
 
-    def extended(self, appended: Sequence[tuple[str, str | None, npt.NDArray[np.float32] | None]]) -> VectorMatrix:
-        """This matrix after turns (id, the id it follows, its vector or None) were appended."""
-        added = [(turn_id, vector) for turn_id, _, vector in appended if vector is not None]
-        following = dict(self.following)
-        following.update({prev: turn_id for turn_id, prev, _ in appended if prev})
+    def extended(self, appended: Sequence[tuple[str, npt.NDArray[np.float32] | None]]) -> VectorMatrix:
+        """This matrix after turns (id, its vector or None) were appended."""
+        added = [(turn_id, vector) for turn_id, vector in appended if vector is not None]
         if not added:
-            return VectorMatrix(self.ids, self.unit, following)
+            return self
         fresh = VectorMatrix.of([i for i, _ in added], np.stack([v for _, v in added]), self.unit.shape[1])
-        return VectorMatrix(self.ids + fresh.ids, np.vstack((self.unit, fresh.unit)), following)
+        return VectorMatrix(self.ids + fresh.ids, np.vstack((self.unit, fresh.unit)))
 
     def __len__(self) -> int:
         return len(self.ids)

@@ -157,3 +157,25 @@ def test_access_counts_of_the_held_rows_follow_the_flushed_statistics(filled: Me
     }
     assert all(t.access_count == 3 for t in held.values())
     assert filled.store.vector_reads == reads
+
+
+def test_with_an_ann_index_the_rows_are_still_held_and_current(filled: MemoryKernel) -> None:
+    assert any("ann" in created for created in filled.store.ensure_indexes(ann_min_rows=100))
+    query = SearchRequest("deadlift form", NOW, 3, context_window=1, resolve_time=False, record_access=False)
+    first = filled.search(query)
+    hit = first.hits[0].turn
+    stored = filled.store.where(None)
+    by_place = {(t.session_id, t.turn_index): t for t in stored}
+    successors = {t.prev_id: t.id for t in stored if t.prev_id}
+    assert [r.turn.next_id for r in first.results] == [successors.get(r.turn.id) for r in first.results]
+    neighbours = {r.turn.id for r in first.results if r.role == "neighbor" and r.hit_id == hit.id}
+    assert neighbours == {
+        t.id
+        for t in (by_place.get((hit.session_id, hit.turn_index + d)) for d in (-1, 1))
+        if t is not None and t.text and t.status != STATUS_FAILED
+    }
+    reads = filled.store.vector_reads
+    filled.forget(next(iter(neighbours)), NOW)
+    after = filled.search(query)
+    assert next(iter(neighbours)) not in {r.turn.id for r in after.results}
+    assert filled.store.vector_reads == reads + 1  # read again: the forget was a commit

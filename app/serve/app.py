@@ -69,6 +69,7 @@ def create_app(runtime: Runtime) -> FastAPI:
     async def health() -> dict[str, Any]:
         return {"status": "ok"}
 
+    app.add_middleware(KeyCheckGate, service=service)  # inside CORS: a browser can read its 429
     if settings.cors_origins:
         app.add_middleware(
             CORSMiddleware,
@@ -77,6 +78,5 @@ def create_app(runtime: Runtime) -> FastAPI:
             allow_headers=["Authorization", "Content-Type", "X-Huichat-Session"],
             expose_headers=["X-Huichat-Memory", "X-Huichat-Session", "Retry-After"],
         )
-    app.add_middleware(KeyCheckGate, service=service)
     app.add_middleware(BodyLimit, max_bytes=settings.max_body_bytes, routes=memory_api.body_limits(runtime))
     return app

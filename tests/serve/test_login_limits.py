@@ -24,6 +24,7 @@ from huichat.app.wiring import runtime
 from tests.serve.conftest import free_port
 
 CHECKS = 4
+ORIGIN = "https://app.example"
 
 
 class _CountingHasher:
@@ -63,7 +64,7 @@ def running(tmp_path: Path) -> Iterator[Running]:
     config = tmp_path / "config.yaml"
     config.write_text(
         f"embedding:\n  model_path: hash\nstorage:\n  data_dir: {tmp_path / 'data'}\n"
-        f"serve:\n  key_checks_per_minute: {CHECKS}\n  requests_per_minute: 1000\n",
+        f"serve:\n  key_checks_per_minute: {CHECKS}\n  requests_per_minute: 1000\n  cors_origins: ['{ORIGIN}']\n",
         encoding="utf-8",
     )
     app = create_app(runtime(load_config(config)))
@@ -98,9 +99,12 @@ def test_wrong_secrets_for_one_key_id_get_429_before_argon2_runs(running: Runnin
     assert limited.json()["error"]["type"] == "rate_limit_error" and key.id in limited.json()["error"]["message"]
     assert running.hasher.calls == 1  # one wrong secret resent: argon2 once; the refused never reached it
     # answered before routing: a path that does not exist gets the same 429, not a 404
-    elsewhere = httpx.get(f"{running.url}/v1/no/such/route", headers={"Authorization": f"Bearer {wrong}"})
+    elsewhere = httpx.get(
+        f"{running.url}/v1/no/such/route", headers={"Authorization": f"Bearer {wrong}", "Origin": ORIGIN}
+    )
     assert elsewhere.status_code == 429 and elsewhere.json()["error"]["type"] == "rate_limit_error"
     assert int(elsewhere.headers["Retry-After"]) >= 1
+    assert elsewhere.headers["Access-Control-Allow-Origin"] == ORIGIN  # a browser app can read why
     assert _status(running.url, token).status_code == 429  # the key id is limited, whoever asks
 
 

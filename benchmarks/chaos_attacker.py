@@ -3,8 +3,10 @@
 The attackers stand in for clients on other machines: each runs in its own process, started
 with ``nice -n 19`` by the bench, so that on a small machine they do not compete with the
 thread that times the normal user (in the bench's process they shared its GIL, and the
-latency measured was the bench's own). Each sends until SIGTERM, then prints what it saw as
-one JSON line: ``{"tried", "failed", "notes"}``.
+latency measured was the bench's own). Each prints ``sending`` once its first answer came
+(the bench times the normal user only when every attacker is under way: starting twenty
+interpreters is this machine's work, not the attack's), sends until SIGTERM, then prints
+what it saw as one JSON line: ``{"tried", "failed", "notes"}``.
 
     python -m benchmarks.chaos_attacker big-queries URL KEY
     python -m benchmarks.chaos_attacker wrong-secrets URL KEY_ID
@@ -41,6 +43,8 @@ def main(arguments: list[str]) -> int:
         except ValueError:
             shaped = False
         tally["tried"] = int(str(tally["tried"])) + 1
+        if tally["tried"] == 1:
+            print("sending", flush=True)
         if answer.status_code not in allowed or not shaped:
             tally["failed"] = int(str(tally["failed"])) + 1
             notes = tally["notes"]

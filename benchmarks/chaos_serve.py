@@ -207,7 +207,9 @@ def _hostile(url: str, victim_id: str, outcome: Outcome, hostile_key: str) -> It
         for kind, who in attackers
     ]
     try:
-        time.sleep(2.0)  # every attacker started and sending before the normal user is timed
+        for process in processes:  # every attacker sending before the normal user is timed
+            assert process.stdout is not None
+            process.stdout.readline()  # "sending" (or nothing: it ended, which is counted below)
         yield
     finally:
         for process in processes:

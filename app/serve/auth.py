@@ -76,8 +76,9 @@ async def principal(request: Request, credentials: Bearer) -> Principal:
 
 async def _check(service: Service, request: Request, token: str) -> ApiKey | None:
     """argon2 for a key not verified yet: admitted while the key id and the client address have
-    failures to spare (429 before any work), then run in a thread, a few at a time, so a flood
-    of wrong secrets costs the server a bounded amount and never holds the event loop."""
+    failures to spare (429 before any work), then run in the service's key-check thread, one at
+    a time at a lower priority, so a flood of wrong secrets costs the server a bounded amount
+    and never holds the event loop."""
     key_id = KeyRing.key_id(token)
     if key_id is None:
         return None  # malformed: refused without argon2
@@ -87,8 +88,7 @@ async def _check(service: Service, request: Request, token: str) -> ApiKey | Non
         raise await _too_many_failures(key_id, wait)
     key: ApiKey | None = None
     try:
-        async with service.checking:
-            key = await asyncio.to_thread(service.keys.verify, token)
+        key = await asyncio.get_running_loop().run_in_executor(service.key_checker, service.keys.verify, token)
     finally:
         service.key_checks.finish(*identities, failed=key is None)
     return key

@@ -125,6 +125,11 @@ class HeldRows:
         rows = sorted({row for place in places for row in self._by_position.get(place, ())})
         return self._matching(rows, where)
 
+    def every(self, where: Filter) -> list[Turn] | None:
+        """Every turn matching ``where``, in the index's order (None: not evaluable here)."""
+        keep = self._mask(where)
+        return None if keep is None else self._matching(np.flatnonzero(keep).tolist(), None)
+
     def ids_matching(self, where: Filter) -> list[str] | None:
         """The ids of every row matching ``where`` (None: not evaluable here)."""
         keep = self._mask(where)

@@ -577,8 +577,12 @@ class TurnStore:
             return [replace(t, next_id=following.get(t.id)) for t in turns]
 
     def where(self, node: Filter | None, limit: int | None = None) -> list[Turn]:
-        """Turns matching a filter, in time order."""
+        """Turns matching a filter, in time order (from the rows held in memory while they are current)."""
         with self._reading():
+            held = self._current(read=False) if node is not None and limit is None else None
+            found = held.rows.every(node) if held is not None and held.rows is not None and node is not None else None
+            if found is not None:
+                return sorted(self.with_next(found), key=lambda t: (t.timestamp, t.turn_index))
             query = self._table.search().select(LIGHT_COLUMNS).limit(limit)
             if node is not None:
                 query = query.where(compile_filter(node))

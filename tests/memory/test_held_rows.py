@@ -79,10 +79,12 @@ def test_a_filter_passes_in_memory_the_rows_the_index_passes(filled: MemoryKerne
         parse_filter("topic LIKE 'topic 2%'", ZONE),  # not evaluated in memory: the index answers it
         Compare("text", "=", ""),
     ]
-    for where in filters:
-        expected = {t.id for t in filled.store.where(where)}
-        assert expected, where
-        assert _held_matching(filled, where) == expected, where
+    # read from the index before anything is held (from then on ``where`` is answered from memory too)
+    expected = [{t.id for t in filled.store.where(where)} for where in filters]
+    for where, ids in zip(filters, expected, strict=True):
+        assert ids, where
+        assert _held_matching(filled, where) == ids, where
+        assert {t.id for t in filled.store.where(where)} == ids, where
 
 
 def test_a_failed_turn_or_a_tool_trace_is_never_a_hit_or_a_neighbour(filled: MemoryKernel) -> None:

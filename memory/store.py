@@ -641,14 +641,18 @@ class TurnStore:
         """Nearest turns by cosine; the score is the cosine similarity.
 
         Without an ANN index the search is exact: done on the vectors held in memory
-        (``memory.vector_matrix``), the turns then read by id; with one, LanceDB searches it.
+        (``memory.vector_matrix``), the turns then read by id; with one, LanceDB searches it
+        (in one hop: ``_asynchronous``).
         """
         with self._reading():
             held = self._current()
             if held is not None and held.matrix is not None:
                 return self._nearest_in(held, vector, limit, where)
             query = (
-                self._table.search(vector.astype(np.float32), vector_column_name="vector")
+                self._asynchronous()
+                .query()
+                .nearest_to(vector.astype(np.float32))
+                .column("vector")
                 .distance_type("cosine")
                 .select([*LIGHT_COLUMNS, "_distance"])
                 .limit(limit)
@@ -658,8 +662,8 @@ class TurnStore:
                 # placeholder vectors of turns not embedded yet must not look like matches
                 condition = f"{condition} AND embedded = true" if condition else "embedded = true"
             if condition:
-                query = query.where(condition, prefilter=True)
-            table = query.to_arrow()
+                query = query.where(condition)  # before the search, as every filter here
+            table = _LOOP.run(query.to_arrow())
             distances = table.column("_distance").to_pylist()
             turns = self._turns_from(table.drop_columns(["_distance"]), with_next=False)
             return [Scored(t, 1.0 - float(d)) for t, d in zip(turns, distances, strict=True)]

@@ -17,6 +17,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
+from typing import Any
 
 import numpy as np
 import numpy.typing as npt
@@ -96,19 +97,36 @@ class HeldRows:
 
     def accessed(self, counts: dict[str, int], now: datetime) -> HeldRows:
         """These rows after ``TurnStore.record_access`` added ``counts`` and set the time of access."""
-        rows = {self._by_id[turn_id]: count for turn_id, count in counts.items() if turn_id in self._by_id}
-        if not rows:
-            return self
-        counted = self.table.column("access_count").to_pylist()
-        when = self.table.column("last_accessed_at").to_pylist()
-        for row, count in rows.items():
-            counted[row] = (counted[row] or 0) + count
-            when[row] = now
+        counted = self.table.column("access_count")
+        before = {turn_id: counted[self._by_id[turn_id]].as_py() or 0 for turn_id in counts if turn_id in self._by_id}
+        return self.updated(
+            {
+                "access_count": {turn_id: before[turn_id] + counts[turn_id] for turn_id in before},
+                "last_accessed_at": dict.fromkeys(before, now),
+            }
+        )
+
+    def holds(self, turn_id: str) -> bool:
+        """Whether a row of ``turn_id`` is held."""
+        return turn_id in self._by_id
+
+    def updated(self, changes: dict[str, dict[str, Any]]) -> HeldRows:
+        """These rows after a commit set some light columns of some turns (``{column: {id: stored value}}``)."""
         table = self.table
-        for name, values in (("access_count", counted), ("last_accessed_at", when)):
+        touched: set[int] = set()
+        for name, by_id in changes.items():
+            rows = {self._by_id[turn_id]: value for turn_id, value in by_id.items() if turn_id in self._by_id}
+            if not rows:
+                continue
+            values = table.column(name).to_pylist()
+            for row, value in rows.items():
+                values[row] = value
             position = table.schema.get_field_index(name)
             table = table.set_column(position, table.field(name), pa.array(values, type=table.field(name).type))
-        turns = {row: turn for row, turn in self._turns.items() if row not in rows}
+            touched |= rows.keys()
+        if not touched:
+            return self
+        turns = {row: turn for row, turn in self._turns.items() if row not in touched}
         return HeldRows(table, self._by_id, self._by_position, self.following, turns)
 
     def __len__(self) -> int:

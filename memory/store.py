@@ -168,9 +168,31 @@ class _Held:
         matrix = self.matrix.extended(appended) if self.matrix is not None else None
         return _Held(version, matrix, self.rows.extended(data) if self.rows is not None else None)
 
+    def embedded(
+        self, version: tuple[int, int], vectors: dict[str, npt.NDArray[np.float32]], changes: dict[str, dict[str, Any]]
+    ) -> _Held | None:
+        """These at ``version``, after turns waiting for their vector got it (and their light
+        columns ``changes``); None (read them again) for a turn not held or already embedded."""
+        rows = self.rows
+        if rows is None or not all(rows.holds(turn_id) for turn_id in vectors):
+            return None
+        matrix = self.matrix
+        if matrix is not None:
+            if len(matrix.rows_of(vectors)):
+                return None
+            matrix = matrix.extended(list(vectors.items()))
+        return _Held(version, matrix, rows.updated(changes))
+
     def accessed(self, version: tuple[int, int], counts: dict[str, int], now: datetime) -> _Held:
         """These at ``version``, after ``record_access`` counted ``counts`` at ``now`` (no vector changed)."""
         return _Held(version, self.matrix, self.rows.accessed(counts, now) if self.rows is not None else None)
+
+
+def _stored(name: str, values: Sequence[Any]) -> list[Any]:
+    """A column's values as the index stores them (importance parts as JSON)."""
+    if name == "importance_parts":
+        return [json.dumps(v.to_record()) if isinstance(v, ImportanceParts) else v for v in values]
+    return list(values)
 
 
 class TurnStore:
@@ -416,13 +438,20 @@ class TurnStore:
         importance scored with them), in one commit."""
         if not entries:
             return
-        columns: dict[str, Sequence[Any]] = {"embedded": [True] * len(entries), "vector": [e.vector for e in entries]}
+        ids = [e.turn.id for e in entries]
+        light: dict[str, Sequence[Any]] = {}
         if importance:
-            columns |= {
+            light = {
                 "importance": [e.turn.importance for e in entries],
                 "importance_parts": [e.turn.importance_parts for e in entries],
             }
-        self.update_columns([e.turn.id for e in entries], columns)
+        vectors = {e.turn.id: e.vector for e in entries if e.vector is not None}
+        changes = {name: dict(zip(ids, _stored(name, values), strict=True)) for name, values in light.items()}
+        # carried across this commit: the catch-up after an import commits a batch every few seconds
+        with self._held_kept(lambda held, version: held.embedded(version, vectors, changes)):
+            self.update_columns(
+                ids, {"embedded": [True] * len(entries), "vector": [e.vector for e in entries], **light}
+            )
         self._pending = max(0, self.pending_count - len(entries))
 
     def still_waiting(self, entries: Sequence[IndexEntry]) -> set[str]:
@@ -513,9 +542,9 @@ class TurnStore:
             self._write("update", commit)
 
     @contextmanager
-    def _held_kept(self, change: Callable[[_Held, tuple[int, int]], _Held]) -> Iterator[None]:
+    def _held_kept(self, change: Callable[[_Held, tuple[int, int]], _Held | None]) -> Iterator[None]:
         """Carry the vectors and rows held in memory across a commit of ours (``change`` gives
-        them after it).
+        them after it, or None where they must be read again).
 
         Without this, every commit of this process — a flush of access statistics, a turn just
         said — made the next search read every vector and row again (they belong to one table
@@ -892,9 +921,7 @@ class TurnStore:
                 flat = pa.array(np.asarray(values, dtype=np.float32).reshape(-1), type=pa.float32())
                 data[name] = pa.FixedSizeListArray.from_arrays(flat, self.dim)
                 continue
-            if name == "importance_parts":
-                values = [json.dumps(v.to_record()) if isinstance(v, ImportanceParts) else v for v in values]
-            data[name] = pa.array(list(values), type=table_schema.field(name).type)
+            data[name] = pa.array(_stored(name, values), type=table_schema.field(name).type)
         self._merge(pa.table(data))
 
     def _merge(self, update: pa.Table) -> None:

@@ -181,3 +181,24 @@ def test_with_an_ann_index_the_rows_are_still_held_and_current(filled: MemoryKer
     after = filled.search(query)
     assert next(iter(neighbours)) not in {r.turn.id for r in after.results}
     assert filled.store.vector_reads == reads + 1  # read again: the forget was a commit
+
+
+def test_vectors_computed_later_are_searched_without_reading_everything_again(filled: MemoryKernel) -> None:
+    session = filled.new_session(NOW)
+    waiting = filled.append_turns(
+        session,
+        [TurnDraft((Message("user", "Mochi 猫粮 brand"),), NOW + timedelta(minutes=i)) for i in range(3)],
+        embed=False,
+    )
+    query = SearchRequest("Mochi 猫粮 brand", NOW, 3, resolve_time=False, mode="vector", record_access=False)
+    assert {h.turn.id for h in filled.search(query).hits}.isdisjoint(t.id for t in waiting)
+    reads = filled.store.vector_reads
+    assert filled.embed_pending() == 3
+    found = filled.search(query).hits
+    assert {h.turn.id for h in found} == {t.id for t in waiting}
+    stored = filled.store.get([t.id for t in waiting])
+    assert all(stored[t.id].importance is not None for t in waiting)  # scored with their vectors
+    assert [(h.turn.importance, h.turn.importance_parts) for h in found] == [
+        (stored[h.turn.id].importance, stored[h.turn.id].importance_parts) for h in found
+    ]
+    assert filled.store.vector_reads == reads

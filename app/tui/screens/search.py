@@ -46,7 +46,9 @@ def describe_results(results: SearchResults) -> str:
         weeks = " · ".join(f"{r.label} ({len(r.found)})" for r in results.rounds)
         parts.append(f"scanned {len(results.rounds)} weeks: {weeks}")
     hits = len(results.hits)
-    if hits == 0:
+    if any(hit.stands_out for hit in results.hits):  # what memory-first offered the model: no hit, one likely one
+        parts.append("no hit above the threshold · the closest, far likelier than the rest, offered as uncertain")
+    elif hits == 0:
         parts.append("no relevant memory")
         if results.below is not None:
             parts.append(

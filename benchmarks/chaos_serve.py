@@ -243,9 +243,14 @@ def run_hostile(budget: Budget, root: Path) -> Outcome:
         url = f"http://127.0.0.1:{port}"
         with _server(config, port, root / "serve.log"):
             _normal_latencies(url, normal, 3, outcome)  # warm: the first search measures its reference
-            idle_chat, idle_search = _normal_latencies(url, normal, budget.serve_requests, outcome)
+            # idle on both sides of the attack: each chat adds a turn, so searches slow down as
+            # the run goes on; the idle reference then covers the index sizes the attack saw
+            half = max(1, budget.serve_requests // 2)
+            idle_chat, idle_search = _normal_latencies(url, normal, half, outcome)
             with _hostile(url, victim.id, outcome, hostile_key):
                 busy_chat, busy_search = _normal_latencies(url, normal, budget.serve_requests, outcome)
+            after_chat, after_search = _normal_latencies(url, normal, half, outcome)
+            idle_chat, idle_search = idle_chat + after_chat, idle_search + after_search
     ratios = []
     for name, idle, busy in (("chat", idle_chat, busy_chat), ("search", idle_search, busy_search)):
         idle_p95, busy_p95 = percentile(idle, 0.95), percentile(busy, 0.95)

@@ -63,7 +63,9 @@ class _Worker:
 
 
 def _forget_idle_threads() -> None:
-    _Worker._idle.clear()  # a forked child has none of its parent's threads
+    """A forked child has none of its parent's threads, and a lock one of them held stays held."""
+    _Worker._idle = []
+    _Worker._lock = threading.Lock()
 
 
 os.register_at_fork(after_in_child=_forget_idle_threads)

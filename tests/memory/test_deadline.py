@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import os
+import signal
 import threading
 
 import pytest
 
+from huichat.memory import deadline
 from huichat.memory.deadline import call_with_deadline
 
 
@@ -44,5 +46,19 @@ def test_a_forked_child_starts_threads_of_its_own() -> None:
             answered = call_with_deadline(lambda: 42, 10) == 42
         finally:
             os._exit(0 if answered else 1)
+    _, status = os.waitpid(child, 0)
+    assert os.waitstatus_to_exitcode(status) == 0
+
+
+def test_a_child_forked_while_the_threads_lock_was_held_can_still_call() -> None:
+    with deadline._Worker._lock:  # another thread handing out a worker at the moment of the fork
+        child = os.fork()
+        if child == 0:  # pragma: no cover - the child's result is its exit status
+            signal.alarm(10)  # a child stuck on the copied lock ends by the alarm, not by hanging the suite
+            answered = False
+            try:
+                answered = call_with_deadline(lambda: 42, 10) == 42
+            finally:
+                os._exit(0 if answered else 1)
     _, status = os.waitpid(child, 0)
     assert os.waitstatus_to_exitcode(status) == 0

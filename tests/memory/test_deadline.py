@@ -37,28 +37,25 @@ def test_finished_threads_run_later_calls() -> None:
     assert len(threads) < 25  # a thread start per call cost 1-2 ms on a busy machine
 
 
-def test_a_forked_child_starts_threads_of_its_own() -> None:
-    call_with_deadline(lambda: None, 10)  # the parent keeps an idle thread, which a child does not have
+def _forked_child_calls() -> int:
+    """The exit status of a forked child that makes one background call (0: it was answered)."""
     child = os.fork()
     if child == 0:  # pragma: no cover - the child's result is its exit status
+        signal.alarm(10)  # a child stuck on a copied lock ends by the alarm, not by hanging the suite
         answered = False
         try:
             answered = call_with_deadline(lambda: 42, 10) == 42
         finally:
             os._exit(0 if answered else 1)
     _, status = os.waitpid(child, 0)
-    assert os.waitstatus_to_exitcode(status) == 0
+    return os.waitstatus_to_exitcode(status)
+
+
+def test_a_forked_child_starts_threads_of_its_own() -> None:
+    call_with_deadline(lambda: None, 10)  # the parent keeps an idle thread, which a child does not have
+    assert _forked_child_calls() == 0
 
 
 def test_a_child_forked_while_the_threads_lock_was_held_can_still_call() -> None:
     with deadline._Worker._lock:  # another thread handing out a worker at the moment of the fork
-        child = os.fork()
-        if child == 0:  # pragma: no cover - the child's result is its exit status
-            signal.alarm(10)  # a child stuck on the copied lock ends by the alarm, not by hanging the suite
-            answered = False
-            try:
-                answered = call_with_deadline(lambda: 42, 10) == 42
-            finally:
-                os._exit(0 if answered else 1)
-    _, status = os.waitpid(child, 0)
-    assert os.waitstatus_to_exitcode(status) == 0
+        assert _forked_child_calls() == 0

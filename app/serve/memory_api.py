@@ -12,7 +12,7 @@ from typing import Annotated, Any
 
 from fastapi import APIRouter, Query, Request
 from fastapi.responses import PlainTextResponse
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, ConfigDict, Field
 
 from huichat.app.runtime import Runtime
 from huichat.app.serve.auth import Caller, Principal, user_for
@@ -32,7 +32,10 @@ UserParam = Annotated[str | None, Query(description="whose memory (admin keys on
 
 
 class SearchBody(BaseModel):
-    """A memory search, as the seed's API takes it."""
+    """A memory search, as the seed's API takes it. A field it does not know is an error: a
+    client sending another API's name for one (``top_k``) must hear so, not get the default."""
+
+    model_config = ConfigDict(extra="forbid")
 
     query: str = Field(description="words or a question; time phrases (上周三下午, last week) are understood")
     max_results: int = Field(default=5, ge=1, le=50, description="hits wanted")

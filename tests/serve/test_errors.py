@@ -125,6 +125,14 @@ def test_a_query_over_the_limit_is_a_json_413_at_once(server: Server) -> None:
         assert client.post("/v1/memory/search", json={"query": "部署"}).status_code == 200
 
 
+def test_a_search_field_the_api_does_not_have_is_named_not_ignored(server: Server) -> None:
+    """``top_k`` (other memory APIs' name for ``max_results``) once silently gave 5 hits."""
+    with server.client(server.key("default")) as client:
+        answer = client.post("/v1/memory/search", json={"query": "部署", "top_k": 20})
+    assert answer.status_code == 400
+    assert answer.json()["error"]["message"] == "invalid request: top_k: Extra inputs are not permitted"
+
+
 def _unanswered(url: str, request: bytes) -> None:
     """Send ``request``; the server is stopped before it answers."""
     with contextlib.suppress(OSError, ValueError, IndexError, KeyError):

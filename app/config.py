@@ -25,6 +25,7 @@ from huichat.memory.config import (
     StorageConfig,
     SyncConfig,
 )
+from huichat.memory.location import MemoryLocation
 from huichat.providers.config import ProvidersConfig
 
 
@@ -150,6 +151,12 @@ class LoadedConfig:
     config: AppConfig
     files: tuple[Path, ...]
     paths: Paths
+
+    @property
+    def location(self) -> MemoryLocation:
+        """The owner's memory: the configured transcripts and index (reached with ``storage.options``)."""
+        paths = self.paths
+        return MemoryLocation(paths.data_dir, paths.sessions_dir, paths.db_uri, self.config.storage.options)
 
 
 def _xdg(var: str, fallback: str, env: dict[str, str]) -> Path:

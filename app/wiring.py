@@ -71,12 +71,10 @@ def runtime(loaded: LoadedConfig, zone: Zone | None = None) -> Runtime:
         for_rebuild: bool = False,
         location: MemoryLocation | None = None,
     ) -> MemoryKernel:
-        from huichat.memory.location import MemoryLocation
         from huichat.memory.opening import open_kernel as open_memory
 
-        paths = loaded.paths
         return open_memory(
-            location or MemoryLocation(paths.data_dir, paths.sessions_dir, paths.db_uri),
+            location or loaded.location,
             embedder or open_embedder(),
             loaded.config.retriever,
             zone.tz,
@@ -95,10 +93,8 @@ def runtime(loaded: LoadedConfig, zone: Zone | None = None) -> Runtime:
 
     def open_catalogue() -> Catalogue:
         from huichat.memory.catalogue import Catalogue
-        from huichat.memory.location import MemoryLocation
 
-        paths = loaded.paths
-        location = MemoryLocation(paths.data_dir, paths.sessions_dir, paths.db_uri)
+        location = loaded.location
         return Catalogue(location.sessions_dir, location.catalogue_path)
 
     return Runtime(loaded, zone, open_kernel, open_embedder, open_llm, open_catalogue, utc_now)

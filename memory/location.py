@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections.abc import Mapping
+from dataclasses import dataclass, field
 from pathlib import Path
 
 
@@ -13,6 +14,8 @@ class MemoryLocation:
     data_dir: Path
     sessions_dir: Path
     db_uri: str
+    options: Mapping[str, str] = field(default_factory=dict)
+    """How to reach an index on object storage (``storage.options``: LanceDB's storage_options)."""
 
     @classmethod
     def under(cls, root: Path) -> MemoryLocation:

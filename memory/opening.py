@@ -15,6 +15,11 @@ from huichat.memory.location import MemoryLocation
 from huichat.memory.store import TurnStore
 from huichat.memory.timeparse import TimeResolver
 
+REMOTE_CONSISTENCY_SECONDS = 1.0
+"""How stale an index on object storage may be read: another process's (replica's) commit is
+seen within this time, well inside the 2 s a turn stored through one replica must take to be
+found through another. Each check is one small read of the table's latest version."""
+
 
 def open_kernel(
     location: MemoryLocation,
@@ -95,8 +100,9 @@ def _store(
         embedder.dim,
         embedder.name,
         TimeResolver(zone, retriever.week_start).event_ranges,
-        consistency_seconds=5.0 if location.remote else 0.0,
+        consistency_seconds=REMOTE_CONSISTENCY_SECONDS if location.remote else 0.0,
         for_rebuild=for_rebuild,
+        storage_options=location.options,
     )
 
 

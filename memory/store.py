@@ -23,7 +23,7 @@ import sys
 import threading
 import time
 import warnings
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import AbstractContextManager, contextmanager
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime, timedelta
@@ -213,6 +213,7 @@ class TurnStore:
         consistency_seconds: float = 0.0,
         for_rebuild: bool = False,
         keep_versions: timedelta = KEEP_VERSIONS,
+        storage_options: Mapping[str, str] | None = None,
     ) -> None:
         self.uri = uri
         self.dim = dim
@@ -237,7 +238,11 @@ class TurnStore:
         self.set_aside = ""
         """Where the last rebuild moved the old table (``reset``), unread and never deleted."""
         with translated(lambda detail: IndexUnavailable(f"cannot open the memory index at {uri}: {detail}")):
-            self._db: Any = lancedb.connect(uri, read_consistency_interval=timedelta(seconds=consistency_seconds))
+            self._db: Any = lancedb.connect(
+                uri,
+                read_consistency_interval=timedelta(seconds=consistency_seconds),
+                storage_options=dict(storage_options) if storage_options else None,
+            )
             # a table made by this open holds nothing, whatever a manifest says
             self.created = TABLE not in self._db.table_names()
             if not self.created:

@@ -31,7 +31,7 @@ def add_parser(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace, runtime: Runtime) -> int:
     """Run one keys action."""
-    ring = KeyRing(runtime.loaded.paths.data_dir)
+    ring = KeyRing.configured(runtime.loaded)
     try:
         if args.keys == "create":
             key, token = ring.create(args.user, runtime.clock(), admin=args.admin)

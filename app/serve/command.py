@@ -39,7 +39,7 @@ def run(args: argparse.Namespace, runtime: Runtime) -> int:
     host = args.host or settings.host
     port = args.port or settings.port
     try:
-        active = [k for k in KeyRing(runtime.loaded.paths.data_dir).entries() if k.active]
+        active = [k for k in KeyRing.configured(runtime.loaded).entries() if k.active]
     except KeyRingError as exc:
         raise CommandError(str(exc)) from None
     where = f"http://{host if ':' not in host else f'[{host}]'}:{port}"

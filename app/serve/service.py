@@ -48,7 +48,7 @@ class Service:
         self.runtime = runtime
         self.settings = runtime.loaded.config.serve
         self.stores = Stores(runtime)
-        self.keys = KeyRing(runtime.loaded.paths.data_dir)
+        self.keys = KeyRing.configured(runtime.loaded)
         self.limiter = RateLimiter(self.settings.requests_per_minute)
         self.key_checks = FailureLimiter(self.settings.key_checks_per_minute)
         """Failed argon2 checks per key id and per client address, admitted before they run."""

@@ -2,7 +2,8 @@
 
 A key reads ``hc_<id>_<secret>``. The id is public (listing, revoking, rate limits); the
 secret is shown once when the key is made and only its argon2 hash is kept, in
-``<data_dir>/api-keys.json`` (mode 0600). A verified key is remembered in this process
+``<data_dir>/api-keys.json`` (mode 0600) — or, with ``storage.uri``, in the shared store, so
+every replica refuses a key revoked through any of them within ``refresh_seconds``. A verified key is remembered in this process
 while the file holds it unchanged (a ``keys revoke`` from another process takes effect on
 the next request), so argon2's deliberate slowness is paid once per key, not per request.
 A secret found wrong is remembered the same way (by its digest, never itself), so a client
@@ -11,15 +12,16 @@ that resends one wrong key costs argon2 once, not once per try.
 
 from __future__ import annotations
 
-import contextlib
 import fcntl
 import hashlib
 import json
+import math
 import os
 import re
 import secrets
 import threading
-from collections.abc import Iterator
+import time
+from collections.abc import Callable, Hashable
 from dataclasses import asdict, dataclass, replace
 from datetime import datetime
 from pathlib import Path
@@ -28,7 +30,9 @@ from typing import Any
 from argon2 import PasswordHasher
 from argon2.exceptions import InvalidHashError, VerificationError
 
+from huichat.app.config import LoadedConfig
 from huichat.app.users.memories import check_user_name
+from huichat.memory.objectstore import ObjectStore, Stored, StoreError, configured_store
 
 KEYS_FILE = "api-keys.json"
 _REFUSED_KEPT = 4096
@@ -60,44 +64,124 @@ class ApiKey:
         return self.revoked is None
 
 
-class KeyRing:
-    """The key file: create, list, revoke, verify."""
+class _KeyFile:
+    """The keys in ``<data_dir>/api-keys.json`` (one machine): read when its stat changes,
+    edited under an exclusive ``flock``, written atomically with mode 0600."""
 
     def __init__(self, data_dir: Path) -> None:
         self.path = data_dir / KEYS_FILE
-        self._hasher = PasswordHasher()
-        self._lock = threading.Lock()
-        self._state: tuple[int, int] | None = None
-        self._keys: dict[str, ApiKey] = {}
-        self._verified: dict[str, str] = {}
-        """sha256(token) -> key id, for keys verified since the file last changed."""
-        self._refused: dict[str, ApiKey] = {}
-        """sha256(token) -> the key as stored when argon2 refused the token's secret for it."""
+        self.where = str(self.path)
 
-    # ----------------------------------------------------------------- file
-
-    def _stat(self) -> tuple[int, int] | None:
+    def state(self) -> Hashable:
         try:
             stat = self.path.stat()
         except FileNotFoundError:
             return None
         return (stat.st_mtime_ns, stat.st_size)
 
-    def _read(self) -> dict[str, ApiKey]:
+    def read(self) -> dict[str, ApiKey]:
         try:
-            data = json.loads(self.path.read_text(encoding="utf-8"))
+            text = self.path.read_text(encoding="utf-8")
         except FileNotFoundError:
             return {}
-        except (OSError, ValueError) as exc:
+        except OSError as exc:
             raise KeyRingError(f"cannot read the API key file {self.path}: {exc}") from exc
-        if not isinstance(data, dict) or data.get("format") != _FORMAT:
-            raise KeyRingError(f"{self.path} is not a huichat API key file (format {_FORMAT})")
-        return {k["id"]: ApiKey(**k) for k in data.get("keys", [])}
+        return _parse(text, self.where)
+
+    def edit(self, change: Callable[[dict[str, ApiKey]], None]) -> None:
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        with (self.path.parent / f".{KEYS_FILE}.lock").open("a") as lock:
+            fcntl.flock(lock, fcntl.LOCK_EX)
+            keys = self.read()
+            change(keys)
+            temporary = self.path.with_suffix(f".{os.getpid()}.tmp")
+            descriptor = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+            with os.fdopen(descriptor, "w", encoding="utf-8") as handle:
+                handle.write(_render(keys))
+                handle.flush()
+                os.fsync(handle.fileno())
+            temporary.replace(self.path)
+
+
+class _KeyObject:
+    """The keys as one object in the shared store (``storage.uri``), so every replica refuses a
+    key revoked through any of them: re-read at most every ``refresh_seconds`` (one GET, not one
+    per request), replaced by read-modify-write under ``If-Match`` (``ObjectStore.update``)."""
+
+    def __init__(self, store: ObjectStore, refresh_seconds: float) -> None:
+        self.store = store
+        self.where = store.uri_of(KEYS_FILE)
+        self.refresh_seconds = refresh_seconds
+        self._fetched_at = -math.inf
+        self._stored: Stored | None = None
+
+    def state(self) -> Hashable:
+        if time.monotonic() - self._fetched_at >= self.refresh_seconds:
+            try:
+                self._stored = self.store.get(KEYS_FILE)
+            except StoreError as exc:
+                raise KeyRingError(f"cannot read the API key file {self.where}: {exc}") from exc
+            self._fetched_at = time.monotonic()
+        return self._stored.etag if self._stored else None
+
+    def read(self) -> dict[str, ApiKey]:
+        return _parse(self._stored.body.decode("utf-8"), self.where) if self._stored else {}
+
+    def edit(self, change: Callable[[dict[str, ApiKey]], None]) -> None:
+        def changed(body: bytes | None) -> bytes:
+            keys = _parse(body.decode("utf-8"), self.where) if body is not None else {}
+            change(keys)
+            return _render(keys).encode("utf-8")
+
+        try:
+            self.store.update(KEYS_FILE, changed)
+        except StoreError as exc:
+            raise KeyRingError(f"cannot write the API key file {self.where}: {exc}") from exc
+        self._fetched_at = -math.inf  # this process sees its own change at once
+
+
+def _parse(text: str, where: str) -> dict[str, ApiKey]:
+    try:
+        data = json.loads(text)
+    except ValueError as exc:
+        raise KeyRingError(f"cannot read the API key file {where}: {exc}") from exc
+    if not isinstance(data, dict) or data.get("format") != _FORMAT:
+        raise KeyRingError(f"{where} is not a huichat API key file (format {_FORMAT})")
+    return {k["id"]: ApiKey(**k) for k in data.get("keys", [])}
+
+
+def _render(keys: dict[str, ApiKey]) -> str:
+    return json.dumps({"format": _FORMAT, "keys": [asdict(k) for k in keys.values()]}, indent=1)
+
+
+class KeyRing:
+    """The keys: create, list, revoke, verify — in the key file, or in the shared store."""
+
+    def __init__(self, data_dir: Path, store: ObjectStore | None = None, *, refresh_seconds: float = 1.0) -> None:
+        self._source = _KeyFile(data_dir) if store is None else _KeyObject(store, refresh_seconds)
+        self._hasher = PasswordHasher()
+        self._lock = threading.Lock()
+        self._state: Hashable = None
+        self._keys: dict[str, ApiKey] = {}
+        self._verified: dict[str, str] = {}
+        """sha256(token) -> key id, for keys verified since the file last changed."""
+        self._refused: dict[str, ApiKey] = {}
+        """sha256(token) -> the key as stored when argon2 refused the token's secret for it."""
+
+    @classmethod
+    def configured(cls, loaded: LoadedConfig) -> KeyRing:
+        """The deployment's keys: in the shared store when ``storage.uri`` is set, else the data dir's file."""
+        return cls(loaded.paths.data_dir, configured_store(loaded.config.storage))
+
+    @property
+    def where(self) -> str:
+        """Where the keys are kept (a path or an ``s3://`` URI), for messages."""
+        return self._source.where
 
     def _current(self) -> dict[str, ApiKey]:
-        state = self._stat()
+        state = self._source.state()
         if state != self._state:
-            keys = self._read() if state is not None else {}
+            keys = self._source.read() if state is not None else {}
             # a verified key stays verified while it is stored unchanged (a new key elsewhere in
             # the file costs the others nothing); a revoked or replaced one is forgotten
             self._verified = {
@@ -110,36 +194,25 @@ class KeyRing:
             self._state = state
         return self._keys
 
-    @contextlib.contextmanager
-    def _editing(self) -> Iterator[dict[str, ApiKey]]:
-        """Read-modify-write under an exclusive lock; written atomically with mode 0600."""
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        with (self.path.parent / f".{KEYS_FILE}.lock").open("a") as lock, self._lock:
-            fcntl.flock(lock, fcntl.LOCK_EX)
-            keys = self._read()
-            yield keys
-            payload = {"format": _FORMAT, "keys": [asdict(k) for k in keys.values()]}
-            temporary = self.path.with_suffix(f".{os.getpid()}.tmp")
-            descriptor = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-            with os.fdopen(descriptor, "w", encoding="utf-8") as handle:
-                json.dump(payload, handle, indent=1)
-                handle.flush()
-                os.fsync(handle.fileno())
-            temporary.replace(self.path)
-
     # ------------------------------------------------------------ commands
 
     def create(self, user: str, now: datetime, *, admin: bool = False) -> tuple[ApiKey, str]:
         """A new key for ``user``; returns it and the token, which is never shown again."""
         check_user_name(user)
-        with self._editing() as keys:
+        secret = secrets.token_urlsafe(32)
+        hashed = self._hasher.hash(secret)
+        made: list[ApiKey] = []
+
+        def add(keys: dict[str, ApiKey]) -> None:
             key_id = secrets.token_hex(4)
             while key_id in keys:
                 key_id = secrets.token_hex(4)
-            secret = secrets.token_urlsafe(32)
-            key = ApiKey(key_id, user, now.isoformat(timespec="seconds"), self._hasher.hash(secret), admin)
-            keys[key_id] = key
-        return key, f"hc_{key_id}_{secret}"
+            made[:] = [ApiKey(key_id, user, now.isoformat(timespec="seconds"), hashed, admin)]
+            keys[key_id] = made[0]
+
+        with self._lock:
+            self._source.edit(add)
+        return made[0], f"hc_{made[0].id}_{secret}"
 
     def entries(self) -> list[ApiKey]:
         """Every key, revoked ones included, oldest first."""
@@ -148,14 +221,20 @@ class KeyRing:
 
     def revoke(self, key_id: str, now: datetime) -> ApiKey:
         """Revoke a key by id (it stays listed, marked revoked)."""
-        with self._editing() as keys:
+        revoked: list[ApiKey] = []
+
+        def mark(keys: dict[str, ApiKey]) -> None:
             key = keys.get(key_id.strip())
             if key is None:
                 raise KeyRingError(f"no key with id '{key_id[:20]}' (see `huichat keys list`)")
             if key.active:
                 key = replace(key, revoked=now.isoformat(timespec="seconds"))
                 keys[key.id] = key
-        return key
+            revoked[:] = [key]
+
+        with self._lock:
+            self._source.edit(mark)
+        return revoked[0]
 
     # ---------------------------------------------------------- requests
 

@@ -156,9 +156,8 @@ class Stores:
 
     def location(self, user: str) -> MemoryLocation:
         """Where ``user``'s transcripts and index live."""
-        paths = self.runtime.loaded.paths
         if check_user_name(user) == self.owner:
-            return MemoryLocation(paths.data_dir, paths.sessions_dir, paths.db_uri)
+            return self.runtime.loaded.location
         return MemoryLocation.under(self.users_dir / user)
 
     def users(self, also: Iterable[str] = ()) -> list[str]:

@@ -10,7 +10,7 @@ from typing import Literal
 import pytest
 from argon2 import PasswordHasher
 
-from huichat.app.users.keys import KeyRing, KeyRingError
+from huichat.app.users.keys import KEYS_FILE, KeyRing, KeyRingError
 from huichat.app.users.memories import UnknownUser
 
 NOW = datetime(2026, 11, 25, 7, 0, tzinfo=UTC)
@@ -19,11 +19,11 @@ NOW = datetime(2026, 11, 25, 7, 0, tzinfo=UTC)
 def test_a_key_is_stored_hashed_and_verifies(tmp_path: Path) -> None:
     ring = KeyRing(tmp_path)
     key, token = ring.create("alice", NOW)
-    stored = ring.path.read_text(encoding="utf-8")
+    stored = (tmp_path / KEYS_FILE).read_text(encoding="utf-8")
     secret = token.split("_", 2)[2]
     assert secret not in stored and token not in stored
     assert key.hash.startswith("$argon2id$")
-    assert stat.S_IMODE(ring.path.stat().st_mode) == 0o600
+    assert stat.S_IMODE((tmp_path / KEYS_FILE).stat().st_mode) == 0o600
     assert ring.verify(token) == key
     assert ring.verify(token) == key  # remembered: argon2 is paid once
     assert ring.verify(token[:-1] + ("A" if token[-1] != "A" else "B")) is None
@@ -51,7 +51,7 @@ def test_a_wrong_secret_costs_argon2_once_and_never_shadows_the_right_one(tmp_pa
     assert ring.verify(other) is None and ring.verify(other) is None
     assert checked == ["w" * 43, "v" * 43]  # each wrong secret once: a resending flood costs nothing more
     assert ring.verify(token) == key  # the right secret is never refused for others' failures
-    stored = ring.path.read_text(encoding="utf-8")
+    stored = (tmp_path / KEYS_FILE).read_text(encoding="utf-8")
     assert "w" * 43 not in stored and "v" * 43 not in stored
     ring.create("dave", NOW)  # the file changed, carol's key did not: still remembered
     assert ring.verify(wrong) is None and len(checked) == 3
@@ -74,7 +74,7 @@ def test_bad_input_is_one_clear_error(tmp_path: Path) -> None:
         ring.create("../etc", NOW)
     with pytest.raises(KeyRingError, match="no key with id"):
         ring.revoke("deadbeef", NOW)
-    ring.path.write_text("{not json", encoding="utf-8")
+    (tmp_path / KEYS_FILE).write_text("{not json", encoding="utf-8")
     with pytest.raises(KeyRingError, match="cannot read the API key file"):
         ring.entries()
 

@@ -7,6 +7,7 @@ route that touches memory authenticates.
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from typing import Any
@@ -33,7 +34,9 @@ def create_app(runtime: Runtime) -> FastAPI:
 
     @asynccontextmanager
     async def lifespan(_app: FastAPI) -> AsyncIterator[None]:
+        refreshing = asyncio.create_task(service.refresh_keys(), name="refresh keys")
         yield
+        refreshing.cancel()
         await service.close()
 
     app = FastAPI(

@@ -16,7 +16,7 @@ from fastapi import Request
 from huichat.app.runtime import Runtime
 from huichat.app.serve.conversations import Conversations
 from huichat.app.serve.ratelimit import FailureLimiter, RateLimiter
-from huichat.app.users.keys import KeyRing
+from huichat.app.users.keys import KeyRing, KeyRingError
 from huichat.app.users.memories import Memory, Stores
 
 if TYPE_CHECKING:
@@ -59,6 +59,16 @@ class Service:
         self.conversations = Conversations(runtime)
         self._llm: LLMClient | None = None
         self._tasks: set[asyncio.Task[Any]] = set()
+
+    async def refresh_keys(self) -> None:
+        """Keep keys held in the shared store fresh off the request path (none to do for the key file):
+        a key revoked through another replica is refused here within ``refresh_seconds``."""
+        if not self.keys.refresh_seconds:
+            return
+        while True:
+            with contextlib.suppress(KeyRingError):  # a request reads them itself and says what failed
+                await asyncio.to_thread(self.keys.refresh)
+            await asyncio.sleep(self.keys.refresh_seconds / 2)
 
     def memory(self, user: str) -> Memory:
         """``user``'s memory (see ``app.stores``)."""

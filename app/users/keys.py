@@ -71,6 +71,11 @@ class _KeyFile:
     def __init__(self, data_dir: Path) -> None:
         self.path = data_dir / KEYS_FILE
         self.where = str(self.path)
+        self.refresh_seconds = 0.0
+        """A stat per request is cheap: never read ahead."""
+
+    def refresh(self) -> None:
+        return
 
     def state(self) -> Hashable:
         try:
@@ -105,27 +110,33 @@ class _KeyFile:
 
 class _KeyObject:
     """The keys as one object in the shared store (``storage.uri``), so every replica refuses a
-    key revoked through any of them: re-read at most every ``refresh_seconds`` (one GET, not one
-    per request), replaced by read-modify-write under ``If-Match`` (``ObjectStore.update``)."""
+    key revoked through any of them: read again once ``refresh_seconds`` have passed (one GET,
+    not one per request; a server does it in the background, ``KeyRing.refresh``), replaced by
+    read-modify-write under ``If-Match`` (``ObjectStore.update``)."""
 
     def __init__(self, store: ObjectStore, refresh_seconds: float) -> None:
         self.store = store
         self.where = store.uri_of(KEYS_FILE)
         self.refresh_seconds = refresh_seconds
-        self._fetched_at = -math.inf
-        self._stored: Stored | None = None
+        self._read_at: tuple[Stored | None, float] = (None, -math.inf)
+        """The object as last read, and when (replaced whole, so a reader never sees half)."""
+
+    def refresh(self) -> None:
+        try:
+            stored = self.store.get(KEYS_FILE)
+        except StoreError as exc:
+            raise KeyRingError(f"cannot read the API key file {self.where}: {exc}") from exc
+        self._read_at = (stored, time.monotonic())
 
     def state(self) -> Hashable:
-        if time.monotonic() - self._fetched_at >= self.refresh_seconds:
-            try:
-                self._stored = self.store.get(KEYS_FILE)
-            except StoreError as exc:
-                raise KeyRingError(f"cannot read the API key file {self.where}: {exc}") from exc
-            self._fetched_at = time.monotonic()
-        return self._stored.etag if self._stored else None
+        if time.monotonic() - self._read_at[1] >= self.refresh_seconds:
+            self.refresh()
+        stored = self._read_at[0]
+        return stored.etag if stored else None
 
     def read(self) -> dict[str, ApiKey]:
-        return _parse(self._stored.body.decode("utf-8"), self.where) if self._stored else {}
+        stored = self._read_at[0]
+        return _parse(stored.body.decode("utf-8"), self.where) if stored else {}
 
     def edit(self, change: Callable[[dict[str, ApiKey]], None]) -> None:
         def changed(body: bytes | None) -> bytes:
@@ -137,7 +148,7 @@ class _KeyObject:
             self.store.update(KEYS_FILE, changed)
         except StoreError as exc:
             raise KeyRingError(f"cannot write the API key file {self.where}: {exc}") from exc
-        self._fetched_at = -math.inf  # this process sees its own change at once
+        self._read_at = (None, -math.inf)  # this process sees its own change at once
 
 
 def _parse(text: str, where: str) -> dict[str, ApiKey]:
@@ -172,6 +183,16 @@ class KeyRing:
     def configured(cls, loaded: LoadedConfig) -> KeyRing:
         """The deployment's keys: in the shared store when ``storage.uri`` is set, else the data dir's file."""
         return cls(loaded.paths.data_dir, configured_store(loaded.config.storage))
+
+    @property
+    def refresh_seconds(self) -> float:
+        """How old the keys a request is checked against may be (0: read on every request)."""
+        return self._source.refresh_seconds
+
+    def refresh(self) -> None:
+        """Read keys kept in the shared store again now (a server's background task calls this
+        twice per ``refresh_seconds``, so no request waits for the store); a no-op for the file."""
+        self._source.refresh()
 
     @property
     def where(self) -> str:

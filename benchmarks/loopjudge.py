@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 MARKUP = re.compile(r"<tool_call>|</?tools>|<function=|<tool_response>|\"arguments\"\s*:|\"name\"\s*:\s*\"recall_")
 ECHO = re.compile(r"\| prev: |📁 |相似度: \d")
 NO_MEMORY = re.compile(
-    r"没有找到|没找到|找不到|没有(?:相关|关于|这|你|提到|记录|提供|告诉|说过)|不知道|不清楚|无法(?:确定|回答|找到|得知)|未(?:找到|提到|提及)"
+    r"没有找到|没找到|找不到|没有(?:相关|关于|这|你|提到|记录|提供|告诉|说过)|不知道|不清楚|不记得|记不得|想不起|无法(?:确定|回答|找到|得知)|未(?:找到|提到|提及)"
     r"|记忆中没有|没有.{0,12}(?:记忆|信息|记录)"
     r"|no (?:relevant )?(?:memory|memories|record|information|mention)|not (?:in|found)|(?:couldn't|could not|can't|cannot|didn't|did not) find"
     r"|(?:don't|do not) (?:have|know|remember|recall)|haven't (?:told|mentioned|said)|(?:didn't|did not|never) (?:tell|mention|say)"

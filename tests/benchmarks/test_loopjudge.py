@@ -58,3 +58,11 @@ def test_a_reply_is_judged_in_the_issues_columns() -> None:
     figures = summarise([right, invented, missed, half, honest, pretending, citing, failed])
     assert figures["right_fact"] == 2 and figures["invented"] == 2 and figures["missed"] == 1
     assert figures["absent_honest"] == 1 and figures["pretended"] == 2 and figures["no_answer"] == 1
+
+
+@pytest.mark.parametrize(
+    "answer", ["我不记得了。", "这个我记不得你说过。", "我想不起来你提过这件事。", "I don't remember that."]
+)
+def test_saying_it_is_not_remembered_is_saying_no_memory(answer: str) -> None:
+    # the memory-first rules ask for "不记得" in Chinese: the judge must read it as honest
+    assert not _asked(answer, gold="", keys=()).pretended

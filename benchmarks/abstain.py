@@ -9,6 +9,12 @@ that return no hit at or above the threshold (``retriever.min_similarity`` or
 the threshold. One search per question serves both: the calibrated similarity does not
 depend on the threshold, which only cuts the ranking's tail.
 
+``--turns 10,10000`` asks the same questions over stores of other sizes: each conversation cut
+to its first N utterances (own questions only where all their evidence is kept), or padded to
+N turns with the utterances of ``--pad DIR`` (another benchmark folder, about other things:
+e.g. ``benchmarks.zhgen``'s Chinese users' days), moved to before the conversation. A
+similarity must mean the same on a store of ten turns as on one of ten thousand.
+
 ``--dump FILE`` writes every search's top candidates with their evidence (the inputs of
 ``memory.calibration``) for ``python -m benchmarks.calibrate FILE``, which refits the
 calibration and the threshold by cross-validation over the conversations.
@@ -21,6 +27,7 @@ import json
 import random
 from collections import defaultdict
 from dataclasses import asdict
+from datetime import datetime, timedelta, tzinfo
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -29,9 +36,11 @@ from rich.progress import Progress
 from rich.table import Table
 
 from benchmarks.common import bench_embedder, machine, scratch_kernel, write_json
+from benchmarks.offtopic import garbage_queries
 from benchmarks.recall import ingest, moment, read_jsonl
 from benchmarks.vectorcache import cached
 from huichat.app.config import LoadedConfig
+from huichat.app.errors import CommandError
 from huichat.memory.kernel import MemoryKernel
 from huichat.memory.results import SearchRequest
 
@@ -39,90 +48,6 @@ if TYPE_CHECKING:
     from huichat.app.runtime import Zone
 
 DEPTH = 10
-
-_EN_OFF_TOPIC = (
-    "How do I configure a VPN on Ubuntu 22.04?",
-    "What is the boiling point of tungsten?",
-    "Explain the difference between TCP and UDP.",
-    "Which Kubernetes ingress controller handles gRPC best?",
-    "What is the capital of Kazakhstan?",
-    "How many moons does Neptune have?",
-    "Write a haiku about database indexes.",
-    "What year did the Byzantine empire fall?",
-    "How do I reset the BIOS password on a ThinkPad?",
-    "What is the derivative of x to the power of x?",
-    "Compare the torque of diesel and petrol engines.",
-    "Is the printer on floor 3 fixed yet?",
-    "How do I rotate an SSH key on a bastion host?",
-    "Translate 'quarterly earnings report' into German.",
-    "What are the side effects of ibuprofen?",
-    "Recommend a mechanical keyboard with brown switches.",
-    "Why does my Rust borrow checker complain about lifetimes?",
-    "What is the half-life of carbon-14?",
-    "How does a Bloom filter work?",
-    "Summarise the plot of Moby Dick in one line.",
-    "What is the exchange rate between yen and rupees?",
-    "How long should I boil a duck egg?",
-    "What's the airspeed velocity of an unladen swallow?",
-    "Steps to migrate Postgres 12 to 16 without downtime.",
-    "Who won the 1974 Formula One championship?",
-    "How do transformers use positional encodings?",
-    "What is the best fertiliser for orchids?",
-    "Convert 350 Fahrenheit to Kelvin.",
-    "How do I file VAT returns as a freelancer?",
-    "Which telescope is best for viewing Saturn's rings?",
-)
-_ZH_OFF_TOPIC = (
-    "怎么在 Ubuntu 上配置 VPN？",
-    "钨的熔点是多少度？",
-    "TCP 和 UDP 有什么区别？",
-    "哈萨克斯坦的首都是哪里？",
-    "光合作用的化学方程式怎么写？",
-    "海王星有几颗卫星？",
-    "拜占庭帝国是哪一年灭亡的？",
-    "怎么重置 ThinkPad 的 BIOS 密码？",
-    "布隆过滤器的原理是什么？",
-    "碳十四的半衰期是多久？",
-    "布洛芬有哪些副作用？",
-    "推荐一款茶轴机械键盘。",
-    "Rust 的借用检查器为什么报生命周期错误？",
-    "量子纠缠能用来超光速通信吗？",
-    "Postgres 12 怎么不停机升级到 16？",
-    "1974 年 F1 的总冠军是谁？",
-    "兰花用什么肥料最好？",
-    "自由职业者怎么申报增值税？",
-    "哪种望远镜适合看土星环？",
-    "三楼的打印机修好了吗？",
-    "如何计算圆周率的前一百位？",
-    "牛顿第三定律举个例子。",
-    "唐朝的科举考试考什么？",
-    "怎么给 Kubernetes 配置 ingress？",
-    "北极熊的皮肤是什么颜色？",
-    "鸭蛋要煮多久？",
-    "日元兑卢比的汇率是多少？",
-    "《白鲸记》讲了什么故事？",
-    "变压器的工作原理是什么？",
-    "华氏三百五十度是多少开尔文？",
-)
-_GARBAGE_PARTS = ("zxqv", "!!@@##$$", "🤖🤖", "///", "qwrtp", "asdfgh", "嗯嗯嗯", "啊啊", "？？？", "lorem", "ipsum")
-
-
-def garbage_queries(count: int = 100, seed: int = 0) -> list[str]:
-    """``count`` off-topic questions (English and Chinese) and keyboard noise, deterministically."""
-    rng = random.Random(seed)
-    off_topic = [*_EN_OFF_TOPIC, *_ZH_OFF_TOPIC]
-    rng.shuffle(off_topic)
-    noise_count = max(0, count - len(off_topic))
-    noise = []
-    for _ in range(noise_count):
-        kind = rng.random()
-        if kind < 0.4:
-            noise.append(" ".join(rng.choice(_GARBAGE_PARTS) for _ in range(rng.randint(2, 5))))
-        elif kind < 0.7:
-            noise.append("".join(rng.choice("qwertyuiopasdfghjklzxcvbnm") for _ in range(rng.randint(4, 14))))
-        else:
-            noise.append("".join(chr(rng.randint(0x4E00, 0x9FA5)) for _ in range(rng.randint(2, 8))))
-    return (off_topic + noise)[:count]
 
 
 def _ask(kernel: MemoryKernel, question: str, now: Any) -> list[dict[str, Any]]:
@@ -134,7 +59,8 @@ def _ask(kernel: MemoryKernel, question: str, now: Any) -> list[dict[str, Any]]:
 
 
 def run_abstain_bench(args: argparse.Namespace, loaded: LoadedConfig, zone: Zone) -> int:
-    """Ingest each conversation, ask its own, the others' and garbage questions; print and write the figures."""
+    """Ingest each conversation (cut or padded to each ``--turns`` size), ask its own, the others'
+    and garbage questions; print and write the figures."""
     console = Console()
     data: Path = args.data
     rows = read_jsonl(data / "conversations.jsonl")
@@ -144,28 +70,41 @@ def run_abstain_bench(args: argparse.Namespace, loaded: LoadedConfig, zone: Zone
         by_conversation[row["conversation_id"]].append(row)
     conversation_ids = sorted(by_conversation)[: args.limit] if args.limit else sorted(by_conversation)
     threshold = loaded.config.retriever.min_similarity if args.threshold is None else args.threshold
+    sizes: list[int | None] = list(getattr(args, "turns", None) or [None])
+    pad_rows = read_jsonl(args.pad / "conversations.jsonl") if getattr(args, "pad", None) else []
+    if any(size > len(by_conversation[c]) for size in sizes if size for c in conversation_ids) and not pad_rows:
+        raise CommandError("a store larger than a conversation is padded: give --pad DIR (unrelated conversations)")
     garbage = garbage_queries(100)
     embedder = cached(bench_embedder(loaded, args.embedder), getattr(args, "vectors", None))
     searches: list[dict[str, Any]] = []
     if getattr(args, "resume", False) and args.dump is not None and args.dump.exists():
         kept = json.loads(args.dump.read_text(encoding="utf-8"))
-        if kept.get("embedder") == embedder.name:  # the conversations a stopped run finished
+        if kept.get("embedder") == embedder.name:  # the stores a stopped run finished
             searches = [s for s in kept["searches"] if s["conversation"] in conversation_ids]
-    done = {s["conversation"] for s in searches}
+    done = {(s["conversation"], s.get("turns")) for s in searches}
     with Progress(console=console, transient=True) as progress:
-        task = progress.add_task("abstain", total=len(conversation_ids))
-        for conversation_id in conversation_ids:
-            if conversation_id in done:
+        task = progress.add_task("abstain", total=len(conversation_ids) * len(sizes))
+        for size, conversation_id in ((n, c) for n in sizes for c in conversation_ids):
+            if (conversation_id, size) in done:
                 progress.advance(task)
-                console.log(f"{conversation_id}: kept from {args.dump}")
+                console.log(f"{conversation_id} at {size or 'all'} turns: kept from {args.dump}")
                 continue
-            conversation = by_conversation[conversation_id]
+            conversation = sized(by_conversation[conversation_id], size)
             with scratch_kernel(loaded, embedder, zone.tz) as kernel:
                 # every candidate of the top 10 is kept; the threshold is applied when scoring
                 kernel.retriever.config = kernel.retriever.config.model_copy(update={"min_similarity": 0.0})
+                first = min(moment(r["session_datetime"], zone.tz) for r in conversation)
+                padded = padding(pad_rows, (size or 0) - len(conversation), first, zone.tz)
+                if padded:  # its own ids: none of them is anyone's gold
+                    ingest(kernel, padded, zone.tz)
                 mapping = ingest(kernel, conversation, zone.tz)
                 latest = max(moment(r["session_datetime"], zone.tz) for r in conversation)
-                asked = [(q, "own") for q in questions if q["conversation_id"] == conversation_id]
+                kept_ids = set(mapping.values())
+                asked = [
+                    (q, "own")
+                    for q in questions
+                    if q["conversation_id"] == conversation_id and set(q["evidence_turn_ids"]) <= kept_ids
+                ]
                 asked += [(q, "foreign") for q in foreign_sample(questions, conversation_id, args.foreign)]
                 asked += [({"question": g, "evidence_turn_ids": []}, "garbage") for g in garbage]
                 ask = progress.add_task(f"asking {conversation_id}", total=len(asked))
@@ -180,6 +119,7 @@ def run_abstain_bench(args: argparse.Namespace, loaded: LoadedConfig, zone: Zone
                     searches.append(
                         {
                             "conversation": conversation_id,
+                            "turns": size,
                             "kind": kind,
                             "question": question["question"],
                             "category": question.get("category", ""),
@@ -190,22 +130,57 @@ def run_abstain_bench(args: argparse.Namespace, loaded: LoadedConfig, zone: Zone
                     progress.advance(ask)
                 progress.remove_task(ask)
             progress.advance(task)
-            console.log(f"{conversation_id}: {len(asked)} searches")
-            if args.dump is not None:  # after each conversation, so that a long run is never all lost
+            console.log(f"{conversation_id}: {len(conversation) + len(padded)} turns, {len(asked)} searches")
+            if args.dump is not None:  # after each store, so that a long run is never all lost
                 write_json(args.dump, {"embedder": embedder.name, "searches": searches})
     report = {
         "data": str(data),
         "embedder": embedder.name,
         "threshold": threshold,
-        "conversations": {
-            c: score([s for s in searches if s["conversation"] == c], threshold) for c in conversation_ids
+        "sizes": {
+            str(size or "all"): {
+                "conversations": {
+                    c: score([s for s in searches if s["conversation"] == c and s.get("turns") == size], threshold)
+                    for c in conversation_ids
+                },
+                "overall": score([s for s in searches if s.get("turns") == size], threshold),
+            }
+            for size in sizes
         },
-        "overall": score(searches, threshold),
         "machine": machine(),
     }
     _print(console, report)
     write_json(args.json, report)
     return 0
+
+
+def sized(conversation: list[dict[str, Any]], size: int | None) -> list[dict[str, Any]]:
+    """The conversation's first ``size`` utterances in the order they were said (all of it for None
+    or a size beyond its length: the rest of such a store is padding)."""
+    if size is None or size >= len(conversation):
+        return conversation
+    ordered = sorted(conversation, key=lambda r: (r["session_datetime"], r["turn_index"]))
+    return ordered[:size]
+
+
+def padding(rows: list[dict[str, Any]], count: int, before: datetime, zone: tzinfo) -> list[dict[str, Any]]:
+    """The first ``count`` utterances of the ``--pad`` folder, moved in time to end a day before
+    ``before`` (a question's time window sees them as it would any older memory)."""
+    if count <= 0:
+        return []
+    if count > len(rows):
+        raise CommandError(f"--pad holds {len(rows)} utterances; a store of this size needs {count}")
+    chosen = rows[:count]
+    last = max(moment(r["turn_datetime"] or r["session_datetime"], zone) for r in chosen)
+    shift = before - timedelta(days=1) - last
+
+    def moved(text: str | None) -> str | None:
+        return (moment(text, zone) + shift).isoformat() if text else text
+
+    return [
+        {**r, "session_datetime": moved(r["session_datetime"]), "turn_datetime": moved(r["turn_datetime"])}
+        for r in chosen
+    ]
 
 
 def foreign_sample(
@@ -258,16 +233,19 @@ def score(searches: list[dict[str, Any]], threshold: float) -> dict[str, float]:
 
 def _print(console: Console, report: dict[str, Any]) -> None:
     table = Table(title=f"abstain · {report['data']} · {report['embedder']} · min_similarity {report['threshold']}")
-    for column in ("conversation", "abstain", "foreign", "garbage", "recall@10", "thresholded", "own with no hit"):
-        table.add_column(column, justify="left" if column == "conversation" else "right")
-    for name, row in [*report["conversations"].items(), ("overall", report["overall"])]:
-        table.add_row(
-            name,
-            f"{row['abstain']:.3f}",
-            f"{row['abstain_foreign']:.3f}",
-            f"{row['abstain_garbage']:.3f}",
-            f"{row['recall@10']:.3f}",
-            f"{row['recall@10_thresholded']:.3f}",
-            f"{row['own_with_no_hit']:.3f}",
-        )
+    columns = ("turns", "conversation", "abstain", "foreign", "garbage", "recall@10", "thresholded", "own with no hit")
+    for column in columns:
+        table.add_column(column, justify="left" if column in ("turns", "conversation") else "right")
+    for size, figures in report["sizes"].items():
+        for name, row in [*figures["conversations"].items(), ("overall", figures["overall"])]:
+            table.add_row(
+                size,
+                name,
+                f"{row['abstain']:.3f}",
+                f"{row['abstain_foreign']:.3f}",
+                f"{row['abstain_garbage']:.3f}",
+                f"{row['recall@10']:.3f} ({row['own_questions']})",
+                f"{row['recall@10_thresholded']:.3f}",
+                f"{row['own_with_no_hit']:.3f}",
+            )
     console.print(table)

@@ -56,7 +56,14 @@ def fit_logistic(x: Matrix, y: Matrix, l2: float = 1e-3, steps: int = 50) -> tup
 
 def _evidence(hit: dict[str, Any]) -> Evidence:
     found = hit["evidence"]
-    return Evidence(found["cosine"], found["bm25"], found["background"], found["spread"], found.get("inherited", 0.0))
+    return Evidence(
+        found["cosine"],
+        found["bm25"],
+        found["background"],
+        found["spread"],
+        found.get("inherited", 0.0),
+        found.get("words", 0.0),
+    )
 
 
 def fit(searches: list[dict[str, Any]]) -> Calibration:

@@ -97,6 +97,20 @@ def add_parser(parser: argparse.ArgumentParser) -> None:
     abstain.add_argument(
         "--embedder", default=None, help="'hash' for the fast test embedder, else the configured model"
     )
+    abstain.add_argument(
+        "--turns",
+        type=_ints,
+        default=None,
+        metavar="N,N",
+        help="ask over stores of N turns: each conversation cut to its first N, or padded from --pad (default: as it is)",
+    )
+    abstain.add_argument(
+        "--pad",
+        type=Path,
+        default=None,
+        metavar="DIR",
+        help="a folder of unrelated conversations (FORMAT.md) whose utterances pad a store to --turns",
+    )
     abstain.add_argument("--json", type=Path, default=None, metavar="OUT", help="also write the results as JSON")
     abstain.add_argument(
         "--vectors",

@@ -99,7 +99,7 @@ def _disk_mb(path: Path) -> float:
     return sum(f.stat().st_size for f in path.rglob("*") if f.is_file()) / 1e6
 
 
-def _synthetic(rng: random.Random, count: int, start: datetime) -> list[list[TurnDraft]]:
+def synthetic_sessions(rng: random.Random, count: int, start: datetime) -> list[list[TurnDraft]]:
     """Sessions of 20–80 turns spread over two years, alternating Chinese and English."""
     sessions: list[list[TurnDraft]] = []
     moment = start
@@ -151,7 +151,7 @@ def measure(
         store = TurnStore(str(scratch / "index.lancedb"), bulk.dim, bulk.name, resolver.event_ranges)
         kernel = MemoryKernel(store, bulk, scratch / "sessions", loaded.config.retriever, zone.tz)
         start = datetime(2024, 11, 1, 9, tzinfo=zone.tz)
-        sessions = _synthetic(rng, size, start)
+        sessions = synthetic_sessions(rng, size, start)
         started = time.perf_counter()
         with Progress(console=console, transient=True) as progress:
             task = progress.add_task(f"writing {size} turns", total=size)

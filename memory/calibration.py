@@ -4,8 +4,12 @@ The fused score ranks well inside one query, but it is made of z-scores over tha
 own candidates: the best candidate of any query — garbage included — looks strong. The
 similarity people and models read (相似度) is instead a logistic calibration over what a
 candidate brings in absolute terms: its cosine with the query, measured in spreads above
-the query's own cosine with unrelated reference texts (``Reference``), and the strength of
-its full-text match. A threshold on it
+the query's own cosine with unrelated reference texts (``Reference``), and the share of the
+query's content words it holds (``memory.words.words_share``). Neither depends on what else
+the store holds: BM25, the input before, weighs a word by how few of the store's turns hold
+it, so the same match scored twice as high among ten thousand turns as among nine, and a
+threshold fitted on one size of store let foreign questions through on a larger one. A
+threshold on it
 (``retriever.min_similarity``) can then say "no relevant memory". The ranking inside a
 query stays the fused one: along it the similarity is made non-increasing (each result gets
 the best value at or below its rank, so a result ranked above a confident match is never
@@ -52,8 +56,9 @@ class Evidence:
     predecessor's tail (``memory.turns.search_text``), so an unrelated reply right after a
     match sits close to the query too. Taken off the cosine before it is calibrated."""
     words: float = 0.0
-    """The share of the query's content words it holds (``memory.words.words_share``); its
-    similarity when it has no vector: found by its words, judged by them."""
+    """The share of the query's content words it holds (``memory.words.words_share``): the
+    calibration's word evidence, and the whole similarity of a turn with no vector (found by its
+    words, judged by them)."""
 
 
 @dataclass(frozen=True)
@@ -73,18 +78,21 @@ class Calibration:
 
 
 def features(evidence: Evidence) -> tuple[float, float]:
-    """The calibration's inputs: cosine above the query's background (in spreads), and log(1 + BM25)."""
+    """The calibration's inputs: cosine above the query's background (in spreads), and the share of
+    the query's words the candidate holds. No statistic of the store enters: a similarity means the
+    same on nine turns as on a hundred thousand (BM25 stays in the ranking, where only the order
+    within one search counts)."""
     if evidence.cosine is None:
         raise ValueError("a candidate without a vector has no calibration features")
     own = evidence.cosine - evidence.inherited
-    return ((own - evidence.background) / evidence.spread, math.log1p(max(0.0, evidence.bm25)))
+    return ((own - evidence.background) / evidence.spread, evidence.words)
 
 
 # Fitted by `python -m benchmarks.calibrate` on LoCoMo-dev with multilingual-e5-small
 # (leave-one-conversation-out; figures in BENCHMARKS.md). Refit after changing the fusion,
 # the features or the default model: run `huichat bench abstain --data … --dump DUMP`, then
 # `python -m benchmarks.calibrate DUMP`, and paste what it prints here.
-CALIBRATION = Calibration(weights=(3.3287, 0.6659), intercept=-11.0227)
+CALIBRATION = Calibration(weights=(0.8914, 5.6961), intercept=-4.1036)
 
 _UNRELATED = (
     "The train to the airport leaves every twenty minutes.",

@@ -143,6 +143,7 @@ class Retriever:
                     cosines.get(t.id, lowest),
                     bm25.get(t.id, 0.0),
                     has_cjk(t.text),
+                    words_share(keywords, t.text),
                     before=_inherited_from(t, turns, cosines, bm25),
                 ),
             )

@@ -144,12 +144,14 @@ def facts(tmp_path: Path) -> Iterator[MemoryKernel]:
 async def test_memory_first_offers_a_candidate_that_stands_out_as_uncertain(
     facts: MemoryKernel, fake_llm: FakeLLM
 ) -> None:
-    # "My dentist appointment … Dr. Patel" calibrates under the threshold (embedded after an unrelated
-    # turn's tail) but far above the rest: the 1.5B model was told nothing and said it did not remember
-    fake_llm.push(Reply(text="Dr. Patel."))
-    events = await _reply(_session(facts, fake_llm, {"memory_mode": "memory-first"}), "Who is my dentist?")
+    # "My sister's birthday … she likes orchids" calibrates under the threshold (embedded after an
+    # unrelated turn's tail; "flowers" is not said) but far above the rest: the 1.5B model was told
+    # nothing and said it did not remember
+    fake_llm.push(Reply(text="Orchids."))
+    question = "What flowers does my sister like?"
+    events = await _reply(_session(facts, fake_llm, {"memory_mode": "memory-first"}), question)
     lines = _memory_in(fake_llm.requests[0]).splitlines()
-    assert lines[1] == MEMORY_UNSURE["en"] and "Dr. Patel" in lines[2] and len(lines) == 4
+    assert lines[1] == MEMORY_UNSURE["en"] and "orchids" in lines[2] and len(lines) == 4
     [found] = [e.results for e in events if isinstance(e, RecallFinished)]
     # the memory panel shows what the model was given, and that it is no hit
     assert found is not None and [h.turn.id for h in found.hits] == [lines[2][4:10]] and found.hits[0].stands_out

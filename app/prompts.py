@@ -113,8 +113,13 @@ _MEMORY_NOTE = (
     "以下是系统按用户这条消息预先检索到的历史记忆，可能相关；用到哪条就注明它的 [id:…]，都不相关就照常回答。"
     "(Memories found for this message before you were asked; cite the [id:…] of one you use; if none fits, answer as usual.)"
 )
-MEMORY_NONE = {"zh": "（没有找到与这条消息相关的记忆。）", "en": "(No memory was found for this message.)"}
-"""An explained block with nothing in it: what was found, in words."""
+MEMORY_NONE = {
+    "zh": "（没有找到与这条消息相关的记忆。问的若是用户自己的事或以前说过的话，就回答“我不记得了”，不要猜。）",
+    "en": "(No memory was found for this message. If it asks about the user's own life or something said before, "
+    'answer "I don\'t remember" and do not guess.)',
+}
+"""An explained block with nothing in it: what was found, in words, and what to answer about the user's
+own life, next to the question (the rules in the system prompt alone did not stop a 1.5B model guessing)."""
 MEMORY_UNSURE = {
     "zh": "（没有找到确定相关的记忆。最接近的一条如下，它说的可能是别的事：）",
     "en": "(No memory clearly matches this message. The closest one follows; it may be about something else:)",

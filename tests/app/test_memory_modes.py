@@ -127,6 +127,9 @@ async def test_nothing_above_the_threshold_puts_nothing_into_the_prompt(
     events = await _reply(_session(kernel, fake_llm, {"memory_mode": "memory-first"}), "zxqv 🤖🤖 ///")
     # memory-first says so, in words (Qwen2.5-Coder-1.5B made up answers with an empty block)
     assert _memory_in(fake_llm.requests[0]) == f"<memory>\n{MEMORY_NONE['en']}\n</memory>"
+    # and says what to reply, next to the question: the 1.5B model made up a surname and a weekday for
+    # Chinese questions about the user's own life when the block only said that nothing was found
+    assert "I don't remember" in MEMORY_NONE["en"] and "我不记得了" in MEMORY_NONE["zh"]
     [found] = [e.results for e in events if isinstance(e, RecallFinished)]
     assert found is not None and memory_block(found, UTC, "en") == ""  # where the tools' rules do not explain a block
 

@@ -51,8 +51,8 @@ class StorageConfig(_Section):
     cache_ttl_hours: int = Field(default=72, ge=0)
     """How long cached query embeddings stay valid."""
     uri: str = ""
-    """Object storage shared by several ``huichat serve`` processes (s3://bucket/prefix): the API keys
-    (hashes and revocations) live there, so a key revoked through one is refused by all; empty: this machine."""
+    """Object storage shared by several ``huichat serve`` replicas (s3://bucket/prefix): every user's index and
+    transcripts, which session a conversation continues, and the API keys live there; empty: this machine."""
     options: dict[str, str] = Field(default_factory=dict)
     """How to reach ``uri`` and an index on object storage (``db_path`` s3://…), in LanceDB's storage_options
     names: endpoint, allow_http, region, aws_access_key_id, aws_secret_access_key, aws_session_token (empty: the AWS environment)."""

@@ -48,6 +48,7 @@ from huichat.memory.results import (
 )
 from huichat.memory.retrieval import Retriever
 from huichat.memory.sessions import SessionHandle, SessionWrite, drafted_turns
+from huichat.memory.shared_transcripts import SharedTranscripts
 from huichat.memory.store import TurnStore
 from huichat.memory.timeparse import TimeResolver
 from huichat.memory.tombstones import Correction, correction, tombstone
@@ -108,6 +109,7 @@ class MemoryKernel:
         data_dir: Path | None = None,
         unavailable: str = "",
         on_close: Callable[[], None] | None = None,
+        shared: SharedTranscripts | None = None,
     ) -> None:
         """``store`` and ``embedder`` None, with the reason ``unavailable``: the index could not be
         opened, and this kernel writes transcripts only (``open_transcripts_only``)."""
@@ -120,7 +122,7 @@ class MemoryKernel:
         self.zone = zone
         self.config = retriever_config
         self.lifecycle = lifecycle or LifecycleConfig()
-        self.transcripts = TranscriptWriter(sessions_dir, zone)
+        self.transcripts = TranscriptWriter(sessions_dir, zone, shared=shared)
         self.resolver = TimeResolver(zone, retriever_config.week_start)
         self._index: _Index | None = None
         if store is not None and embedder is not None:
@@ -434,6 +436,21 @@ class MemoryKernel:
         if self._index is None or not self._health.usable:
             return  # the transcript holds it: the reconcile after memory reopens applies it
         self.reconcile(only={session_file})
+
+    def pull_shared(self) -> list[str]:
+        """Bring the working copy of transcripts kept in the shared store up to date (what other
+        replicas wrote; see ``memory.shared_transcripts``) and read the index's newest version; the
+        session files that changed. Their
+        turns are in the index already (each writer indexes its own before it answers); a turn whose
+        writer died first is indexed by the next open's reconcile. A no-op on one machine."""
+        shared = self.transcripts.shared
+        if shared is None:
+            return []
+        with self._lock:
+            changed = shared.pull(lambda session_file: self.transcripts.hold(session_file, create=True))
+        if self._index is not None and self._health.usable:
+            self._index.store.refresh()  # the turns of a session continued here, not those of a second ago
+        return changed
 
     def append_turn(self, session: SessionHandle, draft: TurnDraft) -> Turn:
         """Write one turn: transcript (fsynced) first, then the index."""

@@ -16,6 +16,9 @@ class MemoryLocation:
     db_uri: str
     options: Mapping[str, str] = field(default_factory=dict)
     """How to reach an index on object storage (``storage.options``: LanceDB's storage_options)."""
+    transcripts_uri: str = ""
+    """Where the transcripts are kept for every replica (``storage.uri``; ``sessions_dir`` then holds
+    this machine's working copy of them), or '' when ``sessions_dir`` is all there is."""
 
     @classmethod
     def under(cls, root: Path) -> MemoryLocation:

@@ -2,7 +2,8 @@
 
 Several ``huichat serve`` processes on different machines share one store; LanceDB keeps the
 index tables there itself (``storage_options``), and this module keeps everything else that
-another replica needs (API keys and revocations, today). Object stores neither append nor lock,
+another replica needs: the transcripts' segments (``memory.shared_transcripts``), which session
+a conversation continues, the API keys and their revocations. Object stores neither append nor lock,
 so every shared object is either immutable (written once with ``If-None-Match: *``) or replaced
 by read-modify-write under ``If-Match: <etag>``: of two replicas racing, one wins and the other
 reads again and retries with backoff (``update``) — no lost update, no lock to leak.
@@ -137,6 +138,12 @@ class ObjectStore:
             token = answer.get("NextContinuationToken")
             if not answer.get("IsTruncated") or not token:
                 return sorted(found)
+
+    def folders(self, under: str) -> list[str]:
+        """The names of the folders directly inside ``under`` (one listing page: up to 1,000)."""
+        folder = self.key(under) + "/"
+        answer = self._call("list_objects_v2", Prefix=folder, Delimiter="/")
+        return sorted(p["Prefix"][len(folder) :].strip("/") for p in answer.get("CommonPrefixes", []))
 
     # ---------------------------------------------------------------- writes
 

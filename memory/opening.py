@@ -12,6 +12,7 @@ from huichat.memory.embedding import Embedder
 from huichat.memory.fusion import Fusion
 from huichat.memory.kernel import MemoryKernel
 from huichat.memory.location import MemoryLocation
+from huichat.memory.shared_transcripts import SharedTranscripts
 from huichat.memory.store import TurnStore
 from huichat.memory.timeparse import TimeResolver
 
@@ -74,7 +75,9 @@ def open_kernel(
         lifecycle=lifecycle,
         data_dir=location.data_dir,
         on_close=release,
+        shared=_shared(location),
     )
+    kernel.pull_shared()  # the working copy first: the reconcile below reads it
     alone = kernel.acquire_process_lock(location.data_dir / ".huichat.lock")
     if for_rebuild:
         return kernel
@@ -124,4 +127,11 @@ def open_transcripts_only(
         catalogue_path=location.catalogue_path,
         data_dir=location.data_dir,
         unavailable=reason,
+        shared=_shared(location),
     )
+
+
+def _shared(location: MemoryLocation) -> SharedTranscripts | None:
+    if not location.transcripts_uri:
+        return None
+    return SharedTranscripts(location.transcripts_uri, location.options, location.sessions_dir)

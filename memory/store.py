@@ -1008,6 +1008,12 @@ class TurnStore:
         self._fts_ready = False
         self._held = None
 
+    def refresh(self) -> None:
+        """Read the newest version now, not once the read-consistency interval passed (a replica
+        continuing a session another one wrote a moment ago): one listing of the table's versions."""
+        with self._reading():
+            self._table.checkout_latest()
+
     def fragments(self) -> int:
         """Number of data fragments (a flood of tiny writes makes many)."""
         with self._reading():

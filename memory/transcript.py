@@ -24,7 +24,7 @@ from collections.abc import Callable, Collection, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime, tzinfo
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from huichat.memory.errors import KernelError
 from huichat.memory.transcript_parse import (
@@ -35,6 +35,9 @@ from huichat.memory.transcript_parse import (
     parse_transcript,
 )
 from huichat.memory.turns import STATUS_OK, TEXT, Turn, anchor_line
+
+if TYPE_CHECKING:
+    from huichat.memory.shared_transcripts import SharedTranscripts
 
 _CLEAN_END = f"{MSG_END}\n".encode()
 """How a file ends after a whole turn was written (anything else is looked at closely first)."""
@@ -122,11 +125,20 @@ class TranscriptWriter:
     ``write`` is the system call that puts bytes in a file (a seam for fault injection).
     """
 
-    def __init__(self, root: Path, zone: tzinfo | None = None, *, write: Write = os.write) -> None:
+    def __init__(
+        self,
+        root: Path,
+        zone: tzinfo | None = None,
+        *,
+        write: Write = os.write,
+        shared: SharedTranscripts | None = None,
+    ) -> None:
         self.root = root
         self.zone = zone
         self._write = write
         self._held: dict[str, int] = {}
+        self.shared = shared
+        """The store every append is also written to (``storage.uri``: replicas), or None."""
 
     def path_of(self, session_file: str) -> Path:
         """Absolute path of a session file given relative to the root."""
@@ -215,7 +227,9 @@ class TranscriptWriter:
                         "created": first.timestamp.isoformat(),
                     }
                     body = f"# huichat session {first.session_id}\n<!-- huichat:session {_json(head)} -->\n" + body
-                self._append_or_roll_back(fd, size, body.encode("utf-8"), durable)
+                data = body.encode("utf-8")
+                self._append_or_roll_back(fd, size, data, durable)
+                self._share(fd, path, first.session_file, size, data)
                 if size == 0 and durable:
                     _fsync_dir(path.parent)
         except OSError as exc:
@@ -227,6 +241,20 @@ class TranscriptWriter:
         if first.prev_id:
             with contextlib.suppress(OSError):  # only the visible label: the link is the file's order
                 self._patch_next(path, first.prev_id, first.id, durable)
+
+    def _share(self, fd: int, path: Path, session_file: str, size: int, data: bytes) -> None:
+        """Write what was appended to the shared store too; when it cannot be, the append is undone
+        (``KernelError``): nothing is acknowledged that another replica could not read."""
+        if self.shared is None:
+            return
+        try:
+            self.shared.push(session_file, size, data)
+        except KernelError:
+            with contextlib.suppress(OSError):
+                os.ftruncate(fd, size)
+                if size == 0:
+                    path.unlink()
+            raise
 
     def _append_or_roll_back(self, fd: int, size: int, data: bytes, durable: bool = True) -> None:
         os.lseek(fd, size, os.SEEK_SET)
@@ -295,7 +323,9 @@ class TranscriptWriter:
             with self.hold(session_file) as fd:
                 size = os.fstat(fd).st_size
                 lead = "" if size and _ends_cleanly(fd, size) else "\n"
-                self._append_or_roll_back(fd, size, f"{lead}<!-- huichat:session {_json(dict(fields))} -->\n".encode())
+                data = f"{lead}<!-- huichat:session {_json(dict(fields))} -->\n".encode()
+                self._append_or_roll_back(fd, size, data)
+                self._share(fd, path, session_file, size, data)
         except OSError as exc:
             raise KernelError(f"cannot write transcript {path}: {exc.strerror or exc}") from exc
 

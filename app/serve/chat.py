@@ -97,7 +97,7 @@ async def _pump(
             log.exception("reply failed for user %s", user)
             finished = Finished("".join(text), None, "", f"internal error: {type(exc).__name__}")
         if not finished.error:
-            service.conversations.remember(
+            await service.conversations.remember(
                 user, conversation, [*said, ("user", question), ("assistant", finished.text)]
             )
         if finished.turn is not None:

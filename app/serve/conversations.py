@@ -20,6 +20,7 @@ from __future__ import annotations
 import asyncio
 import hashlib
 import json
+import logging
 import re
 from collections import OrderedDict
 from collections.abc import Iterable, Mapping, Sequence
@@ -30,12 +31,14 @@ from typing import TYPE_CHECKING, Any
 from huichat.app.runtime import Runtime
 from huichat.app.session import ChatSession
 from huichat.memory.errors import KernelError
+from huichat.memory.objectstore import Conflict, ObjectStore, StoreError
 from huichat.memory.turns import Message, Turn
 
 if TYPE_CHECKING:
     from huichat.memory.kernel import MemoryKernel
     from huichat.providers.llm import LLMClient
 
+log = logging.getLogger("huichat.serve")
 SESSION_HEADER = "X-Huichat-Session"
 SESSION_ID = re.compile(r"^[A-Za-z0-9_-]{1,64}$")
 _REMEMBERED = 20_000
@@ -85,10 +88,17 @@ class Conversation:
 
 
 class Conversations:
-    """Server-side sessions per (user, conversation)."""
+    """Server-side sessions per (user, conversation).
 
-    def __init__(self, runtime: Runtime) -> None:
+    With a shared store (replicas) nothing of a conversation stays in this process between
+    requests: the conversation's hash names its session in the store
+    (``users/<name>/conversations/<hash>``, written once before the reply ends), and every
+    request resumes the session from the memory, which the request brought up to date — so
+    whichever replica gets the next request continues it."""
+
+    def __init__(self, runtime: Runtime, shared: ObjectStore | None = None) -> None:
         self.runtime = runtime
+        self.shared = shared
         self._by_hash: OrderedDict[str, Conversation] = OrderedDict()
         self._by_id: dict[tuple[str, str], Conversation] = {}
 
@@ -101,9 +111,11 @@ class Conversations:
         session_id: str | None,
     ) -> Conversation:
         """The conversation to continue, or a new one seeded with ``earlier`` as context."""
+        if session_id is None and earlier and self.shared is not None:
+            session_id = await asyncio.to_thread(self._stored_session, user, digest(user, earlier))
         if session_id is not None:
             return await self._named(user, kernel, llm, session_id)
-        known = self._by_hash.get(digest(user, earlier)) if earlier else None
+        known = self._by_hash.get(digest(user, earlier)) if earlier and self.shared is None else None
         if known is not None:
             known.session.continue_in(kernel)
             return known
@@ -115,20 +127,37 @@ class Conversations:
     async def _named(self, user: str, kernel: MemoryKernel, llm: LLMClient, session_id: str) -> Conversation:
         if not SESSION_ID.match(session_id):
             raise UnknownSession(f"'{session_id[:64]}' is not a session id")
-        known = self._by_id.get((user, session_id))
+        known = self._by_id.get((user, session_id)) if self.shared is None else None
         if known is None:
             session = ChatSession.from_runtime(self.runtime, kernel=kernel, llm=llm)
             try:
                 await session.resume(session_id)
             except KernelError:
                 raise UnknownSession(f"no session '{session_id}'") from None
+            if self.shared is not None:
+                return Conversation(session)
             known = self._by_id.setdefault((user, session_id), Conversation(session))
         known.session.continue_in(kernel)
         return known
 
-    def remember(self, user: str, conversation: Conversation, said: Sequence[tuple[str, str]]) -> None:
+    def _stored_session(self, user: str, said_digest: str) -> str | None:
+        assert self.shared is not None
+        found = self.shared.get(_conversation_object(user, said_digest))
+        return found.body.decode("utf-8") if found is not None else None
+
+    async def remember(self, user: str, conversation: Conversation, said: Sequence[tuple[str, str]]) -> None:
         """After a reply: the conversation as it now stands (``said`` ends with the reply) leads here."""
         session_id = conversation.session_id
+        if self.shared is not None:
+            if session_id is not None:
+                name = _conversation_object(user, digest(user, said))
+                try:
+                    await asyncio.to_thread(self.shared.create, name, session_id.encode("utf-8"))
+                except Conflict:
+                    pass  # the same words said again lead to the same session
+                except StoreError as exc:  # the reply stands; only its continuation elsewhere is lost
+                    log.warning("cannot record conversation of %s in the store: %s", user, exc)
+            return
         if session_id is not None:
             self._by_id.setdefault((user, session_id), conversation)
         self._by_hash[digest(user, said)] = conversation
@@ -139,6 +168,10 @@ class Conversations:
             live = {id(c) for c in self._by_hash.values()}
             for key in [k for k, c in self._by_id.items() if id(c) not in live]:
                 del self._by_id[key]
+
+
+def _conversation_object(user: str, said_digest: str) -> str:
+    return f"users/{user}/conversations/{said_digest}"
 
 
 def _context_turns(earlier: Sequence[tuple[str, str]], now: datetime) -> list[Turn]:

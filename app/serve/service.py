@@ -56,7 +56,7 @@ class Service:
         """argon2 (~0.4 s of CPU on every core and 64 MiB each) runs here, one check at a time (a
         check uses every core already), at a lower priority; one token resent while its check runs
         waits for that check and then finds it remembered, right or wrong."""
-        self.conversations = Conversations(runtime)
+        self.conversations = Conversations(runtime, self.stores.shared)
         self._llm: LLMClient | None = None
         self._tasks: set[asyncio.Task[Any]] = set()
 
@@ -75,8 +75,8 @@ class Service:
         return self.stores.memory(user)
 
     async def kernel(self, user: str) -> MemoryKernel:
-        """``user``'s kernel, reopened first when degraded and due."""
-        return await self.memory(user).kernel(self.settings.memory_retry_seconds)
+        """``user``'s kernel, reopened first when degraded and due (with replicas: brought up to date)."""
+        return await self.memory(user).fresh(self.settings.memory_retry_seconds)
 
     @property
     def llm(self) -> LLMClient:

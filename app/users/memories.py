@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING, TypeVar
 from huichat.app.runtime import Runtime
 from huichat.memory.errors import KernelError
 from huichat.memory.location import MemoryLocation
+from huichat.memory.objectstore import configured_store
 
 if TYPE_CHECKING:
     from huichat.memory.embedding import Embedder
@@ -92,9 +93,18 @@ class Memory:
         self._retry_at = 0.0
         return await self.kernel(0.0)
 
+    async def fresh(self, retry_seconds: float) -> MemoryKernel:
+        """The kernel, its transcripts brought up to date with what other replicas wrote (and its
+        index read at the newest version): what every request of a replica starts from. Without
+        a shared store it is ``kernel``."""
+        kernel = await self.kernel(retry_seconds)
+        if kernel.transcripts.shared is not None:
+            await asyncio.to_thread(kernel.pull_shared)
+        return kernel
+
     async def run(self, call: Callable[[MemoryKernel], T], retry_seconds: float) -> T:
         """``call(kernel)`` in a thread."""
-        kernel = await self.kernel(retry_seconds)
+        kernel = await self.fresh(retry_seconds)
         return await asyncio.to_thread(call, kernel)
 
     def wrote(self) -> None:
@@ -148,6 +158,8 @@ class Stores:
         self._embedder: Embedder | None = None
         self._embedder_lock = threading.Lock()
         self._memories: dict[str, Memory] = {}
+        self.shared = configured_store(runtime.loaded.config.storage)
+        """The store every replica shares (``storage.uri``), or None on one machine."""
 
     @property
     def users_dir(self) -> Path:
@@ -155,7 +167,16 @@ class Stores:
         return self.runtime.loaded.paths.data_dir / USERS_DIR
 
     def location(self, user: str) -> MemoryLocation:
-        """Where ``user``'s transcripts and index live."""
+        """Where ``user``'s transcripts and index live. With ``storage.uri`` (replicas) every user,
+        the owner too, is ``<uri>/users/<name>/`` (index and transcripts) and this machine keeps a
+        working copy of the transcripts and its caches in ``<data_dir>/users/<name>/``."""
+        storage = self.runtime.loaded.config.storage
+        if storage.uri:
+            local = self.users_dir / check_user_name(user)
+            shared = f"{storage.uri.rstrip('/')}/{USERS_DIR}/{user}"
+            return MemoryLocation(
+                local, local / "sessions", f"{shared}/index.lancedb", storage.options, f"{shared}/sessions"
+            )
         if check_user_name(user) == self.owner:
             return self.runtime.loaded.location
         return MemoryLocation.under(self.users_dir / user)
@@ -163,7 +184,9 @@ class Stores:
     def users(self, also: Iterable[str] = ()) -> list[str]:
         """The owner, every user with a store, and ``also`` (e.g. users holding a key), sorted."""
         found = {self.owner, *also}
-        if self.users_dir.is_dir():
+        if self.shared is not None:
+            found.update(name for name in self.shared.folders(USERS_DIR) if USER_NAME.match(name))
+        elif self.users_dir.is_dir():
             found.update(p.name for p in self.users_dir.iterdir() if p.is_dir() and USER_NAME.match(p.name))
         return sorted(found)
 

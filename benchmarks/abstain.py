@@ -171,14 +171,14 @@ def padding(rows: list[dict[str, Any]], count: int, before: datetime, zone: tzin
     if count > len(rows):
         raise CommandError(f"--pad holds {len(rows)} utterances; a store of this size needs {count}")
     chosen = rows[:count]
-    last = max(moment(r["turn_datetime"] or r["session_datetime"], zone) for r in chosen)
+    last = max(moment(r.get("turn_datetime") or r["session_datetime"], zone) for r in chosen)
     shift = before - timedelta(days=1) - last
 
     def moved(text: str | None) -> str | None:
         return (moment(text, zone) + shift).isoformat() if text else text
 
     return [
-        {**r, "session_datetime": moved(r["session_datetime"]), "turn_datetime": moved(r["turn_datetime"])}
+        {**r, "session_datetime": moved(r["session_datetime"]), "turn_datetime": moved(r.get("turn_datetime"))}
         for r in chosen
     ]
 

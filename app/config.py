@@ -132,6 +132,10 @@ class ConfigError(Exception):
     """A configuration problem; ``str()`` names the file, the key path and the reason."""
 
 
+USERS_DIR = "users"
+"""The folder (under the data dir, or ``storage.uri``) of every user's memory but the owner's own."""
+
+
 @dataclass(frozen=True)
 class Paths:
     """Where huichat keeps things, resolved from the config and the XDG directories."""
@@ -154,9 +158,25 @@ class LoadedConfig:
 
     @property
     def location(self) -> MemoryLocation:
-        """The owner's memory: the configured transcripts and index (reached with ``storage.options``)."""
+        """The owner's memory: the configured transcripts and index (reached with ``storage.options``),
+        or with ``storage.uri`` the owner's memory in the shared store (what every command then reads)."""
         paths = self.paths
+        if self.config.storage.uri:
+            return self.user_location(self.config.serve.owner)
         return MemoryLocation(paths.data_dir, paths.sessions_dir, paths.db_uri, self.config.storage.options)
+
+    def user_location(self, user: str) -> MemoryLocation:
+        """Where a user other than the owner lives: ``<data_dir>/users/<name>/``, or with ``storage.uri``
+        every user (the owner too) in ``<uri>/users/<name>/`` (index and transcripts), this machine
+        keeping a working copy of the transcripts and its caches in ``<data_dir>/users/<name>/``."""
+        local = self.paths.data_dir / USERS_DIR / user
+        storage = self.config.storage
+        if not storage.uri:
+            return MemoryLocation.under(local)
+        shared = f"{storage.uri.rstrip('/')}/{USERS_DIR}/{user}"
+        return MemoryLocation(
+            local, local / "sessions", f"{shared}/index.lancedb", storage.options, f"{shared}/sessions"
+        )
 
 
 def _xdg(var: str, fallback: str, env: dict[str, str]) -> Path:

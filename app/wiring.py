@@ -93,8 +93,10 @@ def runtime(loaded: LoadedConfig, zone: Zone | None = None) -> Runtime:
 
     def open_catalogue() -> Catalogue:
         from huichat.memory.catalogue import Catalogue
+        from huichat.memory.shared_transcripts import pull_working_copy
 
         location = loaded.location
+        pull_working_copy(location)  # with storage.uri: what every replica wrote, first
         return Catalogue(location.sessions_dir, location.catalogue_path)
 
     return Runtime(loaded, zone, open_kernel, open_embedder, open_llm, open_catalogue, utc_now)

@@ -4,8 +4,10 @@ Run: ``python -m benchmarks.s3trips`` (about 30 s). It starts moto's S3 server (
 API, from the dev extras) on loopback behind a counting WSGI layer, so every request LanceDB
 (its Rust object_store) and huichat's own client send is counted, then opens a memory whose
 index is on it (the embedder is the tests' hash embedder: the model does not change what is
-sent to the store, only the vector's values) and counts the requests of: opening, storing a
-turn, a search within the read-consistency interval and one after it, and an API-key check.
+sent to the store, only the vector's values; its transcripts are in the store too, as with
+``storage.uri``) and counts the requests of: opening, storing a turn (its transcript segment
+and its index row), a search within the read-consistency interval and one after it, bringing
+a replica up to date (what every request of a replica starts with), and an API-key check.
 A search reads the rows anew when another version of the table appeared (the held rows and
 vectors of an exact search): that costs a GET per data fragment, which is why compaction
 matters more on a store than on a disk. The numbers are counts, not times: multiply by a real store's round trip (S3 in-region:
@@ -106,7 +108,9 @@ def measure(turns: int) -> dict[str, Any]:
             root = Path(folder)
 
             def opened(name: str) -> Any:
-                location = MemoryLocation(root / name, root / name / "sessions", f"{uri}/index.lancedb", options)
+                location = MemoryLocation(
+                    root / name, root / name / "sessions", f"{uri}/index.lancedb", options, f"{uri}/sessions"
+                )
                 return open_kernel(location, HashEmbedder(384), RetrieverConfig(min_similarity=0.0), UTC, now=now)
 
             with s3.counting(counts, "open, new index"):
@@ -129,6 +133,12 @@ def measure(turns: int) -> dict[str, Any]:
                 kernel.search(SearchRequest("猫 question", now))
             with s3.counting(counts, "open, existing index (another replica)"):
                 other = opened("b")
+            with s3.counting(counts, "bring a replica up to date, nothing new (each of 10)", 10):
+                for _ in range(10):
+                    other.pull_shared()
+            kernel.append_turn(session, TurnDraft((Message("user", "one more"), Message("assistant", "ok")), now))
+            with s3.counting(counts, "bring a replica up to date after another's turn"):
+                other.pull_shared()
             other.close()
             kernel.close()
             store = ObjectStore(uri, options)

@@ -29,6 +29,7 @@ from contextlib import AbstractContextManager
 from pathlib import Path
 
 from huichat.memory.errors import KernelError
+from huichat.memory.location import MemoryLocation
 from huichat.memory.objectstore import Conflict, ObjectStore, StoreError
 
 _SUFFIX = ".md"
@@ -110,3 +111,15 @@ class SharedTranscripts:
             raise KernelError(f"cannot write transcript {session_file}: {exc.strerror or exc}") from exc
         with self._lock:
             self._known[session_file] = segments
+
+
+def pull_working_copy(location: MemoryLocation) -> list[str]:
+    """Bring ``location``'s working copy of its shared transcripts up to date without opening the
+    index (what a command that reads transcripts only, like ``export``, starts with)."""
+    from huichat.memory.transcript import TranscriptWriter
+
+    if not location.transcripts_uri:
+        return []
+    writer = TranscriptWriter(location.sessions_dir)
+    shared = SharedTranscripts(location.transcripts_uri, location.options, location.sessions_dir)
+    return shared.pull(lambda session_file: writer.hold(session_file, create=True))

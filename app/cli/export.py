@@ -14,6 +14,7 @@ from huichat.app.errors import CommandError
 from huichat.memory.exports import ExportFormat
 from huichat.memory.exports.selection import Selection
 from huichat.memory.exports.writer import export
+from huichat.memory.shared_transcripts import pull_working_copy
 
 if TYPE_CHECKING:
     from huichat.app.runtime import Runtime
@@ -81,8 +82,10 @@ def run(args: argparse.Namespace, runtime: Runtime) -> int:
         def step(stored: StoredSession) -> None:
             progress.update(task, advance=1, description=f"exporting {stored.session_id}")
 
+        location = runtime.loaded.location
+        pull_working_copy(location)  # with storage.uri: what every replica wrote, first
         report = export(
-            runtime.loaded.paths.sessions_dir,
+            location.sessions_dir,
             ExportFormat(args.format),
             args.out,
             Selection(since, until, args.session),

@@ -38,7 +38,7 @@ def run(args: argparse.Namespace, runtime: Runtime) -> int:
     finally:
         kernel.close()
     print(
-        f"reindexed {report.added + report.updated} turns from {report.files_checked} transcripts into {runtime.loaded.paths.db_uri}"
+        f"reindexed {report.added + report.updated} turns from {report.files_checked} transcripts into {runtime.loaded.location.db_uri}"
     )
     for line in report.notices():  # every one: this is where "… and N more" sends the user
         print(f"huichat: {line}", file=sys.stderr)

@@ -18,6 +18,7 @@ from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import TYPE_CHECKING, TypeVar
 
+from huichat.app.config import USERS_DIR
 from huichat.app.runtime import Runtime
 from huichat.memory.errors import KernelError
 from huichat.memory.location import MemoryLocation
@@ -29,7 +30,6 @@ if TYPE_CHECKING:
 
 T = TypeVar("T")
 USER_NAME = re.compile(r"^[a-z0-9][a-z0-9_-]{0,31}$")
-USERS_DIR = "users"
 _EMBED_BATCH = 64
 
 
@@ -167,19 +167,10 @@ class Stores:
         return self.runtime.loaded.paths.data_dir / USERS_DIR
 
     def location(self, user: str) -> MemoryLocation:
-        """Where ``user``'s transcripts and index live. With ``storage.uri`` (replicas) every user,
-        the owner too, is ``<uri>/users/<name>/`` (index and transcripts) and this machine keeps a
-        working copy of the transcripts and its caches in ``<data_dir>/users/<name>/``."""
-        storage = self.runtime.loaded.config.storage
-        if storage.uri:
-            local = self.users_dir / check_user_name(user)
-            shared = f"{storage.uri.rstrip('/')}/{USERS_DIR}/{user}"
-            return MemoryLocation(
-                local, local / "sessions", f"{shared}/index.lancedb", storage.options, f"{shared}/sessions"
-            )
+        """Where ``user``'s transcripts and index live (``LoadedConfig.user_location``)."""
         if check_user_name(user) == self.owner:
             return self.runtime.loaded.location
-        return MemoryLocation.under(self.users_dir / user)
+        return self.runtime.loaded.user_location(user)
 
     def users(self, also: Iterable[str] = ()) -> list[str]:
         """The owner, every user with a store, and ``also`` (e.g. users holding a key), sorted."""

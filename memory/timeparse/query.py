@@ -27,7 +27,9 @@ Two kinds of vague phrase never restrict a search that holds other words. 之前
 previously ("before now") exclude nothing and are mostly part of a noun phrase (以前的室友,
 "my former roommate"): content. 刚才 / 最近 / recently are as often chit-chat or an aside
 (刚才一直在想…, 最近有哪些安排) as a constraint: a hint, ranking recent turns first and
-dropping none.
+dropping none. "How long ago" (how many years ago…) asks for a time and constrains nothing
+("How long ago did Tim start the violin?" was a filter to "long ago", 1900 to three months back
+with the scan's focus there: recall of such questions on LoCoMo-dev fell from 0.89 to 0.65).
 """
 
 from __future__ import annotations
@@ -105,6 +107,8 @@ def classify(rest: str, piece: Piece) -> tuple[Role, str]:
     """The role of the time phrase ``piece`` in a query; ``rest`` is the query without it."""
     if piece.kind == "vague-before":
         return "content", "before now (no constraint)"
+    if piece.kind == "asked":
+        return "content", "the time asked for"
     role, reason = _role(rest)
     if role == "filter" and reason != "bare filter" and _calendar_day(piece):
         return "hint", "calendar date with other words"

@@ -36,7 +36,7 @@ class Piece:
     absolute: bool = False
     """Written as a calendar date (2026-03-05, 3月5日, March 5), not relative to now."""
     kind: str = ""
-    """What the piece is, where the composer cares: ``vague-before`` (之前), ``now``."""
+    """What the piece is, where the composer cares: ``vague-before`` (之前), ``asked`` ("how long ago"), ``now``."""
     lead: int = 0
     """Characters just before the rule's match that belong to the phrase (去年 in 去年国庆)."""
 

@@ -12,6 +12,8 @@ no recent turn; ``focus`` says where the phrase weighs most::
     早些时候 早先 先前 / earlier on                    the last 8 weeks up to now, mostly the last 7 days
     很久以前 好久以前 / long ago, ages ago, way back   since 1900 up to now, mostly before 3 months ago
     之前 以前 / previously                             since 1900 up to now
+    how long ago, how many years ago                   since 1900 up to now: the time asked for, never
+                                                         a constraint ("How long ago did Tim start the violin?")
 """
 
 from __future__ import annotations
@@ -81,6 +83,8 @@ _VAGUE_EN = {
     "a long time ago": "long_ago", "long ago": "long_ago", "ages ago": "long_ago", "way back": "long_ago",
     "a long while ago": "long_ago", "years ago": "long_ago",
     "previously": "before",
+    "how long ago": "asked", "how many years ago": "asked", "how many months ago": "asked",
+    "how many weeks ago": "asked", "how many days ago": "asked",
 }  # fmt: skip
 
 
@@ -95,8 +99,9 @@ def _en_vague(cal: Calendar, m: re.Match[str]) -> Piece:
 
 
 def _piece_kind(kind: str) -> str:
-    """``vague-before`` for 之前/以前/previously (before now: no constraint at all), ``vague-soft`` for
-    刚才/最近/recently (a recency that orders but excludes nothing), else '' (see ``query``)."""
-    if kind == "before":
-        return "vague-before"
+    """``vague-before`` for 之前/以前/previously (before now: no constraint at all), ``asked`` for "how
+    long ago" (the time is what is asked for), ``vague-soft`` for 刚才/最近/recently (a recency that
+    orders but excludes nothing), else '' (see ``query``)."""
+    if kind in ("before", "asked"):
+        return "vague-before" if kind == "before" else "asked"
     return "vague-soft" if kind in ("just_now", "recent") else ""

@@ -65,6 +65,9 @@ CASES = [
     ("我以前的室友叫什么", "content", "before now (no constraint)"),
     ("之前说的那个餐厅叫什么", "content", "before now (no constraint)"),
     ("previously discussed VPN issue", "content", "before now (no constraint)"),
+    # "how long ago" asks for the time: it constrains nothing (it was a filter to "long ago")
+    ("How long ago did Tim start playing the violin?", "content", "the time asked for"),
+    ("how many years ago did we move to Lisbon", "content", "the time asked for"),
     # a vague recency beside other words is chit-chat or an aside as often as a constraint: soft
     ("刚才一直在想那家店叫什么", "hint", "vague recency with other words"),
     ("最近有哪些安排", "hint", "vague recency with other words"),

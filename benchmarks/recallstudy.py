@@ -15,6 +15,7 @@ from __future__ import annotations
 import argparse
 import contextlib
 import os
+import re
 import time
 from collections import defaultdict
 from collections.abc import Callable, Iterator
@@ -45,8 +46,41 @@ def _fusion(**changes: Any) -> Variant:
 VARIANTS: dict[str, Variant] = {
     "base": _fusion(),
 }
-"""The rankings compared: add one as ``"name": _fusion(field=value)`` for a ``Fusion`` field under
-study (a variant that helps becomes the field's default; one that does not goes, with its field)."""
+"""The rankings compared by name; ``--variants`` also takes ``field=value+field=value`` over ``Fusion``'s
+fields (a variant that helps becomes the field's default; one that does not goes, with its field)."""
+
+
+def variant(name: str) -> Variant:
+    """A named variant, or one written as ``field=value+field=value`` over ``Fusion``'s fields."""
+    if name in VARIANTS:
+        return VARIANTS[name]
+    changes = {}
+    for part in name.split("+"):
+        field_name, _, value = part.partition("=")
+        changes[field_name] = type(getattr(Fusion(), field_name))(value)
+    return _fusion(**changes)
+
+
+_REPHRASED = (
+    (
+        re.compile(r"^When did ", re.IGNORECASE),
+        ("On which day did ", "What date did ", "Around when did ", "How long ago did "),
+    ),
+    (
+        re.compile(r"^When (is|was) ", re.IGNORECASE),
+        ("On what date {0} ", "What date {0} ", "Around when {0} ", "At what time {0} "),
+    ),
+)
+"""Other ways to ask LoCoMo's "When did …?" (``--rephrase``): a time hold-out no rule was written for."""
+
+
+def rephrased(question: str, turn: int) -> str:
+    """``question`` asked the ``turn``-th other way (itself when no rephrasing fits)."""
+    for pattern, openings in _REPHRASED:
+        match = pattern.match(question)
+        if match:
+            return openings[turn % len(openings)].format(*match.groups()) + question[match.end() :]
+    return question
 
 
 def _ask(kernel: MemoryKernel, question: dict[str, Any], now: Any, depth: int) -> list[str]:
@@ -60,6 +94,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--vectors", type=Path, required=True)
     parser.add_argument("--variants", default=",".join(VARIANTS))
     parser.add_argument("--limit", type=int, default=None)
+    parser.add_argument(
+        "--rephrase", action="store_true", help='ask temporal "When did …?" questions in other words (a time hold-out)'
+    )
     parser.add_argument("--threshold", type=float, default=None, help="min_similarity (default: the config's)")
     args = parser.parse_args(argv)
     loaded = load_config(None)
@@ -67,6 +104,11 @@ def main(argv: list[str] | None = None) -> int:
     embedder = CachedEmbedder(bench_embedder(loaded, None), args.vectors)
     rows = read_jsonl(args.data / "conversations.jsonl")
     questions = [q for q in read_jsonl(args.data / "questions.jsonl") if q.get("evidence_turn_ids")]
+    if args.rephrase:
+        questions = [
+            {**q, "question": rephrased(q["question"], i)} if q["category"] == "temporal" else q
+            for i, q in enumerate(questions)
+        ]
     by_conversation: dict[str, list[dict[str, Any]]] = defaultdict(list)
     for row in rows:
         by_conversation[row["conversation_id"]].append(row)
@@ -86,7 +128,7 @@ def main(argv: list[str] | None = None) -> int:
             scores: dict[str, Score] = defaultdict(Score)
             started, cpu = time.perf_counter(), os.times()
             for kernel, mapping, latest, asked in opened:
-                VARIANTS[name](kernel)
+                variant(name)(kernel)
                 for question in asked:
                     now = (
                         moment(question["question_datetime"], zone.tz) if question.get("question_datetime") else latest

@@ -7,7 +7,8 @@ scale, mixed by weight, and spread to neighbours in the conversation.
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+import re
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, replace
 
 from huichat.memory.calibration import Evidence
@@ -44,6 +45,17 @@ class Fusion:
     """How many of the strongest neighbours pass strength on."""
     expand: int = 20
     """Top candidates whose neighbours join the pool even when neither index returned them."""
+    hop_weight: float = 0.1
+    """Weight of the second hop's list in the fusion: the turns nearest to the query's vector plus
+    the mean of its ``hop_seeds`` best turns' vectors, so that evidence sharing little with the
+    question but much with its first answers (the same place, person or thing in another
+    session) joins the ranking."""
+    hop_seeds: int = 3
+    """How many of the first ranking's best turns the second hop starts from."""
+    speaker_share: float = 0.3
+    """Added to the fused score of a turn said by someone the query names ("what has Melanie
+    painted?"): in an imported chat between named people, a question about a person is mostly
+    answered by what that person said. Roles (user, assistant) are not names."""
 
     def for_query(self, keywords: str) -> Fusion:
         """The fusion for this query: ``cjk_weights`` when it holds CJK characters."""
@@ -108,14 +120,15 @@ def normalise_bm25(scores: Sequence[float]) -> list[float]:
 
 
 def fuse(
-    vector: Sequence[Scored], text: Sequence[Scored], fusion: Fusion, scale: Scale
+    vector: Sequence[Scored], text: Sequence[Scored], fusion: Fusion, scale: Scale, hop: Sequence[Scored] = ()
 ) -> tuple[dict[str, float], dict[str, Turn], float]:
-    """Mixed z-scores per turn id, the turns, and the floor (the score of a turn in neither list)."""
+    """Mixed z-scores per turn id, the turns, and the floor (the score of a turn in none of the lists)."""
     turns: dict[str, Turn] = {}
     parts: list[tuple[float, Standard, dict[str, float]]] = []
     for weight, items, standard in (
         (fusion.vector_weight, vector, scale.vector),
         (fusion.text_weight, text, scale.text),
+        (fusion.hop_weight, hop, Standard.of([s.score for s in hop]) if hop else None),
     ):
         if standard is None:
             continue  # this index had nothing at all for the query: the other decides alone
@@ -144,3 +157,15 @@ def spread_context(scores: dict[str, float], turns: dict[str, Turn], floor: floa
                     shares.append(share * max(0.0, scores.get(other, floor) - floor))
         final[turn_id] = scores.get(turn_id, floor) + sum(sorted(shares, reverse=True)[: fusion.context_count])
     return final
+
+
+def speakers_named(query: str, turns: Iterable[Turn]) -> frozenset[str]:
+    """The speakers of ``turns`` (named ones, not bare roles) whose name the query holds as a word."""
+    names = {m.speaker for t in turns for m in t.messages if m.speaker and m.speaker != m.role}
+    lowered = query.casefold()
+    return frozenset(
+        name
+        for name in names
+        if (name.casefold() in lowered)
+        if has_cjk(name) or re.search(rf"(?<!\w){re.escape(name.casefold())}(?!\w)", lowered)
+    )

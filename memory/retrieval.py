@@ -12,6 +12,8 @@ from dataclasses import dataclass, field, replace
 from datetime import datetime, timedelta, tzinfo
 from pathlib import Path
 
+import numpy as np
+
 from huichat.memory.calibration import Reference, calibrated, stands_out
 from huichat.memory.config import RetrieverConfig, TierPrior
 from huichat.memory.deadline import in_background
@@ -30,7 +32,15 @@ from huichat.memory.filters import (
     status_filter,
     time_range_filter,
 )
-from huichat.memory.fusion import Candidate, Fusion, Scale, fuse, normalise_bm25, spread_context
+from huichat.memory.fusion import (
+    Candidate,
+    Fusion,
+    Scale,
+    fuse,
+    normalise_bm25,
+    speakers_named,
+    spread_context,
+)
 from huichat.memory.results import (
     Mode,
     OnRound,
@@ -119,13 +129,16 @@ class Retriever:
             return [Candidate(s.turn, max(0.0, min(1.0, s.score))) for s in vector]
         if mode == "text":
             return [Candidate(s.turn, n) for s, n in zip(text, normalise_bm25([s.score for s in text]), strict=True)]
-        scores, turns, floor = fuse(vector, text, fusion, ask.scale or Scale.of(vector, text))
-        if fusion.context and scores:
-            strongest = sorted(scores, key=lambda i: -scores[i])[: fusion.expand]
-            around = self.store.neighbours([turns[i] for i in strongest], len(fusion.context), ask.where)
-            for turn in around:
-                turns.setdefault(turn.id, turn)
-            scores = spread_context(scores, turns, floor, fusion)
+        scale = ask.scale or Scale.of(vector, text)
+        scores, turns, floor = self._fused(vector, text, (), fusion, scale, ask.where)
+        if fusion.hop_weight > 0 and scores:
+            hop = self._second_hop(keywords, scores, fusion, max(ask.limit, fusion.pool), ask.where)
+            if hop:
+                scores, turns, floor = self._fused(vector, text, hop, fusion, scale, ask.where)
+        named = speakers_named(keywords, turns.values()) if fusion.speaker_share > 0 else frozenset()
+        for turn_id, turn in turns.items():
+            if named and any(m.speaker in named for m in turn.messages):
+                scores[turn_id] = scores.get(turn_id, floor) + fusion.speaker_share
         ranked = sorted(turns.values(), key=lambda t: (-scores.get(t.id, floor), -t.timestamp.timestamp()))
         cosines = {s.turn.id: s.score for s in vector}
         lowest = min(cosines.values(), default=0.0)
@@ -149,6 +162,41 @@ class Retriever:
             )
             for t in ranked
         ]
+
+    def _fused(
+        self,
+        vector: list[Scored],
+        text: list[Scored],
+        hop: list[Scored] | tuple[()],
+        fusion: Fusion,
+        scale: Scale,
+        where: Filter | None,
+    ) -> tuple[dict[str, float], dict[str, Turn], float]:
+        """The fused scores (with the strongest candidates' neighbours' shares), the turns, the floor."""
+        scores, turns, floor = fuse(vector, text, fusion, scale, hop)
+        if fusion.context and scores:
+            strongest = sorted(scores, key=lambda i: -scores[i])[: fusion.expand]
+            around = self.store.neighbours([turns[i] for i in strongest], len(fusion.context), where)
+            for turn in around:
+                turns.setdefault(turn.id, turn)
+            scores = spread_context(scores, turns, floor, fusion)
+        return scores, turns, floor
+
+    def _second_hop(
+        self, keywords: str, scores: dict[str, float], fusion: Fusion, limit: int, where: Filter | None
+    ) -> list[Scored]:
+        """The nearest turns to the query moved towards its first best turns (a second hop)."""
+        seeds = sorted(scores, key=lambda i: -scores[i])[: fusion.hop_seeds]
+        found = self.store.unit_vectors(seeds)
+        # each seed pulls by its lead over the weakest seed: a clear first answer is not diluted by near-ties
+        weights = {i: scores[i] - scores[seeds[-1]] for i in found}
+        total = sum(weights.values())
+        if total <= 0.0:
+            return []
+        query = self.embedder.embed_query(keywords or " ")
+        pull = sum(weights[i] * found[i] for i in found) / total
+        point = query / max(float(np.linalg.norm(query)), 1e-12) + pull
+        return self.store.vector_search(point.astype(np.float32), limit, where)
 
     def _without_vector(self, ids: list[str]) -> set[str]:
         """Those of ``ids`` that have no vector yet (none is looked up while every turn has one)."""

@@ -650,6 +650,15 @@ class TurnStore:
                 i: np.asarray(v, dtype=np.float32) for i, v in zip(table.column("id").to_pylist(), vectors, strict=True)
             }
 
+    def unit_vectors(self, ids: Sequence[str]) -> dict[str, npt.NDArray[np.float32]]:
+        """The unit-length vectors of turns (only those already embedded): from memory while held."""
+        with self._reading():
+            held = self._current()
+            if held is not None and held.matrix is not None:
+                return held.matrix.unit_of(ids)
+        found = self.vectors(ids)
+        return {i: v / max(float(np.linalg.norm(v)), 1e-12) for i, v in found.items()}
+
     def neighbours(self, hits: Sequence[Turn], window: int, where: Filter | None = None) -> list[Turn]:
         """The turns within ±``window`` positions of each hit in its session (matching ``where``)."""
         with self._reading():

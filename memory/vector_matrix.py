@@ -54,6 +54,10 @@ class VectorMatrix:
     def __len__(self) -> int:
         return len(self.ids)
 
+    def unit_of(self, ids: Iterable[str]) -> dict[str, npt.NDArray[np.float32]]:
+        """The unit vectors of those ``ids`` held here (others are absent)."""
+        return {i: self.unit[r] for i, r in ((i, self._rows.get(i)) for i in ids) if r is not None}
+
     def rows_of(self, ids: Iterable[str]) -> npt.NDArray[np.intp]:
         """The rows of those ``ids`` held here (others are ignored)."""
         return np.fromiter((r for r in (self._rows.get(i) for i in ids) if r is not None), dtype=np.intp)

@@ -132,7 +132,7 @@ class Retriever:
         scale = ask.scale or Scale.of(vector, text)
         scores, turns, floor = self._fused(vector, text, (), fusion, scale, ask.where)
         if fusion.hop_weight > 0 and scores:
-            hop = self._second_hop(keywords, scores, fusion, max(ask.limit, fusion.pool), ask.where)
+            hop = self._second_hop(keywords, scores, turns, fusion, max(ask.limit, fusion.pool), ask.where)
             if hop:
                 scores, turns, floor = self._fused(vector, text, hop, fusion, scale, ask.where)
         named = speakers_named(keywords, turns.values()) if fusion.speaker_share > 0 else frozenset()
@@ -183,13 +183,34 @@ class Retriever:
         return scores, turns, floor
 
     def _second_hop(
-        self, keywords: str, scores: dict[str, float], fusion: Fusion, limit: int, where: Filter | None
+        self,
+        keywords: str,
+        scores: dict[str, float],
+        turns: dict[str, Turn],
+        fusion: Fusion,
+        limit: int,
+        where: Filter | None,
     ) -> list[Scored]:
-        """The nearest turns to the query moved towards its first best turns (a second hop)."""
-        seeds = sorted(scores, key=lambda i: -scores[i])[: fusion.hop_seeds]
+        """The nearest turns to the query moved towards its first best turns (a second hop).
+
+        A turn said right after a better seed is no seed of its own: it is embedded after that
+        seed's tail (``memory.turns.search_text``) and would pull towards its predecessor's words
+        twice ("Any tips for juggling?" after the dentist's appointment overtook it for "Who is my
+        dentist?"). Each seed pulls by its lead over the candidate ranked after the last seed.
+        """
+        ranked = sorted(scores, key=lambda i: -scores[i])
+        seeds: list[str] = []
+        for turn_id in ranked[: 2 * fusion.hop_seeds]:
+            previous = turns[turn_id].prev_id
+            if previous in seeds and in_context(turns[turn_id], turns[previous or ""]):
+                continue
+            seeds.append(turn_id)
+            if len(seeds) == fusion.hop_seeds:
+                break
+        after = ranked.index(seeds[-1]) + 1
+        below = scores[ranked[after]] if after < len(ranked) else min(scores.values())
         found = self.store.unit_vectors(seeds)
-        # each seed pulls by its lead over the weakest seed: a clear first answer is not diluted by near-ties
-        weights = {i: scores[i] - scores[seeds[-1]] for i in found}
+        weights = {i: scores[i] - below for i in found}
         total = sum(weights.values())
         if total <= 0.0:
             return []

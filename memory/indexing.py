@@ -94,6 +94,7 @@ class Indexer:
         writing: AbstractContextManager[object],
         stop: threading.Event,
         progress: Progress | None = None,
+        embedder: Embedder | None = None,
     ) -> int:
         """Embed up to ``limit`` turns that were indexed without a vector; returns how many got one.
 
@@ -103,7 +104,9 @@ class Indexer:
         of similar length, ``stop`` looked at between parts (and inside one, for an
         ``Interruptible`` embedder); what was finished is written in one commit under
         ``writing``, onto the turns still waiting unchanged. ``progress(done, of)`` follows the parts.
+        ``embedder`` embeds instead of the index's own (the same model elsewhere: a Ray cluster's workers).
         """
+        embedder = embedder or self.embedder
         waiting = self.store.pending(limit)
         if not waiting:
             return 0
@@ -116,9 +119,9 @@ class Indexer:
                     break
                 texts = [entries[i].text for i in part]
                 found = (
-                    self.embedder.embed_passages_until(texts, stop)
-                    if isinstance(self.embedder, Interruptible)
-                    else self.embedder.embed_passages(texts)
+                    embedder.embed_passages_until(texts, stop)
+                    if isinstance(embedder, Interruptible)
+                    else embedder.embed_passages(texts)
                 )
                 vectors.update(zip(part, found, strict=True))
                 if progress is not None:

@@ -537,18 +537,21 @@ class MemoryKernel:
         """Turns found by their words but still waiting for their vector."""
         return self._index.store.pending_count if self._index is not None and self._health.usable else 0
 
-    def embed_pending(self, limit: int = EMBED_BATCH, progress: Progress | None = None) -> int:
+    def embed_pending(
+        self, limit: int = EMBED_BATCH, progress: Progress | None = None, embedder: Embedder | None = None
+    ) -> int:
         """Embed up to ``limit`` turns that were indexed without a vector; returns how many.
 
         Call it repeatedly in the background until it returns 0 (see ``Indexer.embed_waiting``).
         Searches and writes go on while it embeds: only the final write takes the kernel's
         lock. After ``stop_embedding`` it returns 0. ``progress(done, of)`` follows the
-        parts of this call (``of``: ``limit`` or fewer).
+        parts of this call (``of``: ``limit`` or fewer). ``embedder`` embeds instead of the index's own
+        (``memory.ray_embedding``: the same model on a cluster).
         """
         with self._embedding:
             if self._stop_embedding.is_set():
                 return 0
-            return self.indexer.embed_waiting(limit, self._lock, self._stop_embedding, progress)
+            return self.indexer.embed_waiting(limit, self._lock, self._stop_embedding, progress, embedder)
 
     def stop_embedding(self) -> None:
         """Stop the catch-up for good (Ctrl-C, quitting): the call in flight returns within about a

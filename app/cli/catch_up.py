@@ -20,6 +20,8 @@ from huichat.app.progress import ProgressReport
 if TYPE_CHECKING:
     from rich.console import Console
 
+    from huichat.app.cli.cluster import Cluster
+    from huichat.memory.embedding import Embedder
     from huichat.memory.kernel import MemoryKernel
 
 EXIT_INTERRUPTED = 130
@@ -29,16 +31,24 @@ BATCH = 64
 _POLL = 0.2
 
 
-def catch_up(kernel: MemoryKernel, console: Console) -> bool:
-    """Compute every waiting vector with progress; False when Ctrl-C stopped it (what was finished is kept)."""
+def catch_up(kernel: MemoryKernel, console: Console, cluster: Cluster | None = None) -> bool:
+    """Compute every waiting vector with progress (on ``cluster``'s workers when given); False when
+    Ctrl-C stopped it (what was finished is kept)."""
     waiting = kernel.pending_vectors
     if not waiting:
         return True
+    if cluster is None:
+        return _embed_with_progress(kernel, console, waiting, None)
+    with cluster.embedder(kernel, console) as embedder:
+        return _embed_with_progress(kernel, console, waiting, embedder)
+
+
+def _embed_with_progress(kernel: MemoryKernel, console: Console, waiting: int, embedder: Embedder | None) -> bool:
     with (
         ProgressReport(console, "embedding", waiting, "turns") as report,
         ThreadPoolExecutor(1, thread_name_prefix="embedding") as worker,
     ):
-        running = worker.submit(_embed_all, kernel, report)
+        running = worker.submit(_embed_all, kernel, report, embedder)
         try:
             while True:
                 try:
@@ -52,9 +62,9 @@ def catch_up(kernel: MemoryKernel, console: Console) -> bool:
             return False
 
 
-def _embed_all(kernel: MemoryKernel, report: ProgressReport) -> None:
+def _embed_all(kernel: MemoryKernel, report: ProgressReport, embedder: Embedder | None) -> None:
     done = 0
-    while batch := kernel.embed_pending(BATCH, partial(_advanced, report, done)):
+    while batch := kernel.embed_pending(BATCH, partial(_advanced, report, done), embedder):
         done += batch
         report.update(done)
 

@@ -25,6 +25,7 @@ from rich.progress import (
 from rich.table import Table
 
 from huichat.app import visible
+from huichat.app.cli import cluster
 from huichat.app.cli.catch_up import EXIT_INTERRUPTED, catch_up
 from huichat.app.errors import CommandError
 from huichat.app.progress import ProgressReport
@@ -90,13 +91,13 @@ def _show(
     console.print(_table(title, report_rows(summary, tally, runtime.zone.tz, dry_run=dry)))
 
 
-def _embed(kernel: MemoryKernel, console: Console) -> int:
+def _embed(kernel: MemoryKernel, console: Console, workers: cluster.Cluster | None) -> int:
     """Compute the waiting vectors (Ctrl-C stops it, keeping every finished vector); the exit status."""
     waiting = kernel.pending_vectors
     if not waiting:
         return 0
     console.print(f"{waiting:,} turns are searchable by their words now; computing their vectors (search by meaning)…")
-    if catch_up(kernel, console):
+    if catch_up(kernel, console, workers):
         console.print("Every imported turn is searchable by meaning too.")
         return 0
     print(
@@ -120,6 +121,7 @@ def add_parser(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument("--dry-run", action="store_true", help="show what would be imported; write nothing")
     parser.add_argument("--no-embed", action="store_true", help="do not compute vectors now (huichat does it later)")
+    cluster.add_option(parser)
 
 
 def run(args: argparse.Namespace, runtime: Runtime) -> int:
@@ -128,6 +130,7 @@ def run(args: argparse.Namespace, runtime: Runtime) -> int:
     from huichat.memory.imports.stored import SessionLocator
 
     console = visible.console()
+    workers = None if args.no_embed else cluster.Cluster.from_args(args, runtime)
     fmt = SourceFormat(args.format) if args.format else None
     builder = SummaryBuilder()
     limits = runtime.loaded.config.imports
@@ -169,6 +172,6 @@ def run(args: argparse.Namespace, runtime: Runtime) -> int:
                     "vectors in the background when it next opens (then they are found by meaning too)."
                 )
             return 0
-        return _embed(kernel, console)
+        return _embed(kernel, console, workers)
     finally:
         kernel.close()

@@ -7,6 +7,7 @@ import sys
 from typing import TYPE_CHECKING
 
 from huichat.app import visible
+from huichat.app.cli import cluster
 from huichat.app.cli.catch_up import EXIT_INTERRUPTED, catch_up
 
 if TYPE_CHECKING:
@@ -16,13 +17,15 @@ HELP = "rebuild the index from the transcripts (after changing the model)"
 
 
 def add_parser(parser: argparse.ArgumentParser) -> None:
-    """No options."""
+    """Where the vectors are computed."""
+    cluster.add_option(parser)
 
 
 def run(args: argparse.Namespace, runtime: Runtime) -> int:
     """Rebuild the index from the transcripts with a progress bar."""
     from rich.progress import Progress
 
+    workers = cluster.Cluster.from_args(args, runtime)
     kernel = runtime.open_kernel(reconcile=False, for_rebuild=True)
     console = visible.console()
     try:
@@ -34,7 +37,7 @@ def run(args: argparse.Namespace, runtime: Runtime) -> int:
                 progress.update(task, completed=done, total=total)
 
             report = kernel.reindex(advance, embed=False)
-        embedded = catch_up(kernel, console)
+        embedded = catch_up(kernel, console, workers)
     finally:
         kernel.close()
     print(

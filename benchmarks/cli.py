@@ -46,7 +46,7 @@ def _modes(text: str) -> list[str]:
     return modes
 
 
-HELP = "benchmarks: recall, abstain, words, timegen, scale, startup, cli, loop, chaos, serve, import, lifecycle, embed"
+HELP = "benchmarks: recall, abstain, words, timegen, scale, startup, cli, loop, chaos, serve, import, lifecycle, embed, reindex"
 
 
 def add_parser(parser: argparse.ArgumentParser) -> None:
@@ -74,6 +74,12 @@ def add_parser(parser: argparse.ArgumentParser) -> None:
         default=None,
         metavar="FILE",
         help="keep embeddings in this SQLite file and reuse them in later runs (search latency then excludes the query's embedding)",
+    )
+    recall.add_argument(
+        "--ray",
+        default=None,
+        metavar="ADDRESS",
+        help="embed every turn and query on Ray's workers ('local' starts one here): recall of a Ray-built index",
     )
     recall.add_argument(
         "--lifecycle",
@@ -226,6 +232,18 @@ def add_parser(parser: argparse.ArgumentParser) -> None:
     serve.add_argument("--searches", type=int, default=20, help="searches per search client (default 20)")
     serve.add_argument("--turns", type=int, default=5000, help="turns seeded into the searched memory (default 5000)")
     serve.add_argument("--embedder", default="hash", help="embedder of the scratch memory (default hash)")
+    serve.add_argument(
+        "--replicas",
+        type=_ints,
+        default=[1],
+        metavar="N,N",
+        help="huichat serve processes sharing the data (default 1)",
+    )
+    serve.add_argument(
+        "--storage",
+        action="store_true",
+        help="the index and keys on object storage: moto's S3 server, started here, counting the round trips",
+    )
     serve.add_argument("--json", type=Path, default=None, metavar="OUT", help="also write the results as JSON")
 
     imports = kinds.add_parser("import", help="import a synthetic ChatGPT export: messages/s, peak RSS, time to search")
@@ -272,6 +290,15 @@ def add_parser(parser: argparse.ArgumentParser) -> None:
     embed.add_argument("--data", type=Path, default=None, help="take the texts from a FORMAT.md folder instead")
     embed.add_argument("--json", type=Path, default=None, metavar="OUT", help="also write the results as JSON")
 
+    reindex = kinds.add_parser("reindex", help="reindex --ray against the local reindex: the same index? how fast?")
+    reindex.add_argument("--data", type=Path, required=True, help="folder with conversations.jsonl (FORMAT.md)")
+    reindex.add_argument("--ray", default="local", metavar="ADDRESS", help="the Ray cluster (default: start one here)")
+    reindex.add_argument("--limit", type=int, default=None, metavar="N", help="only the first N conversations")
+    reindex.add_argument(
+        "--embedder", default=None, help="'hash' for the fast test embedder, else the configured model"
+    )
+    reindex.add_argument("--json", type=Path, default=None, metavar="OUT", help="also write the results as JSON")
+
     cli = kinds.add_parser("cli", help="the cold time of each command (sessions, show, recall, doctor)")
     cli.add_argument("--runs", type=int, default=5, help="runs per command (median reported, default 5)")
     cli.add_argument("--json", type=Path, default=None, metavar="OUT", help="also write the results as JSON")
@@ -291,6 +318,7 @@ BENCHES = {
     "lifecycle": ("benchmarks.lifecycle", "run_lifecycle_bench"),
     "startup": ("benchmarks.startup", "run_startup_bench"),
     "embed": ("benchmarks.embedspeed", "run_embed_bench"),
+    "reindex": ("benchmarks.rayindex", "run_reindex_bench"),
 }
 """Each benchmark's module and entry point ``(args, loaded, zone) -> exit status``, imported when run."""
 

@@ -36,12 +36,15 @@ def machine() -> dict[str, Any]:
     return {"cores": os.cpu_count(), "cpu": cpu, "python": platform.python_version()}
 
 
+def bench_embedding(loaded: LoadedConfig, choice: str | None) -> EmbeddingConfig:
+    """The configured embedding, or the hash embedder's when ``choice`` is 'hash'."""
+    config = loaded.config.embedding
+    return EmbeddingConfig(**{**config.model_dump(), "model_path": choice}) if choice else config
+
+
 def bench_embedder(loaded: LoadedConfig, choice: str | None) -> Embedder:
     """The configured embedder, or the hash embedder when ``choice`` is 'hash'."""
-    config = loaded.config.embedding
-    if choice:
-        config = EmbeddingConfig(**{**config.model_dump(), "model_path": choice})
-    return load_embedder(config, loaded.paths.models_dir, loaded.paths.cache_dir)
+    return load_embedder(bench_embedding(loaded, choice), loaded.paths.models_dir, loaded.paths.cache_dir)
 
 
 @contextmanager

@@ -22,7 +22,7 @@ from rich.console import Console
 from rich.progress import Progress
 from rich.table import Table
 
-from benchmarks.common import bench_embedder, machine, percentile, scratch_kernel, write_json
+from benchmarks.common import bench_embedder, bench_embedding, machine, percentile, scratch_kernel, write_json
 from benchmarks.vectorcache import cached
 from huichat.app.config import LoadedConfig
 from huichat.memory.config import TierPrior
@@ -82,8 +82,11 @@ def moment(text: str, zone: tzinfo) -> datetime:
     return value if value.tzinfo else value.replace(tzinfo=zone)
 
 
-def ingest(kernel: MemoryKernel, utterances: list[dict[str, Any]], zone: tzinfo) -> dict[str, str]:
-    """Write one conversation through the normal path; returns our turn id → dataset turn id."""
+def ingest(
+    kernel: MemoryKernel, utterances: list[dict[str, Any]], zone: tzinfo, *, embed: bool = True
+) -> dict[str, str]:
+    """Write one conversation through the normal path (``embed`` false: found by their words only);
+    returns our turn id → dataset turn id."""
     by_session: dict[str, list[dict[str, Any]]] = defaultdict(list)
     for row in utterances:
         by_session[row["session_id"]].append(row)
@@ -102,7 +105,7 @@ def ingest(kernel: MemoryKernel, utterances: list[dict[str, Any]], zone: tzinfo)
             )
             for row in rows
         ]
-        for turn, row in zip(kernel.append_turns(handle, drafts), rows, strict=True):
+        for turn, row in zip(kernel.append_turns(handle, drafts, embed=embed), rows, strict=True):
             mapping[turn.id] = row["turn_id"]
     kernel.maintain(force=True)
     return mapping
@@ -123,6 +126,10 @@ def run_recall_bench(args: argparse.Namespace, loaded: LoadedConfig, zone: Zone)
     cutoffs = sorted(set(args.top_k))
     depth = max(cutoffs)
     embedder = cached(bench_embedder(loaded, args.embedder), getattr(args, "vectors", None))
+    if getattr(args, "ray", None):  # every passage and query embedded by the cluster's workers
+        from huichat.memory.ray_embedding import RayEmbedder
+
+        embedder = RayEmbedder(args.ray, bench_embedding(loaded, args.embedder), loaded.paths.models_dir, embedder)
     scores: dict[str, dict[str, Score]] = {m: defaultdict(Score) for m in runs}
     latencies: dict[str, list[float]] = {m: [] for m in runs}
     ingest_seconds = 0.0

@@ -25,6 +25,7 @@ from __future__ import annotations
 import logging
 import os
 import threading
+import warnings
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -80,10 +81,14 @@ class RayEmbedder:
         ray = require_ray()
         self._ray = ray
         try:
-            if address == LOCAL:
-                ray.init(num_cpus=os.cpu_count() or 1, include_dashboard=False, **_QUIET)
-            else:
-                ray.init(address=address, **_QUIET)
+            with warnings.catch_warnings():
+                # Ray starts its local services through fork; the index's engine, already loaded, warns
+                # in each child about its own state, which the child drops at once (it runs another program)
+                warnings.filterwarnings("ignore", "lancedb fork support", RuntimeWarning)
+                if address == LOCAL:
+                    ray.init(num_cpus=os.cpu_count() or 1, include_dashboard=False, **_QUIET)
+                else:
+                    ray.init(address=address, **_QUIET)
         except (ConnectionError, RuntimeError, ValueError) as exc:  # vendor boundary: cannot reach the cluster
             raise KernelError(f"cannot connect to Ray at {address}: {exc}".splitlines()[0]) from exc
         try:

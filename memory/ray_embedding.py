@@ -11,10 +11,15 @@ workers, past the kernel (its importance scoring, its check that a turn did not 
 it was embedded, its write lock shared with searches and live turns), and a reindex's
 bottleneck is the model, not the writes. Loading the model costs seconds and a few hundred MB,
 so each worker is an actor that loads it once (``load_embedder`` with this configuration: the
-same ``embedding.bulk`` path, one thread, as Ray gives it one CPU) and is then sent batches.
-A batch is dealt out across the workers in interleaved slices (its texts come sorted by
-length, so each slice costs about the same) of at least ``BULK_MIN_TEXTS`` texts, so every
-slice takes the bulk path a local run would take for the whole batch.
+same ``embedding.bulk`` path, one thread, as Ray gives it one CPU) and is then sent work.
+
+With the bundled model's bulk runtime (the default) the work is forward passes, not texts: this
+process tokenises and batches exactly as a local run does (``OnnxEmbedder.embed_passages_with``)
+and the workers run the passes. The int8 graph quantises each pass's activations as a whole, so
+texts dealt out in other groups would come back slightly different (cosine ~0.998, measured);
+the same passes give the local run's vectors. Other embedders (sentence-transformers, the test
+hash) are batch-independent: their texts are dealt out in interleaved slices (sorted by length,
+so each slice costs about the same).
 
 Workers must have huichat installed (the same version: their vectors join this index).
 Nothing here is imported unless ``--ray`` is given: Ray is an optional extra (``huichat[cluster]``).
@@ -33,7 +38,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from huichat.memory.bulk_embedding import BULK_MIN_TEXTS
+from huichat.memory.bulk_embedding import BULK_MIN_TEXTS, BundledEmbedder, OnnxEmbedder
 from huichat.memory.config import EmbeddingConfig
 from huichat.memory.embedding import Embedder, Vector, load_embedder
 from huichat.memory.errors import EmbeddingInterrupted, KernelError
@@ -53,21 +58,29 @@ def require_ray() -> Any:
     return ray
 
 
+def _bulk(embedder: Embedder) -> OnnxEmbedder | None:
+    """The bundled model's bulk runtime behind ``embedder`` (prepared on first call), if it has one."""
+    return embedder.bulk() if isinstance(embedder, BundledEmbedder) else None
+
+
 class EmbeddingWorker:
-    """One Ray actor: the configured embedder, loaded once, embedding the slices it is sent."""
+    """One Ray actor: the configured embedder, loaded once, running the passes or slices it is sent."""
 
     def __init__(self, config: EmbeddingConfig, models_dir: str) -> None:
         self._embedder = load_embedder(config, Path(models_dir), bulk_workers=1)
+        self._bulk = _bulk(self._embedder)
 
-    def describe(self) -> tuple[str, int]:
-        """The model's name and vector size: they must be the index's."""
-        return self._embedder.name, self._embedder.dim
+    def describe(self) -> tuple[str, int, str | None]:
+        """The model's name, vector size and bulk graph: they must be the index's (and this process's)."""
+        return self._embedder.name, self._embedder.dim, self._bulk.precision if self._bulk else None
 
     def passages(self, texts: list[str]) -> npt.NDArray[np.float32]:
         return self._embedder.embed_passages(texts)
 
-    def query(self, text: str) -> Vector:
-        return self._embedder.embed_query(text)
+    def forward(self, contents: list[list[int]]) -> npt.NDArray[np.float32]:
+        if self._bulk is None:
+            raise KernelError("this worker has no bulk runtime")
+        return self._bulk.forward(contents)
 
 
 class RayEmbedder:
@@ -76,10 +89,14 @@ class RayEmbedder:
     def __init__(self, address: str, config: EmbeddingConfig, models_dir: Path, like: Embedder) -> None:
         """Connect to the cluster at ``address`` (``LOCAL``: start one here) and start one worker per CPU.
 
-        ``like`` is the index's embedder: the workers' model must be the same one.
+        ``like`` is the index's embedder: the workers' model must be the same one. It embeds the
+        queries and the few texts that a local run gives the engine, and plans the bulk passes.
         """
         ray = require_ray()
         self._ray = ray
+        self._like = like
+        self._bulk = _bulk(like)
+        expected = (like.name, like.dim, self._bulk.precision if self._bulk else None)
         try:
             with warnings.catch_warnings():
                 # Ray starts its local services through fork; the index's engine, already loaded, warns
@@ -99,22 +116,21 @@ class RayEmbedder:
         except BaseException:
             self.close()
             raise
-        for name, dim in described:
-            if (name, dim) != (like.name, like.dim):
+        for found in described:
+            if tuple(found) != expected:
                 self.close()
                 raise KernelError(
-                    f"the Ray workers embed with {name} ({dim} dimensions), this index with {like.name} "
-                    f"({like.dim}): install the same huichat and configuration on the workers"
+                    f"the Ray workers embed with {_said(found)}, this index with {_said(expected)}: "
+                    "install the same huichat, onnxruntime and configuration on the workers"
                 )
-        self._name, self._dim = like.name, like.dim
 
     @property
     def name(self) -> str:
-        return self._name
+        return self._like.name
 
     @property
     def dim(self) -> int:
-        return self._dim
+        return self._like.dim
 
     @property
     def workers(self) -> int:
@@ -122,26 +138,34 @@ class RayEmbedder:
         return len(self._workers)
 
     def embed_query(self, text: str) -> Vector:
-        vector: Vector = self._gathered([self._workers[0].query.remote(text)], None)[0]
-        return vector
+        return self._like.embed_query(text)
 
     def embed_passages(self, texts: Sequence[str]) -> npt.NDArray[np.float32]:
         return self.embed_passages_until(texts, threading.Event())
 
     def embed_passages_until(self, texts: Sequence[str], stop: threading.Event) -> npt.NDArray[np.float32]:
-        """The texts' vectors, dealt out across the workers; ``EmbeddingInterrupted`` once ``stop`` is set."""
+        """The texts' vectors, computed by the workers; ``EmbeddingInterrupted`` once ``stop`` is set."""
+        if len(texts) < BULK_MIN_TEXTS and self._bulk is not None:
+            return self._like.embed_passages(texts)  # the engine's few texts, as a local run embeds them
+        if self._bulk is not None:
+            return self._bulk.embed_passages_with(texts, lambda passes: self._passes(passes, stop))
         if not texts:
-            return np.zeros((0, self._dim), dtype=np.float32)
+            return np.zeros((0, self.dim), dtype=np.float32)
         slices = max(1, min(len(self._workers), len(texts) // BULK_MIN_TEXTS))
         positions = [list(range(start, len(texts), slices)) for start in range(slices)]
         pending = [
             worker.passages.remote([texts[i] for i in part])
             for worker, part in zip(self._workers, positions, strict=False)
         ]
-        vectors = np.zeros((len(texts), self._dim), dtype=np.float32)
+        vectors = np.zeros((len(texts), self.dim), dtype=np.float32)
         for part, found in zip(positions, self._gathered(pending, stop), strict=True):
             vectors[part] = found
         return vectors
+
+    def _passes(self, passes: list[list[list[int]]], stop: threading.Event) -> list[npt.NDArray[np.float32]]:
+        """The pooled states of ``passes``, dealt out across the workers in turn (sorted by length: even shares)."""
+        workers = self._workers
+        return self._gathered([workers[i % len(workers)].forward.remote(p) for i, p in enumerate(passes)], stop)
 
     def interrupt(self) -> None:
         """Nothing to abort here: the wait for the workers looks at ``stop`` every ``_POLL`` seconds,
@@ -168,6 +192,11 @@ class RayEmbedder:
             if stop is not None and stop.is_set():
                 raise EmbeddingInterrupted("embedding stopped") from None
             raise KernelError(f"a Ray worker failed: {exc}".splitlines()[0]) from exc
+
+
+def _said(described: Sequence[object]) -> str:
+    name, dim, bulk = described
+    return f"{name} ({dim} dimensions{f', bulk {bulk}' if bulk else ''})"
 
 
 _QUIET: dict[str, Any] = {"log_to_driver": False, "logging_level": logging.ERROR, "configure_logging": True}

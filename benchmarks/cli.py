@@ -79,7 +79,7 @@ def add_parser(parser: argparse.ArgumentParser) -> None:
         "--ray",
         default=None,
         metavar="ADDRESS",
-        help="embed every turn and query on Ray's workers ('local' starts one here): recall of a Ray-built index",
+        help="embed the turns on Ray's workers ('local' starts one here; no --vectors): recall of a Ray-built index",
     )
     recall.add_argument(
         "--lifecycle",

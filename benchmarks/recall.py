@@ -125,11 +125,14 @@ def run_recall_bench(args: argparse.Namespace, loaded: LoadedConfig, zone: Zone)
     runs: list[str] = [*modes, TIERED] if getattr(args, "lifecycle", False) else list(modes)
     cutoffs = sorted(set(args.top_k))
     depth = max(cutoffs)
-    embedder = cached(bench_embedder(loaded, args.embedder), getattr(args, "vectors", None))
-    if getattr(args, "ray", None):  # every passage and query embedded by the cluster's workers
+    embedder = bench_embedder(loaded, args.embedder)
+    if getattr(args, "ray", None):  # every batch of turns embedded by the cluster's workers (queries here);
+        # the workers end with this process (ray.init registers its shutdown at exit)
         from huichat.memory.ray_embedding import RayEmbedder
 
         embedder = RayEmbedder(args.ray, bench_embedding(loaded, args.embedder), loaded.paths.models_dir, embedder)
+    else:
+        embedder = cached(embedder, getattr(args, "vectors", None))
     scores: dict[str, dict[str, Score]] = {m: defaultdict(Score) for m in runs}
     latencies: dict[str, list[float]] = {m: [] for m in runs}
     ingest_seconds = 0.0

@@ -57,6 +57,9 @@ from huichat.memory.turns import Message, TurnDraft
 if TYPE_CHECKING:
     from huichat.app.runtime import Zone
 
+OWNER = "default"
+"""The servers' owner (``serve.owner``): the seeded memory the searches read."""
+
 
 def _seed(
     loaded: LoadedConfig, zone: Zone, location: MemoryLocation, turns: int, embedder_choice: str
@@ -94,10 +97,7 @@ def _server_config(
     an empty model path, the configured default model, must stay a string, not become null)."""
     storage = f"storage:\n  data_dir: {json.dumps(str(data_dir))}\n"
     if s3 is not None:
-        storage += (
-            f"  uri: {json.dumps(s3.uri)}\n  db_path: {json.dumps(s3.uri + '/index.lancedb')}\n"
-            f"  options: {json.dumps(s3.options)}\n"
-        )
+        storage += f"  uri: {json.dumps(s3.uri)}\n  options: {json.dumps(s3.options)}\n"
     return (
         f"embedding:\n  model_path: {json.dumps(embedder)}\n{storage}"
         f"retriever:\n  timezone: {json.dumps(zone)}\nproviders:\n  max_retries: 0\n  named:\n"
@@ -106,8 +106,27 @@ def _server_config(
     )
 
 
-def _stored_turns(sessions: Path) -> int:
-    return sum(p.read_text(encoding="utf-8").count("<!-- huichat:turn ") for p in sessions.glob("*/*/chat_*.md"))
+def _where(user: str, root: Path, s3: CountedS3 | None) -> MemoryLocation:
+    """``user``'s memory as the servers keep it: under the data folder, or (``--storage``) in the
+    store at ``<uri>/users/<user>/`` with a working copy of its transcripts under ``root``."""
+    if s3 is None:
+        return (
+            MemoryLocation.under(root / "data") if user == OWNER else MemoryLocation.under(root / "data/users" / user)
+        )
+    shared, local = f"{s3.uri}/users/{user}", root / "bench-copy" / user
+    return MemoryLocation(local, local / "sessions", f"{shared}/index.lancedb", s3.options, f"{shared}/sessions")
+
+
+def _stored_turns(root: Path, s3: CountedS3 | None, loaded: LoadedConfig, zone: Zone, embedder: str) -> int:
+    """The turns of user ``bench`` in its index (every replica's, read at the newest version)."""
+    kernel = open_kernel(
+        _where("bench", root, s3), bench_embedder(loaded, embedder), loaded.config.retriever, zone.tz,
+        now=datetime.now(UTC), reconcile=False,
+    )  # fmt: skip
+    try:
+        return kernel.count()
+    finally:
+        kernel.close()
 
 
 @contextmanager
@@ -121,9 +140,8 @@ def _replicas(count: int, root: Path, args: argparse.Namespace, zone: Zone, mode
         for replica in range(count):
             port = free_port()
             config = root / f"config-{replica}.yaml"
-            config.write_text(
-                _server_config(args.embedder, root / "data", zone.name, model_port, port, s3), encoding="utf-8"
-            )
+            data = root / ("data" if s3 is None else f"replica-{replica}")  # replicas on S3: their own copies
+            config.write_text(_server_config(args.embedder, data, zone.name, model_port, port, s3), encoding="utf-8")
             log = (root / f"serve-{replica}.log").open("ab")
             command = [sys.executable, "-m", "huichat", "--config", str(config), "serve"]
             servers.append(subprocess.Popen(command, stdout=log, stderr=log, env=env))
@@ -163,7 +181,7 @@ def _counted(
 
 
 def _drive(urls: list[str], key: str, root: Path, args: argparse.Namespace, in_process: dict[str, float],
-           s3: CountedS3 | None, console: Console) -> list[dict[str, Any]]:  # fmt: skip
+           s3: CountedS3 | None, loaded: LoadedConfig, zone: Zone, console: Console) -> list[dict[str, Any]]:  # fmt: skip
     """The warm-up, the one-client probes, then each client count, against the replicas at ``urls``."""
     asyncio.run(load(urls, key, 2 * len(urls), 1, 2))  # warm-up: memory opened, litellm imported on each
     probes = {
@@ -171,15 +189,16 @@ def _drive(urls: list[str], key: str, root: Path, args: argparse.Namespace, in_p
         "chat": _counted(s3, urls[:1], key, 1, 10, 0),
     }
     console.print(f"{len(urls)} replicas · one client alone: {probes}")
-    sessions = root / "data" / "users" / "bench" / "sessions"
     rows = []
     for clients in args.clients:
         alone = asyncio.run(load(urls, key, clients, 0, args.searches))
-        before = _stored_turns(sessions)
+        before = _stored_turns(root, s3, loaded, zone, args.embedder)
         figures = _counted(s3, urls, key, clients, args.rounds, args.searches)
         figures |= {"replicas": len(urls), "search_alone_ms": alone["search_ms"], "one_client": probes}
         time.sleep(0.5)
-        figures["turns_lost"] = figures["chats_answered"] - (_stored_turns(sessions) - before)
+        figures["turns_lost"] = figures["chats_answered"] - (
+            _stored_turns(root, s3, loaded, zone, args.embedder) - before
+        )
         figures["search_vs_in_process_p95"] = round(figures["search_ms"]["p95"] / max(in_process["p95"], 0.001), 2)
         rows.append(figures)
         console.print(figures)
@@ -197,17 +216,14 @@ def run_serve_bench(args: argparse.Namespace, loaded: LoadedConfig, zone: Zone) 
     try:
         with tempfile.TemporaryDirectory(prefix="huichat-bench-serve-") as scratch:
             root = Path(scratch)
-            data = root / "data"
-            location = MemoryLocation.under(data)
-            if s3 is not None:
-                location = MemoryLocation(data, data / "sessions", s3.uri + "/index.lancedb", s3.options)
+            location = _where(OWNER, root, s3)
             console.print(f"seeding {args.turns} turns …")
             in_process = _seed(loaded, zone, location, args.turns, args.embedder)
-            keys = KeyRing(data, ObjectStore(s3.uri, s3.options) if s3 is not None else None)
+            keys = KeyRing(location.data_dir, ObjectStore(s3.uri, s3.options) if s3 is not None else None)
             key = keys.create("default", datetime.now(UTC), admin=True)[1]
             for count in args.replicas:
                 with _replicas(count, root, args, zone, model.server_address[1], s3) as urls:
-                    rows += _drive(urls, key, root, args, in_process, s3, console)
+                    rows += _drive(urls, key, root, args, in_process, s3, loaded, zone, console)
     finally:
         model.shutdown()
         if s3 is not None:

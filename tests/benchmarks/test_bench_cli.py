@@ -45,7 +45,7 @@ def test_the_served_configuration_on_object_storage_reaches_the_bench_s3_server(
         config = tmp_path / "config.yaml"
         config.write_text(_server_config("hash", tmp_path / "data", "UTC", 1234, 5678, s3), encoding="utf-8")
         loaded = load_config(config, env={})
-        assert loaded.paths.db_uri == f"{s3.uri}/index.lancedb" and loaded.location.options == s3.options
+        assert loaded.config.storage.uri == s3.uri and loaded.location.options == s3.options
         store = ObjectStore(loaded.config.storage.uri, loaded.config.storage.options)
         before = s3.counts()
         store.create("keys.json", b"{}")

@@ -31,6 +31,11 @@ class MemoryLocation:
         return self.data_dir / "catalogue.json"
 
     @property
+    def shared_root(self) -> str:
+        """This memory's folder in the shared store (its transcripts' parent), or '' on one machine."""
+        return self.transcripts_uri.rpartition("/")[0] if self.transcripts_uri else ""
+
+    @property
     def remote(self) -> bool:
         """True when the index is on object storage (another machine may write it)."""
         return "://" in self.db_uri

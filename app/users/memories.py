@@ -21,8 +21,9 @@ from typing import TYPE_CHECKING, TypeVar
 from huichat.app.config import USERS_DIR
 from huichat.app.runtime import Runtime
 from huichat.memory.errors import KernelError
+from huichat.memory.lease import Lease
 from huichat.memory.location import MemoryLocation
-from huichat.memory.objectstore import configured_store
+from huichat.memory.objectstore import ObjectStore, configured_store
 
 if TYPE_CHECKING:
     from huichat.memory.embedding import Embedder
@@ -48,9 +49,15 @@ class Memory:
     """One user's kernel: opened in a thread, degraded when the index fails, reopened when due."""
 
     def __init__(
-        self, user: str, open_kernel: Callable[[], MemoryKernel], fallback: Callable[[str], MemoryKernel]
+        self,
+        user: str,
+        open_kernel: Callable[[], MemoryKernel],
+        fallback: Callable[[str], MemoryKernel],
+        lease: Lease | None = None,
     ) -> None:
         self.user = user
+        self._lease = lease
+        """With replicas: held while this process compacts the index, so only one replica does."""
         self._open = open_kernel
         self._fallback = fallback
         self._kernel: MemoryKernel | None = None
@@ -116,10 +123,17 @@ class Memory:
             self._maintaining = asyncio.create_task(self._maintain(kernel), name=f"maintain {self.user}")
 
     async def _maintain(self, kernel: MemoryKernel) -> None:
+        lease = self._lease
         try:
-            await asyncio.to_thread(kernel.maintain)
+            if lease is not None and not await asyncio.to_thread(lease.acquire):
+                return  # another replica compacts this index now
+            try:
+                await asyncio.to_thread(kernel.maintain)
+            finally:
+                if lease is not None:
+                    await asyncio.to_thread(lease.release)
         except KernelError:
-            return  # the index failed: memory is unavailable and will be reopened
+            return  # the index or the store failed: memory is unavailable and will be reopened
 
     def _embed_in_background(self, kernel: MemoryKernel) -> None:
         if not kernel.pending_vectors:
@@ -201,7 +215,11 @@ class Stores:
 
                 return open_transcripts_only(location, config.retriever, self.runtime.zone.tz, reason)
 
-            self._memories[user] = Memory(user, open_kernel, fallback)
+            lease = None
+            if location.shared_root:
+                store = ObjectStore(location.shared_root, location.options)
+                lease = Lease(store, "upkeep.lease")
+            self._memories[user] = Memory(user, open_kernel, fallback, lease)
         return self._memories[user]
 
     async def close(self) -> None:

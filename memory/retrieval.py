@@ -53,7 +53,7 @@ from huichat.memory.results import (
 from huichat.memory.store import TurnStore
 from huichat.memory.timeparse import QueryTime, TimeRange, TimeResolver
 from huichat.memory.turns import ROLE_MEMBER, ROLE_REPRESENTATIVE, Turn, in_context
-from huichat.memory.words import has_cjk, words_share
+from huichat.memory.words import content_terms, has_cjk, words_share
 
 
 @dataclass(frozen=True)
@@ -146,17 +146,18 @@ class Retriever:
         # embed_query is cached: this is the vector the search just used
         evidence = self.reference.evidence(self.embedder.embed_query(keywords or " "))
         waiting = self._without_vector([t.id for t in ranked if t.id not in cosines])
+        wanted = content_terms(keywords)
         return [
             Candidate(
                 t,
                 scores.get(t.id, floor),
-                evidence(None, bm25.get(t.id, 0.0), has_cjk(t.text), words_share(keywords, t.text))
+                evidence(None, bm25.get(t.id, 0.0), has_cjk(t.text), words_share(wanted, t.text))
                 if t.id in waiting
                 else evidence(
                     cosines.get(t.id, lowest),
                     bm25.get(t.id, 0.0),
                     has_cjk(t.text),
-                    words_share(keywords, t.text),
+                    words_share(wanted, t.text),
                     before=_inherited_from(t, turns, cosines, bm25),
                 ),
             )

@@ -42,7 +42,6 @@ _FUNCTION_EN_WORDS = (
 _FUNCTION_EN = frozenset(_FUNCTION_EN_WORDS.split())
 """English words that say nothing about what a text is about (for ``words_share`` only: the
 index keeps them, BM25 weighs them down by itself)."""
-_SUFFIX_EN = re.compile(r"(?:'s|ing|ed|es|s)$")
 
 
 def has_cjk(text: str) -> bool:
@@ -69,20 +68,30 @@ def index_words(text: str) -> str:
 
 def content_terms(text: str) -> frozenset[str]:
     """What ``text`` is about, as terms: Latin words other than function words (suffixes -s, -ed,
-    -ing cut from longer ones) and CJK characters other than function characters."""
-    terms: set[str] = set()
-    for match in _RUN.finditer(unicodedata.normalize("NFKC", text)):
-        run = match.group(0)
-        if _IS_CJK.match(run):
-            terms.update(c for c in run if c not in _FUNCTION)
-            continue
-        for word in _PART.findall(run.lower()):
-            if word not in _FUNCTION_EN:
-                terms.add(_SUFFIX_EN.sub("", word) if len(word) > 4 else word)
+    -ing cut from longer ones) and CJK characters other than function characters. Every candidate
+    of a search is measured with it, so each distinct word is cut once."""
+    # the runs of ``index_words``, lowered each on its own as there (a space is no cased letter,
+    # so lowering them joined is the same: a capital sigma is read by its own run's letters)
+    runs = " ".join(_RUN.findall(unicodedata.normalize("NFKC", text)))
+    terms = set(_IS_CJK.findall(runs))
+    terms -= _FUNCTION
+    for word in set(_PART.findall(runs.lower())) - _FUNCTION_EN:
+        terms.add(_stem(word) if len(word) > 4 else word)
     return frozenset(terms)
 
 
-def words_share(query: str, text: str) -> float:
-    """The share of ``query``'s content terms that ``text`` holds (0 when the query has none)."""
-    wanted = content_terms(query)
+def _stem(word: str) -> str:
+    """``word`` without its longest suffix among -ing, -ed, -es, -s (the index's own stemming is
+    not at hand here; this is enough for "does the text hold the query's word")."""
+    if word.endswith("ing"):
+        return word[:-3]
+    if word.endswith(("ed", "es")):
+        return word[:-2]
+    return word[:-1] if word.endswith("s") else word
+
+
+def words_share(query: str | frozenset[str], text: str) -> float:
+    """The share of ``query``'s content terms that ``text`` holds (0 when the query has none);
+    ``query`` may be its ``content_terms`` already, worked out once for a search's candidates."""
+    wanted = content_terms(query) if isinstance(query, str) else query
     return len(wanted & content_terms(text)) / len(wanted) if wanted else 0.0

@@ -14,7 +14,7 @@ from huichat.memory.index_schema import SCHEMA_VERSION
 from huichat.memory.kernel import MemoryKernel
 from huichat.memory.results import SearchRequest
 from huichat.memory.turns import Message, TurnDraft, in_context, search_text
-from huichat.memory.words import index_words
+from huichat.memory.words import content_terms, index_words, words_share
 from tests.conftest import NOW, open_kernel
 
 
@@ -33,6 +33,33 @@ def test_mixed_text_full_width_and_empty() -> None:
     assert index_words("我把 VPN 的 password 改了") == "我把 vpn password 改 改了"
     assert index_words("ＶＰＮ密码１２３") == "vpn 密 码 密码 123"
     assert index_words("，。!? ") == ""
+
+
+def test_content_terms_leave_function_words_and_cut_suffixes() -> None:
+    assert content_terms("I was watching the Dishes passed, 3 cats; my cat is") == {
+        "watch",
+        "dish",
+        "pass",
+        "3",
+        "cats",
+        "cat",
+    }  # "cats" is four letters: only longer words lose their suffix
+    assert content_terms("我把ＶＰＮ的密码改了") == {"vpn", "密", "码", "改"}
+    assert content_terms("user_id @ 10.0.3.17") == {"user", "id", "10", "0", "3", "17"}
+
+
+def test_a_capital_sigma_is_lowered_by_its_own_word() -> None:
+    # str.lower reads Σ by its neighbours (final ς inside a word's end): a letter across
+    # punctuation that ends the run must not turn it into σ
+    assert content_terms("ΟΔΟΣ::next") == {"οδος", "next"}
+    assert content_terms("ΟΔΟΣ'Α") == {"οδοσ", "α"}  # inside the run: a letter follows
+
+
+def test_the_share_of_a_querys_words_is_the_same_from_its_terms() -> None:
+    query = "Where did Melanie go camping with her kids?"
+    text = "Melanie: we went camping at the lake, the kids loved it"
+    assert words_share(query, text) == words_share(content_terms(query), text) == 0.75
+    assert words_share("的了吗", text) == 0.0
 
 
 def _store(kernel: MemoryKernel, texts: list[str]) -> dict[str, str]:

@@ -1,7 +1,8 @@
 """Object-store round trips of one memory on S3: what a request costs in requests to the store.
 
 Run: ``python -m benchmarks.s3trips`` (about 30 s). It starts moto's S3 server (a real S3 HTTP
-API, from the dev extras) on loopback behind a counting WSGI layer, so every request LanceDB
+API, from the dev extras) on loopback in its own process, counting at the server
+(``benchmarks.counted_s3``, as ``bench serve --storage`` does), so every request LanceDB
 (its Rust object_store) and huichat's own client send is counted, then opens a memory whose
 index is on it (the embedder is the tests' hash embedder: the model does not change what is
 sent to the store, only the vector's values; its transcripts are in the store too, as with
@@ -18,20 +19,16 @@ from __future__ import annotations
 
 import argparse
 import json
-import logging
 import os
 import tempfile
-import threading
 import time
-from collections import Counter
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Iterator
 from contextlib import contextmanager
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-import boto3
-
+from benchmarks.counted_s3 import CountedS3, free_port
 from huichat.app.users.keys import KeyRing
 from huichat.memory.config import RetrieverConfig
 from huichat.memory.embedding import HashEmbedder
@@ -41,40 +38,16 @@ from huichat.memory.opening import REMOTE_CONSISTENCY_SECONDS, open_kernel
 from huichat.memory.results import SearchRequest
 from huichat.memory.turns import Message, TurnDraft
 
-_OPTIONS = {
-    "allow_http": "true",
-    "region": "us-east-1",
-    "aws_access_key_id": "bench",
-    "aws_secret_access_key": "bench-secret",
-}
 
+class _Counting:
+    """Counts per block of what reached the store (``CountedS3``: moto in its own process)."""
 
-class CountingS3:
-    """moto's S3 server on a free loopback port; ``requests`` counts what reached it, by method."""
-
-    def __init__(self) -> None:
-        from moto.moto_server.werkzeug_app import DomainDispatcherApplication, create_backend_app
-        from werkzeug.serving import make_server
-
-        self.requests: Counter[str] = Counter()
-        self._lock = threading.Lock()
-        inner = DomainDispatcherApplication(create_backend_app)
-
-        def counted(environ: dict[str, Any], start_response: Callable[..., Any]) -> Iterable[bytes]:
-            with self._lock:
-                self.requests[environ["REQUEST_METHOD"]] += 1
-            result: Iterable[bytes] = inner(environ, start_response)
-            return result
-
-        self._server = make_server("127.0.0.1", 0, counted, threaded=True)
-        self.endpoint = f"http://127.0.0.1:{self._server.server_port}"
-        self._thread = threading.Thread(target=self._server.serve_forever, daemon=True)
-        self._thread.start()
+    def __init__(self, s3: CountedS3) -> None:
+        self.s3 = s3
 
     @property
     def total(self) -> int:
-        with self._lock:
-            return sum(self.requests.values())
+        return sum(self.s3.counts().values())
 
     @contextmanager
     def counting(self, into: dict[str, float], name: str, times: int = 1) -> Iterator[None]:
@@ -83,24 +56,13 @@ class CountingS3:
         yield
         into[name] = round((self.total - before) / times, 1)
 
-    def stop(self) -> None:
-        self._server.shutdown()
-
 
 def measure(turns: int) -> dict[str, Any]:
     """The counts (see the module's docstring)."""
     os.environ.setdefault("LANCEDB_LOG", "error")
-    logging.getLogger("werkzeug").setLevel(logging.ERROR)
-    s3 = CountingS3()
-    options = {**_OPTIONS, "endpoint": s3.endpoint}
-    boto3.client(
-        "s3",
-        endpoint_url=s3.endpoint,
-        region_name="us-east-1",
-        aws_access_key_id="bench",
-        aws_secret_access_key="bench-secret",
-    ).create_bucket(Bucket="huichat-bench")
-    uri = "s3://huichat-bench/huichat"
+    server = CountedS3.start(free_port())
+    s3 = _Counting(server)
+    options, uri = server.options, server.uri
     now = datetime.now(UTC)
     counts: dict[str, Any] = {}
     try:
@@ -150,9 +112,9 @@ def measure(turns: int) -> dict[str, Any]:
                     ring.remembered(token)
             with s3.counting(counts, "keys read again (KeyRing.refresh: twice a second per replica)"):
                 ring.refresh()
+        counts["requests by method and what they reached, whole run"] = dict(server.counts())
     finally:
-        s3.stop()
-    counts["requests by method, whole run"] = dict(s3.requests)
+        server.stop()
     return counts
 
 

@@ -3,16 +3,13 @@
 from __future__ import annotations
 
 import secrets
-import socket
-import subprocess
-import sys
-import time
 from collections.abc import Iterator
 from dataclasses import dataclass
 
 import boto3
-import httpx
 import pytest
+
+from benchmarks.counted_s3 import CountedS3, free_port
 
 
 @dataclass(frozen=True)
@@ -39,30 +36,12 @@ class S3:
 @pytest.fixture(scope="session")
 def s3_endpoint() -> Iterator[str]:
     """moto's server in a process of its own (the replicas' and the clients' work does not share
-    its interpreter), answering real S3 HTTP on a free loopback port."""
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        port = int(probe.getsockname()[1])
-    process = subprocess.Popen(
-        [sys.executable, "-m", "moto.server", "-H", "127.0.0.1", "-p", str(port)],
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-    )
-    endpoint = f"http://127.0.0.1:{port}"
+    its interpreter), answering real S3 HTTP on a free loopback port — the benchmarks' server."""
+    server = CountedS3.start(free_port())
     try:
-        deadline = time.monotonic() + 120
-        while True:
-            try:
-                httpx.get(f"{endpoint}/moto-api/", timeout=2)
-                break
-            except httpx.TransportError:
-                assert process.poll() is None, "moto's server exited"
-                assert time.monotonic() < deadline, "moto's server did not start"
-                time.sleep(0.2)
-        yield endpoint
+        yield server.endpoint
     finally:
-        process.terminate()
-        process.wait(timeout=30)
+        server.stop()
 
 
 @pytest.fixture

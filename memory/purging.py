@@ -38,6 +38,13 @@ def purge_turn(kernel: MemoryKernel, turn_id: str) -> tuple[str, tuple[str, ...]
     them), none when it was purged already. Needs the index (it holds the text too)."""
     if not kernel.health.usable:
         raise kernel.health.error()
+    if kernel.transcripts.shared is not None:
+        # its segments there cannot be rewritten in place, and a rewrite of them is not yet safe
+        # against a replica reading or appending meanwhile: refused, rather than a text kept
+        raise KernelError(
+            "purge is not on shared storage (storage.uri) yet: the store's transcript segments would "
+            "keep the text; `huichat forget ID` takes the turn out of search, recall and exports"
+        )
     cleaned, rel, _ = kernel.locate(turn_id)
     path = kernel.transcripts.path_of(rel)
     with kernel.transcripts.hold(rel):

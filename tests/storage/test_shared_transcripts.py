@@ -14,6 +14,7 @@ from huichat.memory.kernel import MemoryKernel
 from huichat.memory.location import MemoryLocation
 from huichat.memory.objectstore import ObjectStore
 from huichat.memory.opening import open_kernel
+from huichat.memory.purging import purge_turn
 from huichat.memory.transcript import TurnChunker
 from huichat.memory.turns import Message, TurnDraft
 from tests.conftest import NOW, ZONE
@@ -79,6 +80,22 @@ def test_a_turn_the_store_refused_is_not_kept_anywhere(s3: S3, tmp_path: Path) -
         [file] = {t.session_file for t in kernel.session_turns(session)}
         text = (kernel.sessions_dir / file).read_text(encoding="utf-8")
         assert "kept" in text and "refused" not in text
+        assert kernel.count() == 1
+    finally:
+        kernel.close()
+
+
+def test_a_purge_on_shared_storage_is_refused_before_anything_changes(s3: S3, tmp_path: Path) -> None:
+    """The store's segments are immutable: a purge that rewrote only the working copy would leave
+    the text in the store (and bring it back to the copy at the next rebuild) — so it is refused."""
+    kernel = _open(s3, tmp_path / "a")
+    try:
+        session = _say(kernel, None, "银行密码 hunter2")
+        [turn] = kernel.session_turns(session)
+        before = (kernel.sessions_dir / turn.session_file).read_bytes()
+        with pytest.raises(KernelError, match="not on shared storage"):
+            purge_turn(kernel, turn.id)
+        assert (kernel.sessions_dir / turn.session_file).read_bytes() == before
         assert kernel.count() == 1
     finally:
         kernel.close()

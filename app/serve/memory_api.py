@@ -21,6 +21,7 @@ from huichat.app.serve.errors import ApiError
 from huichat.app.serve.jobs import JOBS
 from huichat.app.serve.service import Service, service_of
 from huichat.app.serve.transcripts import read_transcript
+from huichat.app.users.memories import UpkeepBusy
 from huichat.memory.errors import BadTurnId, IndexUnavailable, KernelError, UnknownTurn
 from huichat.memory.filters import FilterError
 from huichat.memory.kernel import MemoryKernel
@@ -215,14 +216,21 @@ async def stats(request: Request, caller: Caller, user: UserParam = None) -> dic
 
 async def _job(name: str, request: Request, caller: Principal, user: str | None) -> dict[str, Any]:
     job = JOBS[name]
-    service, who, kernel = await _kernel(request, caller, user)
+    service = service_of(request)
+    who = user_for(request, caller, user)
     config = service.runtime.loaded.config.consolidation
+    now = service.runtime.clock()
     try:
-        return {"user": who, **await asyncio.to_thread(job, kernel, service.runtime.clock(), config)}
+        done = await service.memory(who).upkeep(
+            lambda kernel: job(kernel, now, config), service.settings.memory_retry_seconds
+        )
+    except UpkeepBusy as exc:
+        return {"user": who, "skipped": str(exc)}  # as a job another process runs says so
     except IndexUnavailable:
         raise
     except KernelError as exc:
         raise ApiError(400, str(exc)) from None
+    return {"user": who, **done}
 
 
 @router.post("/consolidate", summary="Merge similar memories (lifecycle job)")

@@ -34,6 +34,10 @@ USER_NAME = re.compile(r"^[a-z0-9][a-z0-9_-]{0,31}$")
 _EMBED_BATCH = 64
 
 
+class UpkeepBusy(Exception):
+    """Another replica holds this memory's upkeep lease: its job runs there now."""
+
+
 class UnknownUser(Exception):
     """A user name that is malformed or has no memory."""
 
@@ -57,7 +61,8 @@ class Memory:
     ) -> None:
         self.user = user
         self._lease = lease
-        """With replicas: held while this process compacts the index, so only one replica does."""
+        """With replicas: held while this process compacts the index or runs a lifecycle job on it, so
+        only one replica does at a time."""
         self._open = open_kernel
         self._fallback = fallback
         self._kernel: MemoryKernel | None = None
@@ -123,17 +128,29 @@ class Memory:
             self._maintaining = asyncio.create_task(self._maintain(kernel), name=f"maintain {self.user}")
 
     async def _maintain(self, kernel: MemoryKernel) -> None:
-        lease = self._lease
         try:
-            if lease is not None and not await asyncio.to_thread(lease.acquire):
-                return  # another replica compacts this index now
-            try:
-                await asyncio.to_thread(kernel.maintain)
-            finally:
-                if lease is not None:
-                    await asyncio.to_thread(lease.release)
+            await self._leased(kernel.maintain)
+        except UpkeepBusy:
+            return  # another replica compacts this index now
         except KernelError:
             return  # the index or the store failed: memory is unavailable and will be reopened
+
+    async def upkeep(self, call: Callable[[MemoryKernel], T], retry_seconds: float) -> T:
+        """``call(kernel)`` in a thread as this memory's one upkeep job across the fleet (the lifecycle
+        and consolidation jobs): with replicas, while this process holds the lease compaction takes
+        too, ``UpkeepBusy`` while another one does. Without a shared store it is ``run``."""
+        kernel = await self.fresh(retry_seconds)
+        return await self._leased(lambda: call(kernel))
+
+    async def _leased(self, work: Callable[[], T]) -> T:
+        lease = self._lease
+        if lease is not None and not await asyncio.to_thread(lease.acquire):
+            raise UpkeepBusy(f"another replica runs the upkeep of {self.user}'s memory now")
+        try:
+            return await asyncio.to_thread(work)
+        finally:
+            if lease is not None:
+                await asyncio.to_thread(lease.release)
 
     def _embed_in_background(self, kernel: MemoryKernel) -> None:
         if not kernel.pending_vectors:

@@ -2,8 +2,16 @@
 
 from __future__ import annotations
 
+import asyncio
+from pathlib import Path
+
+import pytest
+
+from huichat.app.users.memories import Memory, UpkeepBusy
+from huichat.memory.kernel import MemoryKernel
 from huichat.memory.lease import Lease
 from huichat.memory.objectstore import ObjectStore
+from tests.conftest import open_kernel
 from tests.storage.conftest import S3
 
 
@@ -19,3 +27,35 @@ def test_one_holder_at_a_time_and_an_expired_lease_is_taken_over(s3: S3) -> None
     assert ObjectStore(s3.uri(), s3.options).get("users/alice/upkeep.lease") is not None
     a.release()
     assert ObjectStore(s3.uri(), s3.options).get("users/alice/upkeep.lease") is None
+
+
+def test_a_lifecycle_job_runs_on_one_replica_at_a_time(s3: S3, tmp_path: Path) -> None:
+    """Two replicas asked for the same user's job at once: the one without the lease says so and
+    runs nothing (it would move the same turns between tiers in the same shared index)."""
+    held = Lease(ObjectStore(s3.uri(), s3.options), "users/alice/upkeep.lease")
+    memory = Memory(
+        "alice",
+        lambda: open_kernel(tmp_path),
+        lambda reason: pytest.fail(reason),
+        Lease(ObjectStore(s3.uri(), s3.options), "users/alice/upkeep.lease"),
+    )
+    ran: list[int] = []
+
+    def count(kernel: MemoryKernel) -> int:
+        ran.append(kernel.count())
+        return len(ran)
+
+    async def job() -> int:
+        return await memory.upkeep(count, 0.0)
+
+    async def scenario() -> None:
+        assert held.acquire()
+        with pytest.raises(UpkeepBusy, match="another replica runs the upkeep of alice's memory"):
+            await job()
+        assert ran == []
+        held.release()
+        assert await job() == 1
+        assert held.acquire()  # released by the job that ran: free again
+        await memory.close()
+
+    asyncio.run(scenario())

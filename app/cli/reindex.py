@@ -3,12 +3,15 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
 import sys
 from typing import TYPE_CHECKING
 
 from huichat.app import visible
 from huichat.app.cli import cluster
 from huichat.app.cli.catch_up import EXIT_INTERRUPTED, catch_up
+from huichat.app.errors import CommandError
+from huichat.memory.lease import LeaseBusy, upkeep_lease
 
 if TYPE_CHECKING:
     from huichat.app.runtime import Runtime
@@ -22,10 +25,23 @@ def add_parser(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace, runtime: Runtime) -> int:
-    """Rebuild the index from the transcripts with a progress bar."""
+    """Rebuild the index from the transcripts with a progress bar; with shared storage, while this
+    process holds the memory's upkeep lease (renewed however long it takes)."""
+    workers = cluster.Cluster.from_args(args, runtime)
+    lease = upkeep_lease(runtime.loaded.location)
+    try:
+        with lease.held() if lease is not None else contextlib.nullcontext():
+            return _rebuild(runtime, workers)
+    except LeaseBusy:
+        raise CommandError(
+            "another process runs this memory's upkeep now (a compaction, a lifecycle job or a reindex "
+            "on another replica): try again when it is done"
+        ) from None
+
+
+def _rebuild(runtime: Runtime, workers: cluster.Cluster | None) -> int:
     from rich.progress import Progress
 
-    workers = cluster.Cluster.from_args(args, runtime)
     kernel = runtime.open_kernel(reconcile=False, for_rebuild=True)
     console = visible.console()
     try:

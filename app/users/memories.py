@@ -21,9 +21,9 @@ from typing import TYPE_CHECKING, TypeVar
 from huichat.app.config import USERS_DIR
 from huichat.app.runtime import Runtime
 from huichat.memory.errors import KernelError
-from huichat.memory.lease import Lease
+from huichat.memory.lease import Lease, LeaseBusy, upkeep_lease
 from huichat.memory.location import MemoryLocation
-from huichat.memory.objectstore import ObjectStore, configured_store
+from huichat.memory.objectstore import configured_store
 
 if TYPE_CHECKING:
     from huichat.memory.embedding import Embedder
@@ -144,13 +144,17 @@ class Memory:
 
     async def _leased(self, work: Callable[[], T]) -> T:
         lease = self._lease
-        if lease is not None and not await asyncio.to_thread(lease.acquire):
-            raise UpkeepBusy(f"another replica runs the upkeep of {self.user}'s memory now")
-        try:
+        if lease is None:
             return await asyncio.to_thread(work)
-        finally:
-            if lease is not None:
-                await asyncio.to_thread(lease.release)
+
+        def holding() -> T:
+            with lease.held():  # renewed while the work runs, however long
+                return work()
+
+        try:
+            return await asyncio.to_thread(holding)
+        except LeaseBusy:
+            raise UpkeepBusy(f"another replica runs the upkeep of {self.user}'s memory now") from None
 
     def _embed_in_background(self, kernel: MemoryKernel) -> None:
         if not kernel.pending_vectors:
@@ -232,11 +236,7 @@ class Stores:
 
                 return open_transcripts_only(location, config.retriever, self.runtime.zone.tz, reason)
 
-            lease = None
-            if location.shared_root:
-                store = ObjectStore(location.shared_root, location.options)
-                lease = Lease(store, "upkeep.lease")
-            self._memories[user] = Memory(user, open_kernel, fallback, lease)
+            self._memories[user] = Memory(user, open_kernel, fallback, upkeep_lease(location))
         return self._memories[user]
 
     async def close(self) -> None:

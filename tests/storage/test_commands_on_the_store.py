@@ -1,5 +1,6 @@
 """Commands under ``storage.uri`` work on the shared memory: ``huichat export`` on a machine that
-never ran a replica writes what the replicas stored (its working copy comes from the store)."""
+never ran a replica writes what the replicas stored (its working copy comes from the store), and
+``huichat reindex`` waits its turn behind the memory's upkeep on another replica."""
 
 from __future__ import annotations
 
@@ -11,6 +12,7 @@ import pytest
 from huichat.app.config import load_config
 from huichat.memory.config import RetrieverConfig
 from huichat.memory.embedding import HashEmbedder
+from huichat.memory.lease import upkeep_lease
 from huichat.memory.opening import open_kernel
 from huichat.memory.turns import Message, TurnDraft
 from tests.conftest import NOW, ZONE
@@ -21,7 +23,8 @@ def _config(folder: Path, s3: S3) -> Path:
     folder.mkdir()
     config = folder / "config.yaml"
     config.write_text(
-        f"storage:\n  data_dir: {folder / 'data'}\n  uri: {s3.uri()}\n  options: {json.dumps(s3.options)}\n",
+        f"embedding:\n  model_path: hash\nstorage:\n  data_dir: {folder / 'data'}\n  uri: {s3.uri()}\n"
+        f"  options: {json.dumps(s3.options)}\n",
         encoding="utf-8",
     )
     return config
@@ -46,3 +49,18 @@ def test_export_on_another_machine_writes_what_a_replica_stored(
     assert "exported 1 sessions (1 turns)" in capsys.readouterr().out
     [written] = out.glob("*.md")
     assert "我的猫叫豆豆" in written.read_text(encoding="utf-8")
+
+
+def test_reindex_is_refused_while_another_replica_runs_the_memorys_upkeep(
+    s3: S3, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from huichat.app.wiring import main
+
+    config = _config(tmp_path / "laptop", s3)
+    other = upkeep_lease(load_config(config).location)  # a replica compacting the same memory
+    assert other is not None and other.acquire()
+    assert main(["--config", str(config), "reindex"]) == 1
+    assert "another process runs this memory's upkeep now" in capsys.readouterr().err
+    other.release()
+    assert main(["--config", str(config), "reindex"]) == 0
+    assert other.acquire()  # the reindex gave it back

@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 import asyncio
+import time
 from pathlib import Path
 
 import pytest
 
 from huichat.app.users.memories import Memory, UpkeepBusy
 from huichat.memory.kernel import MemoryKernel
-from huichat.memory.lease import Lease
+from huichat.memory.lease import Lease, LeaseBusy
 from huichat.memory.objectstore import ObjectStore
 from tests.conftest import open_kernel
 from tests.storage.conftest import S3
@@ -59,3 +60,15 @@ def test_a_lifecycle_job_runs_on_one_replica_at_a_time(s3: S3, tmp_path: Path) -
         await memory.close()
 
     asyncio.run(scenario())
+
+
+def test_a_job_longer_than_the_lease_keeps_it_until_it_ends(s3: S3) -> None:
+    holder, other = (Lease(ObjectStore(s3.uri(), s3.options), "users/alice/upkeep.lease") for _ in range(2))
+    holder.seconds = 0.6  # a reindex outlasting the lease many times over
+    with holder.held():
+        for _ in range(6):
+            time.sleep(0.3)
+            assert not other.acquire()  # renewed: never expired under the running job
+        with pytest.raises(LeaseBusy), other.held():
+            pass
+    assert other.acquire()  # released at the end

@@ -26,7 +26,7 @@ from collections import defaultdict
 from collections.abc import Callable
 from datetime import date, datetime, timedelta
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from benchmarks.zhworld import Fact, Person, UserBuilder, Vocab, named, schedule
 
@@ -212,14 +212,18 @@ class Asker:
         return found
 
 
-def balanced(rng: random.Random, candidates: list[Question], count: int) -> list[Question]:
+Asked = TypeVar("Asked", bound=tuple[Any, ...])
+"""A question tuple whose fourth item is its form."""
+
+
+def balanced(rng: random.Random, candidates: list[Asked], count: int) -> list[Asked]:
     """``count`` questions drawn round-robin over their forms, so rare forms ("who …?") are asked too."""
-    by_form: dict[str, list[Question]] = defaultdict(list)
+    by_form: dict[str, list[Asked]] = defaultdict(list)
     for question in candidates:
         by_form[question[3]].append(question)
     for pool in by_form.values():
         rng.shuffle(pool)
-    chosen: list[Question] = []
+    chosen: list[Asked] = []
     forms = sorted(by_form)
     rng.shuffle(forms)
     while len(chosen) < count and any(by_form.values()):
@@ -305,6 +309,11 @@ def generate(
         more_rows, more_questions = haystack(vocab, rng, f"{prefix}-{n:02d}", users, per_user, per_type)
         rows.extend(more_rows)
         questions.extend(more_questions)
+    return write_dataset(out, rows, questions)
+
+
+def write_dataset(out: Path, rows: list[dict[str, Any]], questions: list[dict[str, Any]]) -> tuple[int, int]:
+    """Write the FORMAT.md files under ``out``; returns (utterances, questions)."""
     out.mkdir(parents=True, exist_ok=True)
     for name, items in (("conversations.jsonl", rows), ("questions.jsonl", questions)):
         with (out / name).open("w", encoding="utf-8") as handle:

@@ -4,8 +4,8 @@
 conversation once through the kernel's normal write path (vectors from the cache that
 ``huichat bench recall --vectors FILE`` filled: nothing is embedded twice), then asks every
 question once per variant through the kernel's normal search, with the variant's ranking
-switched on (``VARIANTS``: each a change to the retriever's fusion). Prints recall@10, all@10
-per category for each variant, so that one change at a time is measured on the same stores.
+switched on (``VARIANTS``: each a change to the retriever's fusion). Prints recall@5, recall@10,
+all@10 per category for each variant, so that one change at a time is measured on the same stores.
 Development only: a variant worth keeping moves into ``memory.retrieval`` and is measured
 again with ``huichat bench recall``.
 """
@@ -47,7 +47,7 @@ VARIANTS: dict[str, Variant] = {
     "base": _fusion(),
 }
 """The rankings compared by name; ``--variants`` also takes ``field=value+field=value`` over ``Fusion``'s
-fields (a variant that helps becomes the field's default; one that does not goes, with its field)."""
+fields, a tuple as ``cjk_weights=0.9/0.1`` (a variant that helps becomes the field's default; one that does not goes, with its field)."""
 
 
 def variant(name: str) -> Variant:
@@ -57,7 +57,11 @@ def variant(name: str) -> Variant:
     changes = {}
     for part in name.split("+"):
         field_name, _, value = part.partition("=")
-        changes[field_name] = type(getattr(Fusion(), field_name))(value)
+        default = getattr(Fusion(), field_name)
+        if isinstance(default, tuple):  # cjk_weights=0.9/0.1
+            changes[field_name] = tuple(type(default[0])(v) for v in value.split("/"))
+        else:
+            changes[field_name] = type(default)(value)
     return _fusion(**changes)
 
 
@@ -140,7 +144,7 @@ def main(argv: list[str] | None = None) -> int:
             spent = os.times()
             per_query = (spent.user + spent.system - cpu.user - cpu.system) / max(scores["overall"].questions, 1)
             line = " ".join(
-                f"{group}={s.summary([10])['recall@10']:.3f}/{s.summary([10])['all@10']:.3f}"
+                f"{group}={s.summary([5])['recall@5']:.3f}/{s.summary([10])['recall@10']:.3f}/{s.summary([10])['all@10']:.3f}"
                 for group, s in sorted(scores.items())
             )
             print(

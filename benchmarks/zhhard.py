@@ -18,7 +18,7 @@ disjoint question templates and different seeds: tune on ``tune`` only, report `
 A (relation, name) pair and a (relation, descriptor) pair belong to one person of the
 haystack, and a name alone is used only where it is unique: every question has one answer.
 
-    python -m benchmarks.zhhard --out DIR --split heldout --haystacks 4
+    python -m benchmarks.zhhard --out DIR --split heldout
 """
 
 from __future__ import annotations
@@ -261,7 +261,7 @@ def haystack(
 
 
 def generate(
-    out: Path, split: str, seed: int | None = None, haystacks: int = 4, *, users: int = 20, per_type: int = 15
+    out: Path, split: str, seed: int | None = None, haystacks: int = 8, *, users: int = 20, per_type: int = 15
 ) -> tuple[int, int]:
     """Write one split's ``conversations.jsonl`` and ``questions.jsonl`` under ``out``."""
     seed = SEEDS[split] if seed is None else seed
@@ -281,7 +281,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--out", type=Path, required=True, help="folder to write the dataset to")
     parser.add_argument("--split", choices=SPLITS, default="tune", help="question templates: tune or heldout")
     parser.add_argument("--seed", type=int, help="random seed (default 17 for tune, 71 for heldout)")
-    parser.add_argument("--haystacks", type=int, default=4, help="haystacks (conversations) to generate (default 4)")
+    parser.add_argument("--haystacks", type=int, default=8, help="haystacks (conversations) to generate (default 8)")
     parser.add_argument("--users", type=int, default=20, help="users pooled into each haystack (default 20)")
     parser.add_argument("--per-type", type=int, default=15, help="questions per category and haystack (default 15)")
     args = parser.parse_args(argv)

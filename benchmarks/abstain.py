@@ -50,10 +50,18 @@ if TYPE_CHECKING:
 DEPTH = 10
 
 
-def _ask(kernel: MemoryKernel, question: str, now: Any) -> list[dict[str, Any]]:
+def _ask(kernel: MemoryKernel, question: str, now: Any) -> tuple[str, list[dict[str, Any]]]:
+    """The search's words (its time phrases taken out) and its top candidates; each keeps its text,
+    so that a change to the word evidence (``memory.words.words_share``) is refitted from the dump
+    without building the stores again (the ranking does not depend on it)."""
     results = kernel.search(SearchRequest(question, now, DEPTH, record_access=False))
-    return [
-        {"id": h.turn.id, "similarity": h.similarity, "evidence": asdict(h.evidence) if h.evidence else None}
+    return results.keywords, [
+        {
+            "id": h.turn.id,
+            "text": h.turn.text,
+            "similarity": h.similarity,
+            "evidence": asdict(h.evidence) if h.evidence else None,
+        }
         for h in results.hits
     ]
 
@@ -112,7 +120,7 @@ def run_abstain_bench(args: argparse.Namespace, loaded: LoadedConfig, zone: Zone
                     now = (
                         moment(question["question_datetime"], zone.tz) if question.get("question_datetime") else latest
                     )
-                    hits = _ask(kernel, question["question"], now)
+                    keywords, hits = _ask(kernel, question["question"], now)
                     gold = set(question["evidence_turn_ids"]) if kind == "own" else set()
                     for hit in hits:
                         hit["gold"] = mapping.get(hit["id"], "") in gold
@@ -122,6 +130,7 @@ def run_abstain_bench(args: argparse.Namespace, loaded: LoadedConfig, zone: Zone
                             "turns": size,
                             "kind": kind,
                             "question": question["question"],
+                            "keywords": keywords,
                             "category": question.get("category", ""),
                             "gold": len(gold),
                             "hits": hits,

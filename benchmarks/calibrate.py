@@ -30,6 +30,7 @@ import numpy.typing as npt
 
 from benchmarks.abstain import score
 from huichat.memory.calibration import Calibration, Evidence, calibrated, features
+from huichat.memory.words import words_share
 
 Matrix = npt.NDArray[np.float64]
 
@@ -54,22 +55,28 @@ def fit_logistic(x: Matrix, y: Matrix, l2: float = 1e-3, steps: int = 50) -> tup
     return theta[:width], float(theta[width])
 
 
-def _evidence(hit: dict[str, Any]) -> Evidence:
+def _evidence(search: dict[str, Any], hit: dict[str, Any]) -> Evidence:
+    """A candidate's evidence; its word share as ``words_share`` gives it now when the dump kept the
+    search's words and the candidate's text (the ranking does not depend on it: a dump taken before
+    a change to the word evidence refits it without building the stores again)."""
     found = hit["evidence"]
+    words = found.get("words", 0.0)
+    if "keywords" in search and "text" in hit:
+        words = words_share(search["keywords"], hit["text"])
     return Evidence(
         found["cosine"],
         found["bm25"],
         found["background"],
         found["spread"],
         found.get("inherited", 0.0),
-        found.get("words", 0.0),
+        words,
     )
 
 
 def fit(searches: list[dict[str, Any]]) -> Calibration:
     """The calibration fitted on these searches' candidates."""
     rows = [
-        (features(_evidence(h)), float(h["gold"]))
+        (features(_evidence(s, h)), float(h["gold"]))
         for s in searches
         for h in s["hits"]
         if s["kind"] != "own" or h["gold"]
@@ -86,7 +93,7 @@ def rescored(searches: list[dict[str, Any]], calibration: Calibration) -> list[d
     """The searches with their similarities recomputed by ``calibration``."""
     out = []
     for search in searches:
-        values = calibrated([_evidence(h) for h in search["hits"]], calibration)
+        values = calibrated([_evidence(search, h) for h in search["hits"]], calibration)
         hits = [{**h, "similarity": v} for h, v in zip(search["hits"], values, strict=True)]
         out.append({**search, "hits": hits})
     return out

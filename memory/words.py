@@ -17,8 +17,11 @@ into character n-grams, which blurs English. Here each script gets its own treat
 
 Text is NFKC-normalised first, so full-width letters and digits match their ASCII forms.
 
-``words_share`` says how much of a query a text holds in these terms, without any statistics
-of the store: the similarity of a turn that has no vector yet (``memory.calibration``).
+``words_share`` says how much of a query a text holds, without any statistics of the store:
+the word evidence of the calibrated similarity, and the similarity of a turn that has no vector
+yet (``memory.calibration``). Chinese counts there by character pairs, not characters: an
+off-topic question shares a third of its characters with some message of any large store
+(鸭蛋要煮多久 and 鸭 蛋 煮 多 久 in a users' days), and hardly ever a pair (鸭蛋 煮多 多久).
 """
 
 from __future__ import annotations
@@ -42,6 +45,11 @@ _FUNCTION_EN_WORDS = (
 _FUNCTION_EN = frozenset(_FUNCTION_EN_WORDS.split())
 """English words that say nothing about what a text is about (for ``words_share`` only: the
 index keeps them, BM25 weighs them down by itself)."""
+_QUESTION = frozenset("几哪谁")
+"""Question characters, which part Chinese words as function characters do (for ``words_share``
+only: 几点见 asks about 点见's time, and 几点 is in no answer)."""
+_STOPS = _FUNCTION | _QUESTION
+_STOP = re.compile(f"[{''.join(sorted(_STOPS))}]")
 
 
 def has_cjk(text: str) -> bool:
@@ -68,14 +76,24 @@ def index_words(text: str) -> str:
 
 def content_terms(text: str) -> frozenset[str]:
     """What ``text`` is about, as terms: Latin words other than function words (suffixes -s, -ed,
-    -ing cut from longer ones) and CJK characters other than function characters. Every candidate
-    of a search is measured with it, so each distinct word is cut once."""
-    # the runs of ``index_words``, lowered each on its own as there (a space is no cased letter,
-    # so lowering them joined is the same: a capital sigma is read by its own run's letters)
-    runs = " ".join(_RUN.findall(unicodedata.normalize("NFKC", text)))
-    terms = set(_IS_CJK.findall(runs))
-    terms -= _FUNCTION
-    for word in set(_PART.findall(runs.lower())) - _FUNCTION_EN:
+    -ing cut from longer ones) and, in CJK text, the character pairs of each stretch between
+    function or question characters (眼科医生姓什么 → 眼科 科医 医生 生姓); a character that
+    stands alone between them is a word of its own (猫 in 我的猫呢, 钨 in 钨的熔点). A single
+    character of a longer stretch is no term: one in three of any question's characters is in
+    some message of a large store, so characters let off-topic questions through. Every
+    candidate of a search is measured with it, so each distinct word is cut once."""
+    terms: set[str] = set()
+    latin = []
+    for match in _RUN.finditer(unicodedata.normalize("NFKC", text)):
+        run = match.group(0)
+        if not _IS_CJK.match(run):
+            latin.append(run)
+            continue
+        for stretch in filter(None, _STOP.split(run)):  # the stretches between function characters
+            terms.update((stretch,) if len(stretch) == 1 else (stretch[i : i + 2] for i in range(len(stretch) - 1)))
+    # the Latin runs lowered joined as each on its own (as ``index_words`` does): a space is no
+    # cased letter, so a capital sigma is still read by its own run's letters
+    for word in set(_PART.findall(" ".join(latin).lower())) - _FUNCTION_EN:
         terms.add(_stem(word) if len(word) > 4 else word)
     return frozenset(terms)
 
@@ -92,6 +110,10 @@ def _stem(word: str) -> str:
 
 def words_share(query: str | frozenset[str], text: str) -> float:
     """The share of ``query``'s content terms that ``text`` holds (0 when the query has none);
-    ``query`` may be its ``content_terms`` already, worked out once for a search's candidates."""
+    ``query`` may be its ``content_terms`` already, worked out once for a search's candidates.
+    A CJK character the query holds alone is held by a text that has it anywhere (猫 by 猫咪)."""
     wanted = content_terms(query) if isinstance(query, str) else query
-    return len(wanted & content_terms(text)) / len(wanted) if wanted else 0.0
+    if not wanted:
+        return 0.0
+    held = content_terms(text) | (set(_IS_CJK.findall(unicodedata.normalize("NFKC", text))) - _STOPS)
+    return len(wanted & held) / len(wanted)

@@ -228,6 +228,37 @@ def test_garbage_and_unrelated_questions_find_nothing(life: MemoryKernel, query:
 
 
 @pytest.fixture
+def kitchen(tmp_path: Path, e5: Embedder) -> Iterator[MemoryKernel]:
+    """Chinese turns holding most characters of two off-topic questions and none of their words."""
+    kernel = open_kernel(tmp_path, e5)  # the default threshold
+    said = [
+        ("周末煮了一锅鸭汤，蛋糕也烤好了，等了好久", "听起来很丰盛！鸭汤记得多炖一会儿。"),
+        ("小王在海边捡了一颗石头，卫衣上全是沙子", "海边的石头很多都挺好看的。"),
+        ("三楼的打印机又卡纸了", "已经报修了，工单号 IT-2231，师傅明天上午来。"),
+        ("周末想带爸妈去西湖边吃饭", "可以订楼外楼，记得提前一周预约。"),
+    ]
+    for i, (user, assistant) in enumerate(said):
+        when = NOW - timedelta(days=30 - 4 * i)
+        kernel.append_turn(
+            kernel.new_session(when), TurnDraft((Message("user", user), Message("assistant", assistant)), when)
+        )
+    yield kernel
+    kernel.close()
+
+
+def test_chinese_sharing_characters_and_no_word_is_not_a_hit(kitchen: MemoryKernel) -> None:
+    # issue 24: 鸭 蛋 煮 多 久 are all in the soup turn, 海 王 颗 卫 in the pebble one; counted by
+    # characters they were hits at 0.996 and 0.950 (a 10,000-turn Chinese store held such
+    # look-alikes for a third of the off-topic questions)
+    for query in ("鸭蛋要煮多久？", "海王星有几颗卫星？"):
+        results = kitchen.search(SearchRequest(query, NOW, top_k=3, record_access=False))
+        assert results.hits == []  # (the soup may still be offered as uncertain: it is about cooking duck)
+    # a paraphrase sharing one word of two characters (鸭汤) is still found
+    hits = kitchen.search(SearchRequest("鸭汤怎么炖才好喝", NOW, top_k=3, record_access=False)).hits
+    assert hits and "鸭汤" in hits[0].turn.text
+
+
+@pytest.fixture
 def facts(tmp_path: Path, e5: Embedder) -> Iterator[MemoryKernel]:
     """``bench loop``'s store: 20 short facts, each said between two unrelated turns of its session."""
     kernel = open_kernel(tmp_path, e5)  # the default threshold
@@ -265,7 +296,7 @@ def test_only_a_first_candidate_far_likelier_than_the_rest_stands_out() -> None:
     def at(z: float) -> Evidence:  # a candidate z spreads above the query's background, no words shared
         return Evidence(cosine=0.72 + 0.03 * z, bm25=0.0, background=0.72, spread=0.03)
 
-    threshold = 0.57
+    threshold = 0.58
     assert stands_out([at(3.5), at(1.0), at(0.5)], threshold)
     assert not stands_out([at(3.5), at(3.4)], threshold)  # two alike: neither is the match
     assert not stands_out([at(0.5), at(-3.0)], threshold)  # far under the threshold: nothing to offer

@@ -7,6 +7,7 @@ from pathlib import Path
 
 import lancedb
 import pyarrow as pa
+import pytest
 from lancedb.index import FTS
 
 from huichat.memory.fusion import Fusion
@@ -44,7 +45,7 @@ def test_content_terms_leave_function_words_and_cut_suffixes() -> None:
         "cats",
         "cat",
     }  # "cats" is four letters: only longer words lose their suffix
-    assert content_terms("我把ＶＰＮ的密码改了") == {"vpn", "密", "码", "改"}
+    assert content_terms("我把ＶＰＮ的密码改了") == {"vpn", "密码", "码改"}
     assert content_terms("user_id @ 10.0.3.17") == {"user", "id", "10", "0", "3", "17"}
 
 
@@ -60,6 +61,25 @@ def test_the_share_of_a_querys_words_is_the_same_from_its_terms() -> None:
     text = "Melanie: we went camping at the lake, the kids loved it"
     assert words_share(query, text) == words_share(content_terms(query), text) == 0.75
     assert words_share("的了吗", text) == 0.0
+
+
+def test_chinese_counts_by_character_pairs_between_function_characters() -> None:
+    # pairs of each stretch between function (的 是 什 么) and question (几) characters
+    assert content_terms("我的眼科医生姓什么？") == {"眼科", "科医", "医生", "生姓"}
+    assert content_terms("海王星有几颗卫星？") == {"海王", "王星", "颗卫", "卫星"}
+    # a character standing alone between them is a word of its own, held by a text with it anywhere
+    assert content_terms("我的猫呢") == {"猫"}
+    assert words_share("猫", "我家猫咪很乖") == 1.0
+    assert content_terms("VPN 密码改了吗") == {"vpn", "密码", "码改"}
+
+
+def test_characters_without_a_shared_word_are_no_evidence() -> None:
+    # issue 24: off-topic questions held a third to a half of their characters in some message of
+    # a large Chinese store, and a character share let them through as hits
+    soup = "周末煮了一锅鸭汤，蛋糕也烤好了，等了好久"
+    assert words_share("鸭蛋要煮多久？", soup) == 0.0  # 鸭 蛋 煮 久 all in it, no word
+    assert words_share("鸭汤怎么炖才好喝", soup) == 0.25  # 鸭汤 of 鸭汤 炖才 才好 好喝
+    assert words_share("Where is my duck soup? 鸭汤", soup) == pytest.approx(1 / 3)  # duck, soup, 鸭汤
 
 
 def _store(kernel: MemoryKernel, texts: list[str]) -> dict[str, str]:

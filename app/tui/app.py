@@ -223,11 +223,11 @@ class HuichatApp(App[int]):
 
     @work(thread=True, group="load", exit_on_error=False)
     def load_llm(self) -> None:
-        """Import litellm (slow) and build the client; warm the Markdown renderer the first reply uses."""
-        import textual.widgets._markdown  # noqa: F401 - markdown-it, off the event loop before the first answer
-
+        """Import litellm (slow) and build the client; then warm the Markdown renderer the first reply uses
+        (after: a reply cannot start before the client, and its first words take longer than this import)."""
         gateway = self.gateway
         self._load("llm", self.runtime.open_llm, gateway.llm_client)
+        import textual.widgets._markdown  # noqa: F401 - markdown-it, off the event loop before the first answer
 
     def _load(self, name: str, factory: Callable[[], T], loading: Loading[T]) -> None:
         """Build one service in this worker thread and hand the outcome to the gateway."""

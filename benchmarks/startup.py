@@ -55,13 +55,14 @@ class Launch:
                 os.read(self.master, 1 << 16)
 
     def events(self) -> dict[str, float]:
-        """Milestone → seconds after launch."""
+        """Milestone → seconds after launch, and ``<milestone>_cpu`` → the process's CPU-seconds then."""
         if not self.trace.exists():
             return {}
         found: dict[str, float] = {}
         for line in self.trace.read_text(encoding="utf-8").splitlines():
-            stamp, _, event = line.partition(" ")
+            stamp, event, cpu = line.split(" ")
             found.setdefault(event, float(stamp) - self.started)
+            found.setdefault(f"{event}_cpu", float(cpu))
         return found
 
     def wait_for(self, *events: str, timeout: float = 300.0) -> dict[str, float]:
@@ -121,10 +122,15 @@ def run_startup_bench(args: argparse.Namespace, loaded: LoadedConfig, zone: Zone
     table.add_column("moment")
     table.add_column("median (s)", justify="right")
     table.add_column("runs (s)")
+    table.add_column("CPU-s (median)", justify="right")
     for key, label in moments:
         values = [r[key] for r in runs if key in r]
         report[f"median_{key}_s"] = round(median(values), 3)
-        table.add_row(label, f"{median(values):.2f}", ", ".join(f"{v:.2f}" for v in values))
+        cpu = [r[f"{key}_cpu"] for r in runs if f"{key}_cpu" in r]
+        if cpu:
+            report[f"median_{key}_cpu_s"] = round(median(cpu), 3)
+        shown = f"{median(cpu):.2f}" if cpu else ""
+        table.add_row(label, f"{median(values):.2f}", ", ".join(f"{v:.2f}" for v in values), shown)
     console.print(table)
     write_json(args.json, report)
     return 0

@@ -35,6 +35,7 @@ def create_app(runtime: Runtime) -> FastAPI:
     @asynccontextmanager
     async def lifespan(_app: FastAPI) -> AsyncIterator[None]:
         refreshing = asyncio.create_task(service.refresh_keys(), name="refresh keys")
+        service.keep(service.warm_llm(), "build the LLM client")
         yield
         refreshing.cancel()
         await service.close()

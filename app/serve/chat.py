@@ -166,7 +166,7 @@ async def chat_completions(
         raise ApiError(413, problem)
     kernel = await service.kernel(user)
     try:
-        conversation = await service.conversations.find(user, kernel, service.llm, said, session_header)
+        conversation = await service.conversations.find(user, kernel, await service.llm(), said, session_header)
     except UnknownSession as exc:
         raise ApiError(404, str(exc)) from None
     queue: asyncio.Queue[str | Finished] = asyncio.Queue()

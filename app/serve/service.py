@@ -57,7 +57,7 @@ class Service:
         check uses every core already), at a lower priority; one token resent while its check runs
         waits for that check and then finds it remembered, right or wrong."""
         self.conversations = Conversations(runtime, self.stores.shared)
-        self._llm: LLMClient | None = None
+        self._llm: asyncio.Future[LLMClient] | None = None
         self._tasks: set[asyncio.Task[Any]] = set()
 
     async def refresh_keys(self) -> None:
@@ -78,12 +78,19 @@ class Service:
         """``user``'s kernel, reopened first when degraded and due (with replicas: brought up to date)."""
         return await self.memory(user).fresh(self.settings.memory_retry_seconds)
 
-    @property
-    def llm(self) -> LLMClient:
-        """The LLM client (built on first use); each reply names its provider."""
-        if self._llm is None:
-            self._llm = self.runtime.open_llm()
-        return self._llm
+    async def llm(self) -> LLMClient:
+        """The LLM client; each reply names its provider. Built once, in a thread (started with the
+        server): importing litellm takes seconds of CPU, and on the event loop every request —
+        searches, health checks, other replies — would wait for it."""
+        building = self._llm
+        if building is None or (building.done() and (building.cancelled() or building.exception() is not None)):
+            building = self._llm = asyncio.ensure_future(asyncio.to_thread(self.runtime.open_llm))
+        return await asyncio.shield(building)
+
+    async def warm_llm(self) -> None:
+        """Build the LLM client now, before the first chat asks for it (that chat says why if it fails)."""
+        with contextlib.suppress(Exception):
+            await self.llm()
 
     def keep(self, work: Coroutine[Any, Any, Any], name: str) -> asyncio.Task[Any]:
         """Run ``work`` to its end even if the client that asked for it goes away."""

@@ -12,6 +12,7 @@ from collections.abc import Iterator
 from datetime import UTC, datetime
 from pathlib import Path
 
+import httpx
 import pytest
 from fastapi.testclient import TestClient
 
@@ -158,4 +159,42 @@ def test_sigterm_or_ctrl_c_stops_the_server_at_once_with_a_search_in_flight(tmp_
             process.send_signal(stop)
             process.wait(timeout=5)  # not the search's 300 s deadline
         finally:
+            stop_server(process)
+
+
+def test_searches_and_health_checks_are_answered_while_the_llm_client_is_built(tmp_path: Path) -> None:
+    # building the client imports litellm (seconds of CPU): it runs in a thread from the server's
+    # start, and only a chat waits for it — on the event loop it held every request of the server
+    building, release = tmp_path / "building", tmp_path / "release"
+    with FakeLLM(responder=model) as llm:
+        port = free_port()
+        config = write_config(tmp_path, llm, port)
+        key = KeyRing(tmp_path / "data").create("default", datetime.now(UTC), admin=True)[1]
+        env = {"HUICHAT_LLM_BUILDING": str(building), "HUICHAT_LLM_RELEASE": str(release)}
+        process = start_server(config, port, tmp_path / "serve.log", "tests.serve.slow_llm_server", env)
+        url = f"http://127.0.0.1:{port}"
+        headers = {"Authorization": f"Bearer {key}"}
+        answers: list[httpx.Response] = []
+        try:
+            body = {"model": "fake", "messages": [{"role": "user", "content": "hello"}]}
+            chat = threading.Thread(
+                target=lambda: answers.append(
+                    httpx.post(f"{url}/v1/chat/completions", json=body, headers=headers, timeout=300)
+                )
+            )
+            chat.start()
+            deadline = time.monotonic() + 120
+            while not building.exists() and time.monotonic() < deadline:
+                time.sleep(0.05)
+            assert building.exists()
+            assert httpx.get(f"{url}/healthz", timeout=60).status_code == 200
+            search = httpx.post(f"{url}/v1/memory/search", json={"query": "hello"}, headers=headers, timeout=60)
+            assert search.status_code == 200
+            assert not answers  # the chat waits for its client
+            release.touch()
+            chat.join(timeout=120)
+            assert answers and answers[0].status_code == 200
+            assert answers[0].json()["choices"][0]["message"]["content"] == "收到：hello"
+        finally:
+            release.touch()
             stop_server(process)

@@ -114,12 +114,18 @@ _MEMORY_NOTE = (
     "(Memories found for this message before you were asked; cite the [id:…] of one you use; if none fits, answer as usual.)"
 )
 MEMORY_NONE = {
-    "zh": "（没有找到与这条消息相关的记忆。问的若是用户自己的事或以前说过的话，就回答“我不记得了”，不要猜。）",
-    "en": "(No memory was found for this message. If it asks about the user's own life or something said before, "
+    "zh": "（没有找到与这条消息相关的记忆。）",
+    "en": "(No memory was found for this message.)",
+}
+"""An explained block with nothing in it: what was found, in words."""
+ASK_NONE = {
+    "zh": "（记忆里没有这件事。问的若是用户自己的事或以前说过的话，就回答“我不记得了”，不要猜。）",
+    "en": "(Memory holds nothing about this. If it asks about the user's own life or something said before, "
     'answer "I don\'t remember" and do not guess.)',
 }
-"""An explained block with nothing in it: what was found, in words, and what to answer about the user's
-own life, next to the question (the rules in the system prompt alone did not stop a 1.5B model guessing)."""
+"""After the question, when the memory-first block is empty: what to answer about the user's own life.
+Said last because small models follow the last instruction: inside the block, before the question, it
+did not stop Qwen2.5-Coder-1.5B making up an eye doctor's surname; after it, it did."""
 MEMORY_UNSURE = {
     "zh": "（没有找到确定相关的记忆。最接近的一条如下，它说的可能是别的事：）",
     "en": "(No memory clearly matches this message. The closest one follows; it may be about something else:)",
@@ -157,6 +163,12 @@ def memory_block(results: SearchResults, zone: tzinfo, language: str, *, explain
         lines.append(f"[id:{turn.id} | {turn.timestamp.astimezone(zone):%Y-%m-%d %H:%M}] {said}")
     lines.append(MEMORY_CLOSE)
     return "\n".join(lines)
+
+
+def question_note(results: SearchResults, language: str) -> str:
+    """What a memory-first request says after the user's question: with no hit in ``prompt_results``,
+    ``ASK_NONE``; with hits, nothing."""
+    return "" if any(hit.role == "hit" for hit in results.results) else ASK_NONE[language]
 
 
 def _clipped(text: str) -> str:

@@ -7,7 +7,7 @@ import json
 from dataclasses import dataclass, field
 from typing import Any
 
-from huichat.app.prompts import tool_response
+from huichat.app.prompts import ASK_NONE, tool_response
 from huichat.app.tool_arguments import ArgumentError, read_arguments
 from huichat.app.tools import ERROR_PREFIX, ToolOutcome
 from huichat.memory.turns import Message
@@ -82,8 +82,8 @@ _ECHO_LINES = ("[id:", "📁 ", "↳ 上下文，属于命中", "<tool_response>
 """How the lines of a memory tool's result begin (the seed's format, a tool error, the chat
 template's result tag); an answer never needs them."""
 _RULE = "---"
-_NOTE_LINES = ("[It is now ", "[现在是 ")
-"""How ``prompts.time_note`` begins: small models answer with the time line of their own prompt."""
+_NOTE_LINES = ("[It is now ", "[现在是 ", ASK_NONE["en"][:24], ASK_NONE["zh"][:8])
+"""How ``prompts.time_note`` and ``prompts.ASK_NONE`` begin: small models answer with the lines of their own prompt."""
 
 
 class EchoCut:

@@ -25,6 +25,7 @@ from huichat.app.prompts import (
     NO_ANSWER,
     memory_block,
     prompt_results,
+    question_note,
     system_prompt,
     time_note,
     uses_chinese,
@@ -294,10 +295,18 @@ class ChatSession:
         return picked, frozenset(ids)
 
     def build_messages(
-        self, text: str, now: datetime, history: list[dict[str, Any]], injected: str = "", *, tools: bool = True
+        self,
+        text: str,
+        now: datetime,
+        history: list[dict[str, Any]],
+        injected: str = "",
+        *,
+        tools: bool = True,
+        after: str = "",
     ) -> list[dict[str, Any]]:
         """The request: the (unchanging) system prompt, the recent turns, the memory block, then the new
-        message with the time (``tools``: the request offers the memory tools, and its rules say how)."""
+        message with the time (``tools``: the request offers the memory tools, and its rules say how) and
+        ``after`` it a note of the app's (``question_note``: what small models read last, they follow)."""
         language = self._language(text)
         role = self.config.roles.get(self.role, "")
         system = system_prompt(language, role, tools=tools)
@@ -305,7 +314,7 @@ class ChatSession:
         if injected:
             messages.append({"role": "system", "content": injected})
         note = time_note(language, now.astimezone(self.zone.tz), self.zone.name, weeks=tools)
-        messages.append({"role": "user", "content": f"{note}\n{text}"})
+        messages.append({"role": "user", "content": f"{note}\n{text}\n\n{after}" if after else f"{note}\n{text}"})
         return messages
 
     # ------------------------------------------------------------------ reply
@@ -337,7 +346,7 @@ class ChatSession:
         choice = self.memory_mode(provider_name)
         recall_first = self.config.auto_recall or choice.recalls_first
         context = ToolContext(now, self.context_window, in_context, question=text, memory_block=recall_first)
-        injected = ""
+        injected = after = ""
         if recall_first:
             top_k = self.config.auto_recall_top_k
             query = text.strip()[: self.kernel.config.max_query_chars]  # a long message is recalled by its start
@@ -353,7 +362,9 @@ class ChatSession:
             progress.recalled.extend(outcome.recalled_ids)
             if outcome.results is not None:
                 injected = memory_block(outcome.results, self.zone.tz, language, explained=not choice.offers_tools)
-        messages = self.build_messages(text, now, history, injected, tools=choice.offers_tools)
+                # memory-first: the block is all the model sees of memory (a failed search says nothing)
+                after = "" if choice.offers_tools else question_note(outcome.results, language)
+        messages = self.build_messages(text, now, history, injected, tools=choice.offers_tools, after=after)
         ran: set[str] = set()
         answer_now = not choice.offers_tools
         for round_number in range(self.config.max_tool_rounds + 1):

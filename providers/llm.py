@@ -227,19 +227,34 @@ class LLMClient:
 
     async def ping(self, name: str, timeout: float = 10.0) -> str:
         """One tiny request; returns the model's first words or raises ``ProviderError``."""
+        content = await self.short_answer(name, [{"role": "user", "content": "Say OK."}], max_tokens=8, timeout=timeout)
+        return content[:40] or "(empty reply)"
+
+    async def short_answer(
+        self,
+        name: str,
+        messages: list[dict[str, Any]],
+        *,
+        max_tokens: int,
+        timeout: float | None = None,
+        temperature: float | None = None,
+    ) -> str:
+        """A few words from provider ``name``, unstreamed and without tools; ``temperature`` unless the
+        provider sets its own. Raises ``ProviderError``."""
         provider = self.provider(name)
         problem = self.problem(name)
         if problem:
             raise ProviderError(problem, provider=name)
-        params = _params(provider, self.env)
-        params.update(timeout=timeout, max_tokens=8)
+        chosen = {} if temperature is None else {"temperature": temperature}
+        params = {**chosen, **_params(provider, self.env), "max_tokens": max_tokens}
+        if timeout is not None:
+            params["timeout"] = timeout
         params.pop("stream_timeout", None)
         try:
-            response = await _lite.acompletion(messages=[{"role": "user", "content": "Say OK."}], **params)
+            response = await _lite.acompletion(messages=messages, **params)
         except Exception as exc:  # vendor boundary (not chained: it may quote the key)
             raise translate(exc, name, provider, self._secrets) from None
-        content = response.choices[0].message.content or ""
-        return str(content).strip()[:40] or "(empty reply)"
+        return str(response.choices[0].message.content or "").strip()
 
     async def probe_tools(
         self, name: str, messages: list[dict[str, Any]], tools: Sequence[dict[str, Any]], tool_names: Sequence[str]

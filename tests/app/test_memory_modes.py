@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from datetime import UTC
 from pathlib import Path
 from typing import Any
@@ -89,8 +89,22 @@ def test_a_damaged_mode_file_is_learnt_again(tmp_path: Path, caplog: pytest.LogC
     assert (tmp_path / FILE_NAME).stat().st_mode & 0o077 == 0  # it names the user's models: private
 
 
+def _is_check(request: dict[str, Any]) -> bool:
+    """A memory-first hit's check (``hit_check``), not a reply's request."""
+    return str(request["messages"][-1]["content"]).startswith(("记忆：", "Memory: ")) and request["max_tokens"] == 3
+
+
+def _answers(server: FakeLLM) -> list[dict[str, Any]]:
+    return [request for request in server.requests if not _is_check(request)]
+
+
+def _checked(answer: str, verdict: str = "是") -> Callable[[dict[str, Any]], Reply]:
+    """A model that says ``verdict`` to every hit's check and ``answer`` to the question."""
+    return lambda body: Reply(text=verdict if _is_check(body) else answer)
+
+
 def _requests_with_tools(server: FakeLLM) -> list[bool]:
-    return [bool(request.get("tools")) for request in server.requests]
+    return [bool(request.get("tools")) for request in _answers(server)]
 
 
 def _memory_in(request: dict[str, Any]) -> str:
@@ -101,24 +115,28 @@ def _memory_in(request: dict[str, Any]) -> str:
 async def test_memory_first_puts_the_hits_into_the_prompt_in_one_compact_block(
     kernel: MemoryKernel, fake_llm: FakeLLM, remembered: str, mode: str
 ) -> None:
-    fake_llm.push(Reply(text=f"用 llama.cpp [id:{remembered}]。"))
+    fake_llm.responder = _checked(f"用 llama.cpp [id:{remembered}]。")
     events = await _reply(_session(kernel, fake_llm, {"memory_mode": mode}), "本地模型部署用什么")
-    block = _memory_in(fake_llm.requests[0])
+    first = _answers(fake_llm)[0]
+    block = _memory_in(first)
     lines = block.splitlines()
     assert lines[0] == "<memory>" and lines[-1] == "</memory>"
     assert any(line.startswith(f"[id:{remembered} | 20") and "llama.cpp" in line for line in lines)
     assert "📁" not in block and "prev:" not in block  # compact: one line a turn, anchor id and time
     # the system prompt comes first and is the same as without memory: the server's prompt cache reuses it
-    assert fake_llm.requests[0]["messages"][0]["role"] == "system"
-    assert not str(fake_llm.requests[0]["messages"][0]["content"]).startswith("<memory>")
+    assert first["messages"][0]["role"] == "system"
+    assert not str(first["messages"][0]["content"]).startswith("<memory>")
     assert _requests_with_tools(fake_llm) == [mode == "both"]
     # without tools the rules are the block's alone (what a small model reads before every answer)
-    assert fake_llm.requests[0]["messages"][0]["content"] == system_prompt("zh", tools=mode == "both")
+    assert first["messages"][0]["content"] == system_prompt("zh", tools=mode == "both")
     assert (len(lines) == 3) is (mode == "memory-first")  # its own note only where the prompt does not explain it
-    assert fake_llm.requests[0]["messages"][-1]["content"].endswith("\n本地模型部署用什么")  # nothing after a hit
+    assert first["messages"][-1]["content"].endswith("\n本地模型部署用什么")  # nothing after a hit
     finished = [e for e in events if isinstance(e, RecallFinished)]
     assert finished[0].source == "auto" and [h.turn.id for h in finished[0].results.hits] == [remembered]  # type: ignore[union-attr]
     assert isinstance(events[-1], ReplyCompleted)
+    # memory-first put the hit to the model first (hit_check): alone, without tools, a yes or no
+    checks = [request for request in fake_llm.requests if _is_check(request)]
+    assert len(checks) == (mode == "memory-first") and all(c["temperature"] == 0 and not c.get("tools") for c in checks)
 
 
 async def test_nothing_above_the_threshold_puts_nothing_into_the_prompt(
@@ -154,10 +172,10 @@ async def test_memory_first_offers_a_candidate_that_stands_out_as_uncertain(
     # "My sister's birthday … she likes orchids" calibrates under the threshold (embedded after an
     # unrelated turn's tail; "flowers" is not said) but far above the rest: the 1.5B model was told
     # nothing and said it did not remember
-    fake_llm.push(Reply(text="Orchids."))
+    fake_llm.responder = _checked("Orchids.", "Yes")
     question = "What flowers does my sister like?"
     events = await _reply(_session(facts, fake_llm, {"memory_mode": "memory-first"}), question)
-    lines = _memory_in(fake_llm.requests[0]).splitlines()
+    lines = _memory_in(_answers(fake_llm)[0]).splitlines()
     assert lines[1] == MEMORY_UNSURE["en"] and "orchids" in lines[2] and len(lines) == 4
     [found] = [e.results for e in events if isinstance(e, RecallFinished)]
     # the memory panel shows what the model was given, and that it is no hit
@@ -166,7 +184,7 @@ async def test_memory_first_offers_a_candidate_that_stands_out_as_uncertain(
 
 
 async def test_a_copied_memory_block_never_reaches_the_answer(kernel: MemoryKernel, fake_llm: FakeLLM) -> None:
-    fake_llm.push(Reply(text="用 llama.cpp。\n<memory>\n[id:abcdef | 2026-01-01 10:00] user: x\n</memory>"))
+    fake_llm.responder = _checked("用 llama.cpp。\n<memory>\n[id:abcdef | 2026-01-01 10:00] user: x\n</memory>")
     events = await _reply(_session(kernel, fake_llm, {"memory_mode": "memory-first"}), "本地模型部署用什么")
     completed = events[-1]
     assert isinstance(completed, ReplyCompleted) and completed.text.strip() == "用 llama.cpp。"
@@ -199,7 +217,7 @@ async def test_a_local_model_gets_tools_once_the_probe_saw_it_call_them(
     session.modes.record_probe(session.llm.provider(), calls_tools=True)
     assert session.memory_mode().mode == "both"
     await _reply(session, "本地模型部署用什么")
-    assert _requests_with_tools(fake_llm)[1] is True and len(fake_llm.requests) == 3  # it searched once more
+    assert _requests_with_tools(fake_llm)[1] is True and len(_answers(fake_llm)) == 3  # it searched once more
     assert session.modes.verdict(session.llm.provider()).recent == [True]  # and that was recorded
     assert json.loads((tmp_path / FILE_NAME).read_text(encoding="utf-8"))
 
@@ -225,6 +243,38 @@ async def test_the_memory_first_prompt_is_the_same_for_every_request(kernel: Mem
     session = _session(kernel, fake_llm, {"memory_mode": "memory-first"})
     for question in ("本地模型部署用什么", "今天吃什么", "What did I say about deploying models?"):
         await _reply(session, question)
-    systems = {json.dumps(request["messages"][0], ensure_ascii=False) for request in fake_llm.requests}
-    assert len(fake_llm.requests) == 3 and len(systems) == 1
+    systems = {json.dumps(request["messages"][0], ensure_ascii=False) for request in _answers(fake_llm)}
+    assert len(_answers(fake_llm)) == 3 and len(systems) == 1
     assert len(system_prompt("zh", tools=False)) * 2 < len(system_prompt("zh"))
+
+
+@pytest.mark.parametrize("verdict", ["否", "No.", "no"])
+async def test_memory_first_leaves_out_a_hit_the_model_says_does_not_answer_the_question(
+    kernel: MemoryKernel, fake_llm: FakeLLM, remembered: str, verdict: str
+) -> None:
+    # Qwen2.5-Coder-1.5B answered the production server's port with the staging server's whenever the
+    # staging fact was in its prompt; asked alone whether that memory answers the question, it said no
+    fake_llm.responder = _checked("我不记得了。", verdict)
+    events = await _reply(_session(kernel, fake_llm, {"memory_mode": "memory-first"}), "本地模型部署要多少显存？")
+    [check] = [request for request in fake_llm.requests if _is_check(request)]
+    asked = check["messages"][0]["content"]
+    assert "本地模型部署用什么 / 用 llama.cpp" in asked and "本地模型部署要多少显存？" in asked and "[id:" not in asked
+    [answer] = _answers(fake_llm)
+    assert _memory_in(answer) == f"<memory>\n{MEMORY_NONE['zh']}\n</memory>"
+    assert answer["messages"][-1]["content"].endswith(ASK_NONE["zh"])
+    [found] = [e.results for e in events if isinstance(e, RecallFinished)]
+    assert found is not None and found.hits == []  # the panel shows what the model was given
+    done = events[-1]
+    assert isinstance(done, ReplyCompleted) and remembered not in done.turn.recalled_ids
+
+
+async def test_a_check_that_fails_keeps_the_hit(kernel: MemoryKernel, fake_llm: FakeLLM, remembered: str) -> None:
+    fake_llm.responder = lambda body: (
+        Reply(status=500, error_message="overloaded")
+        if _is_check(body)
+        else Reply(text=f"用 llama.cpp [id:{remembered}]。")
+    )
+    events = await _reply(_session(kernel, fake_llm, {"memory_mode": "memory-first"}), "本地模型部署用什么")
+    assert remembered in _memory_in(fake_llm.requests[-1])
+    done = events[-1]
+    assert isinstance(done, ReplyCompleted) and remembered in done.text

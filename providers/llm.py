@@ -232,16 +232,17 @@ class LLMClient:
 
     async def short_answer(
         self,
-        name: str,
+        name: str | None,
         messages: list[dict[str, Any]],
         *,
         max_tokens: int,
         timeout: float | None = None,
         temperature: float | None = None,
     ) -> str:
-        """A few words from provider ``name``, unstreamed and without tools; ``temperature`` unless the
-        provider sets its own. Raises ``ProviderError``."""
+        """A few words from provider ``name`` (None: the default), unstreamed and without tools;
+        ``temperature`` unless the provider sets its own. Raises ``ProviderError``."""
         provider = self.provider(name)
+        name = name or self.default or ""
         problem = self.problem(name)
         if problem:
             raise ProviderError(problem, provider=name)

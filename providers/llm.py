@@ -1,7 +1,7 @@
 """The one module that talks to litellm: streaming chat with tools, retries and fallbacks.
 
 litellm runs offline except for the configured endpoints: the local model cost map is
-used (no price-list download), telemetry and debug banners are off. Fallbacks and
+used (no price-list download), telemetry and debug banners are off, and no ``.env`` file is read. Fallbacks and
 retries go through litellm's Router; every vendor exception is translated into a
 ``ProviderError`` with one line a user can act on.
 """
@@ -12,6 +12,9 @@ import os
 
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 os.environ.setdefault("LITELLM_LOG", "ERROR")
+# litellm's default ("DEV") mode loads a .env found near the process into its environment at import:
+# keys kept there for other tools would silently become huichat's (the providers name their own keys).
+os.environ.setdefault("LITELLM_MODE", "PRODUCTION")
 
 import logging
 from collections.abc import AsyncIterator, Collection, Mapping, Sequence

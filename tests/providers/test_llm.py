@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -378,3 +382,18 @@ def test_text_that_may_become_a_call_is_held_until_it_is_decided() -> None:
 def test_calls_in_text() -> None:
     assert [c.name for c in calls_in_text(f"<tool_call>{CALL}</tool_call>", TOOLS)] == ["recall_memory"]
     assert calls_in_text("普通的回答", TOOLS) == []
+
+
+def test_a_dotenv_file_near_the_process_is_not_loaded_into_its_environment(tmp_path: Path) -> None:
+    """litellm's import loads a ``.env`` found from the working directory up (its "DEV" mode): keys a
+    user keeps there for other tools would silently become huichat's. The providers module turns it off."""
+    (tmp_path / ".env").write_text("HUICHAT_DOTENV_PROBE=leaked\nOPENAI_API_KEY=sk-from-dotenv\n", encoding="utf-8")
+    code = (
+        "import os, huichat.providers.llm\n"
+        "print(os.environ.get('HUICHAT_DOTENV_PROBE'), os.environ.get('OPENAI_API_KEY'))"
+    )
+    env = {k: v for k, v in os.environ.items() if k not in ("OPENAI_API_KEY", "LITELLM_MODE")}
+    done = subprocess.run(
+        [sys.executable, "-c", code], cwd=tmp_path, env=env, capture_output=True, text=True, timeout=120, check=True
+    )
+    assert done.stdout.split() == ["None", "None"]

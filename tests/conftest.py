@@ -3,11 +3,17 @@
 from __future__ import annotations
 
 import os
+import signal
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 os.environ.setdefault("LANCEDB_LOG", "error")
 os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+if signal.getsignal(signal.SIGINT) == signal.SIG_IGN:
+    # A suite started in the background by a shell without job control ignores SIGINT, and the huichat
+    # processes the tests start would inherit that: the tests that press Ctrl-C on one need it delivered.
+    # (A Python handler, unlike SIG_IGN, is not inherited across exec.)
+    signal.signal(signal.SIGINT, signal.default_int_handler)
 
 from collections.abc import Iterator
 from datetime import datetime

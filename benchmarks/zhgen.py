@@ -267,23 +267,43 @@ def haystack(
                     "extra": {},
                 }
             )
-    last = max(datetime.fromisoformat(r["turn_datetime"]) for r in rows)
-    asked_at = datetime.combine(last.date() + timedelta(days=1), datetime.min.time()) + timedelta(hours=20)
+    asked = asked_after(rows)
     questions: list[dict[str, Any]] = []
     for category, candidates in Asker(vocab, rng, facts).all().items():
         for text, gold, answer, _form in balanced(rng, candidates, per_type):
-            questions.append(
-                {
-                    "question_id": f"{conversation_id}-q{len(questions) + 1:03d}",
-                    "conversation_id": conversation_id,
-                    "question": text,
-                    "category": category,
-                    "question_datetime": asked_at.isoformat(),
-                    "evidence_turn_ids": gold,
-                    "answer": answer,
-                }
-            )
+            questions.append(question_row(conversation_id, len(questions) + 1, category, asked, text, gold, answer))
     return rows, questions
+
+
+def asked_after(rows: list[dict[str, Any]]) -> datetime:
+    """When a haystack's questions are asked: 20:00 the day after its last message."""
+    last = max(datetime.fromisoformat(r["turn_datetime"]) for r in rows)
+    return datetime.combine(last.date() + timedelta(days=1), datetime.min.time()) + timedelta(hours=20)
+
+
+def question_row(
+    conversation_id: str,
+    number: int,
+    category: str,
+    asked: datetime,
+    text: str,
+    gold: list[str],
+    answer: str,
+    extra: dict[str, Any] | None = None,
+) -> dict[str, Any]:
+    """One FORMAT.md question row (``extra`` only where a generator has some)."""
+    row: dict[str, Any] = {
+        "question_id": f"{conversation_id}-q{number:03d}",
+        "conversation_id": conversation_id,
+        "question": text,
+        "category": category,
+        "question_datetime": asked.isoformat(),
+        "evidence_turn_ids": gold,
+        "answer": answer,
+    }
+    if extra is not None:
+        row["extra"] = extra
+    return row
 
 
 def generate(

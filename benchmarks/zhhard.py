@@ -31,7 +31,7 @@ from datetime import date, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
-from benchmarks.zhgen import balanced, write_dataset
+from benchmarks.zhgen import asked_after, balanced, question_row, write_dataset
 from benchmarks.zhhardvocab import AGGREGATES, DESCRIPTORS, GIVEN, KINDS, RELATIONS, SPLITS, SURNAMES, Descriptor, Kind
 from benchmarks.zhvocab import CHATTER, CHATTER_ABOUT, DAYS, FEMALE_ONLY, MALE_ONLY
 from benchmarks.zhvocab import RELATIONS as RELATION_FORMS
@@ -240,22 +240,13 @@ def haystack(
     """One haystack: its world (for tests), its utterances and its questions (FORMAT.md rows)."""
     world = World(rng, users)
     rows = world.sessions(conversation_id)
-    last = max(datetime.fromisoformat(r["turn_datetime"]) for r in rows)
-    asked_at = datetime.combine(last.date() + timedelta(days=1), datetime.min.time()) + timedelta(hours=20)
+    asked = asked_after(rows)
     questions: list[dict[str, Any]] = []
     for category, found in candidates(world, split).items():
         for text, gold, answer, _form, ask in balanced(rng, found, per_type):
+            extra = {"split": split, "asks": ask}
             questions.append(
-                {
-                    "question_id": f"{conversation_id}-q{len(questions) + 1:03d}",
-                    "conversation_id": conversation_id,
-                    "question": text,
-                    "category": category,
-                    "question_datetime": asked_at.isoformat(),
-                    "evidence_turn_ids": gold,
-                    "answer": answer,
-                    "extra": {"split": split, "asks": ask},
-                }
+                question_row(conversation_id, len(questions) + 1, category, asked, text, gold, answer, extra)
             )
     return world, rows, questions
 

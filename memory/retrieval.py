@@ -8,6 +8,7 @@ and leaves meaning to the caller.
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from datetime import datetime, timedelta, tzinfo
 from pathlib import Path
@@ -70,6 +71,9 @@ class Ask:
     """The candidate lists, when they were already read."""
 
 
+Judge = Callable[[list[Candidate]], list[Candidate]]
+"""Gives the candidates a hybrid ranking kept their calibration's evidence (``Retriever._candidates``)."""
+
 _NEAREST_REACH = timedelta(days=3 * 365)
 """How far from an empty range the nearest turns are looked for when the query has no keywords."""
 
@@ -120,15 +124,16 @@ class Retriever:
             self._reference = Reference.load_or_measure(self.embedder, self.reference_dir)
         return self._reference
 
-    def _candidates(self, ask: Ask) -> list[Candidate]:
-        """Candidates best first; hybrid ones carry their evidence for calibration."""
+    def _candidates(self, ask: Ask) -> tuple[list[Candidate], Judge | None]:
+        """Candidates best first and, for hybrid ones, what gives them their evidence for calibration."""
         keywords, mode = ask.keywords, ask.mode
         vector, text = ask.lists or self._lists(ask)
         fusion = self.fusion.for_query(keywords)
         if mode == "vector":
-            return [Candidate(s.turn, max(0.0, min(1.0, s.score))) for s in vector]
+            return [Candidate(s.turn, max(0.0, min(1.0, s.score))) for s in vector], None
         if mode == "text":
-            return [Candidate(s.turn, n) for s, n in zip(text, normalise_bm25([s.score for s in text]), strict=True)]
+            shares = normalise_bm25([s.score for s in text])
+            return [Candidate(s.turn, n) for s, n in zip(text, shares, strict=True)], None
         scale = ask.scale or Scale.of(vector, text)
         scores, turns, floor = self._fused(vector, text, (), fusion, scale, ask.where)
         if fusion.hop_weight > 0 and scores:
@@ -145,24 +150,29 @@ class Retriever:
         bm25 = {s.turn.id: s.score for s in text}
         # embed_query is cached: this is the vector the search just used
         evidence = self.reference.evidence(self.embedder.embed_query(keywords or " "))
-        waiting = self._without_vector([t.id for t in ranked if t.id not in cosines])
         wanted = content_terms(keywords)
-        return [
-            Candidate(
-                t,
-                scores.get(t.id, floor),
-                evidence(None, bm25.get(t.id, 0.0), has_cjk(t.text), words_share(wanted, t.text))
-                if t.id in waiting
-                else evidence(
-                    cosines.get(t.id, lowest),
-                    bm25.get(t.id, 0.0),
-                    has_cjk(t.text),
-                    words_share(wanted, t.text),
-                    before=_inherited_from(t, turns, cosines, bm25),
-                ),
-            )
-            for t in ranked
-        ]
+
+        def judged(kept: list[Candidate]) -> list[Candidate]:
+            waiting = self._without_vector([c.turn.id for c in kept if c.turn.id not in cosines])
+            return [
+                replace(
+                    c,
+                    evidence=evidence(
+                        None, bm25.get(c.turn.id, 0.0), has_cjk(c.turn.text), words_share(wanted, c.turn.text)
+                    )
+                    if c.turn.id in waiting
+                    else evidence(
+                        cosines.get(c.turn.id, lowest),
+                        bm25.get(c.turn.id, 0.0),
+                        has_cjk(c.turn.text),
+                        words_share(wanted, c.turn.text),
+                        before=_inherited_from(c.turn, turns, cosines, bm25),
+                    ),
+                )
+                for c in kept
+            ]
+
+        return [Candidate(t, scores.get(t.id, floor)) for t in ranked], judged
 
     def _fused(
         self,
@@ -238,11 +248,14 @@ class Retriever:
         single-index modes (benchmark baselines) keep their raw score and no threshold.
         """
         keywords, where, limit = ask.keywords, ask.where, ask.limit
-        found = self._candidates(ask) if keywords.strip() else self._recent(where, limit)
         if keywords.strip():
+            found, judge = self._candidates(ask)
             # the tier prior only reorders near-equals (a nudge to the fused score); similarities are not touched
             found.sort(key=lambda c: -(c.score + self._prior(c.turn)))
-        found = found[:limit]
+            # the evidence of the kept ones only: its word share reads each candidate's whole text
+            found = judge(found[:limit]) if judge is not None else found[:limit]
+        else:
+            found = self._recent(where, limit)
         evidence = [c.evidence for c in found if c.evidence is not None]
         if len(evidence) != len(found) or not found:
             hits = [SearchHit(c.turn, round(c.score, 6), "hit", score=c.score) for c in found if c.score > 0]

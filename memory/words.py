@@ -80,8 +80,7 @@ def content_terms(text: str) -> frozenset[str]:
     function or question characters (眼科医生姓什么 → 眼科 科医 医生 生姓); a character that
     stands alone between them is a word of its own (猫 in 我的猫呢, 钨 in 钨的熔点). A single
     character of a longer stretch is no term: one in three of any question's characters is in
-    some message of a large store, so characters let off-topic questions through. Every
-    candidate of a search is measured with it, so each distinct word is cut once."""
+    some message of a large store, so characters let off-topic questions through."""
     terms: set[str] = set()
     latin = []
     for match in _RUN.finditer(unicodedata.normalize("NFKC", text)):

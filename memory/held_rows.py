@@ -156,6 +156,11 @@ class HeldRows:
         ids: list[str] = self.table.column("id").filter(pa.array(keep)).to_pylist()
         return ids
 
+    def left_out(self, where: Filter) -> int | None:
+        """How many rows ``where`` leaves out (None: not evaluable here)."""
+        keep = self._mask(where)
+        return None if keep is None else len(keep) - int(np.count_nonzero(keep))
+
     def _mask(self, where: Filter) -> npt.NDArray[np.bool_] | None:
         # searches in several threads share the caches: each works on what it read or made itself
         if where in self._masks:

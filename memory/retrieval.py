@@ -105,7 +105,7 @@ class Retriever:
         if ask.mode in ("hybrid", "text") and keywords.strip():
             # LanceDB leaves the GIL while it searches: full text runs beside the vector search
             # (in a daemon thread: a search given up at its deadline must not hold the process)
-            pending = in_background(lambda: self.store.text_search(keywords, pool, where))
+            pending = in_background(self.store.in_same_version(lambda: self.store.text_search(keywords, pool, where)))
         if ask.mode in ("hybrid", "vector"):
             vector = self.store.vector_search(self.embedder.embed_query(keywords or " "), pool, where)
         if pending is not None:

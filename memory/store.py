@@ -25,7 +25,7 @@ import time
 import warnings
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import AbstractContextManager, contextmanager
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime, timedelta
 from functools import partial
 from pathlib import Path
@@ -188,6 +188,14 @@ class _Held:
         return _Held(version, self.matrix, self.rows.accessed(counts, now) if self.rows is not None else None)
 
 
+@dataclass(eq=False)
+class _Pin:
+    """One search's held state (``TurnStore.one_version``), shared with the threads its parts run in."""
+
+    held: _Held | None = None
+    lock: threading.Lock = field(default_factory=threading.Lock)
+
+
 def _stored(name: str, values: Sequence[Any]) -> list[Any]:
     """A column's values as the index stores them (importance parts as JSON)."""
     if name == "importance_parts":
@@ -234,7 +242,7 @@ class TurnStore:
         """The vectors and light rows in memory for exact search, with the table version they were read at."""
         self._matrix_lock = threading.Lock()  # searches of several threads (serve) share the matrix
         self._pinned = threading.local()
-        """Per thread, within ``one_version``: the held state its first read found (``held``, ``depth``)."""
+        """Per thread, within ``one_version``: the ``_Pin`` of its search (``pin``)."""
         self.set_aside = ""
         """Where the last rebuild moved the old table (``reset``), unread and never deleted."""
         with translated(lambda detail: IndexUnavailable(f"cannot open the memory index at {uri}: {detail}")):
@@ -718,27 +726,48 @@ class TurnStore:
 
         Checking the version is a hop to LanceDB's own thread (each waits behind whatever the
         process's other threads do); a search made three. The next block sees any commit made
-        meanwhile, by this process or another.
+        meanwhile, by this process or another. A part of the search run in another thread sees
+        the same version through ``in_same_version``.
         """
         pinned = self._pinned
-        depth = getattr(pinned, "depth", 0)
-        pinned.held = getattr(pinned, "held", None)
-        pinned.depth = depth + 1
+        outer: _Pin | None = getattr(pinned, "pin", None)
+        if outer is None:
+            pinned.pin = _Pin()
         try:
             yield
         finally:
-            pinned.depth = depth
-            if not depth:
-                pinned.held = None  # the thread is reused: it must not keep an old version alive
+            if outer is None:
+                pinned.pin = None  # the thread is reused: it must not keep an old version alive
+
+    def in_same_version(self, action: Callable[[], T]) -> Callable[[], T]:
+        """``action``, to be run in another thread, seeing the version this thread's ``one_version``
+        block sees (whichever thread looks first checks it: a search's full text and vector
+        search share one check)."""
+        pin: _Pin | None = getattr(self._pinned, "pin", None)
+        if pin is None:
+            return action
+
+        def pinned() -> T:
+            self._pinned.pin = pin
+            try:
+                return action()
+            finally:
+                self._pinned.pin = None
+
+        return pinned
 
     def _current(self, *, read: bool = True) -> _Held | None:
         """What is held in memory of the table's current version, read at the first search after a
         change (without ``read``: None unless already held). No vectors once an ANN index exists."""
-        pinned = self._pinned
-        within = getattr(pinned, "depth", 0) > 0
-        if within and pinned.held is not None:
-            held: _Held = pinned.held
-            return held
+        pin: _Pin | None = getattr(self._pinned, "pin", None)
+        if pin is None:
+            return self._latest(read=read)
+        with pin.lock:
+            if pin.held is None:
+                pin.held = self._latest(read=read)
+            return pin.held
+
+    def _latest(self, *, read: bool) -> _Held | None:
         version = self._version()
         with self._matrix_lock:
             if self._held is None or self._held.version != version:
@@ -747,10 +776,7 @@ class TurnStore:
                 self._held = None  # a failed read leaves nothing behind
                 ann = any(list(i.columns) == ["vector"] for i in self._table.list_indices())
                 self._held = self._read_held(version, vectors=not ann)
-            held = self._held
-        if within:
-            pinned.held = held
-        return held
+            return self._held
 
     def _read_held(self, version: tuple[int, int], *, vectors: bool) -> _Held:
         """Every light row of ``version`` and, without an ANN index (``vectors``), the embedded turns' vectors."""
@@ -816,25 +842,58 @@ class TurnStore:
                 self.ensure_indexes()
                 if not self._fts_ready:
                     return []
-            query = (
-                self._asynchronous()
-                .query()
-                .nearest_to_text(cast(Any, lancedb.query.MatchQuery)(words, "words"))
-                .select(LIGHT_COLUMNS)
-                .limit(limit)
-            )
-            if where is not None:
-                query = query.where(compile_filter(where))  # before the search, as every filter here
-            try:
-                table = _LOOP.run(query.to_arrow())
-            except VENDOR_ERRORS as exc:
-                if "no tokens" in str(exc).lower() or "empty" in str(exc).lower():
-                    return []
-                raise
-            scores = table.column("_score").to_pylist() if "_score" in table.column_names else [0.0] * table.num_rows
-            keep = [c for c in table.column_names if c not in ("_score", "_relevance_score")]
-            turns = self._turns_from(table.select(keep), with_next=False)
-            return [Scored(t, float(s)) for t, s in zip(turns, scores, strict=True)]
+            held = self._current(read=False)
+            found = self._text_in_held(held.rows, words, limit, where) if held and held.rows is not None else None
+            if found is not None:
+                return found
+            table = self._full_text(words, LIGHT_COLUMNS, limit, where)
+            turns = self._turns_from(table.select(LIGHT_COLUMNS), with_next=False)
+            return [Scored(t, s) for t, s in zip(turns, _bm25(table), strict=True)]
+
+    def _text_in_held(self, rows: HeldRows, words: str, limit: int, where: Filter | None) -> list[Scored] | None:
+        """The full text's hits by id alone, their turns from the held rows (None: ``where`` is not
+        evaluable here, or a hit is not held).
+
+        LanceDB then reads one column of its hits, not every light one, and a filter that leaves
+        out few rows (the base filter: tool traces, failed turns, the turns in context) is applied
+        here, after the search: evaluated before it, it read every row's text on every search. The
+        search then asks for as many more hits as rows the filter leaves out, so the ``limit`` best
+        that pass are among them; BM25's scores do not depend on the filter (measured: identical
+        for every hit with and without it). A filter that leaves out more (a time range) still
+        goes to LanceDB with the search.
+        """
+        left_out = rows.left_out(where) if where is not None else 0
+        if left_out is None:
+            return None
+        after = left_out <= limit
+        table = self._full_text(words, ["id"], limit + left_out if after else limit, None if after else where)
+        ids = table.column("id").to_pylist()
+        if not all(rows.holds(turn_id) for turn_id in ids):
+            return None  # written since the held version (another process): read as before
+        turns = rows.by_ids(ids, where)
+        if turns is None:
+            return None
+        found = [Scored(turns[i], s) for i, s in zip(ids, _bm25(table), strict=True) if i in turns]
+        return found[:limit]
+
+    def _full_text(self, words: str, columns: list[str], limit: int, where: Filter | None) -> pa.Table:
+        """LanceDB's BM25 search of ``words``, its ``columns`` and ``_score`` (``where`` before the search)."""
+        query = (
+            self._asynchronous()
+            .query()
+            .nearest_to_text(cast(Any, lancedb.query.MatchQuery)(words, "words"))
+            .select(columns)
+            .limit(limit)
+        )
+        if where is not None:
+            query = query.where(compile_filter(where))  # before the search, as every filter here
+        try:
+            table: pa.Table = _LOOP.run(query.to_arrow())
+        except VENDOR_ERRORS as exc:
+            if "no tokens" in str(exc).lower() or "empty" in str(exc).lower():
+                return pa.table({c: pa.array([], type=self._table.schema.field(c).type) for c in columns})
+            raise
+        return table
 
     def _asynchronous(self) -> Any:
         """The table's asynchronous face, for a query made in one hop to LanceDB's thread.
@@ -1027,6 +1086,13 @@ class TurnStore:
         """Number of data fragments (a flood of tiny writes makes many)."""
         with self._reading():
             return int(self._table.stats()["fragment_stats"]["num_fragments"])
+
+
+def _bm25(table: pa.Table) -> list[float]:
+    """The BM25 score of each row of a full-text search's answer."""
+    if "_score" not in table.column_names:
+        return [0.0] * table.num_rows
+    return [float(s) for s in table.column("_score").to_pylist()]
 
 
 def read_every_row(uri: str) -> int:

@@ -87,6 +87,37 @@ def test_a_filter_passes_in_memory_the_rows_the_index_passes(filled: MemoryKerne
         assert {t.id for t in filled.store.where(where)} == ids, where
 
 
+def test_full_text_from_the_held_rows_finds_what_the_index_finds(filled: MemoryKernel) -> None:
+    """Once the rows are held, the full text reads only its hits' ids and filters them here (after the
+    search when the filter leaves out fewer rows than it asks for, else before it, in the index)."""
+    base = combine(said_only(), status_filter(False))
+    week = said_or_about(datetime(2026, 9, 20, tzinfo=UTC), datetime(2026, 10, 20, tzinfo=UTC))
+    some = [t.id for t in _everything(filled)[::4]]
+    best = frozenset(s.turn.id for s in filled.store.text_search("noted", 5))  # left out: 5 of the best
+    filters: list[Filter | None] = [
+        None,
+        base,
+        combine(base, week),
+        combine(base, excluding(frozenset(some))),
+        excluding(best),
+    ]
+    asked = [(query, where, limit) for query in ("deadlift form", "Postgres 迁移 vet", "noted") for where in filters
+             for limit in (3, 20, 200)]  # fmt: skip
+
+    def found(query: str, where: Filter | None, limit: int) -> list[tuple[Turn, float]]:
+        return [(s.turn, s.score) for s in filled.store.text_search(query, limit, where)]
+
+    expected = [found(*ask) for ask in asked]  # nothing held yet: the index reads the rows and filters them
+    filled.store.vector_search(filled.embedder.embed_query("keepalive"), 1)  # the rows are held from here on
+    for ask, before in zip(asked, expected, strict=True):
+        after = found(*ask)
+        assert before, ask
+        # equal scores may come in another order: every hit when all are asked for, else the scores
+        assert sorted(s for _, s in after) == sorted(s for _, s in before), ask
+        if ask[2] == 200:
+            assert sorted(after, key=lambda f: f[0].id) == sorted(before, key=lambda f: f[0].id), ask
+
+
 def test_a_failed_turn_or_a_tool_trace_is_never_a_hit_or_a_neighbour(filled: MemoryKernel) -> None:
     results = filled.search(SearchRequest("keepalive 迁移 deadlift", NOW, 10, context_window=2, resolve_time=False))
     shown = list(results.results)  # hits and their neighbours

@@ -8,6 +8,12 @@ answers that question, the same model said no to each neighbour and yes to each 
 loop`'s pairs, temperature 0). So each hit is put to it first, in one short request; a hit it says
 no to is left out of the block and the memory panel. A check that fails or says neither keeps the
 hit: the reply goes on as it would without the check.
+
+Not every model can be asked: Qwen2.5-Coder-0.5B said 否 to 8 of the 10 Chinese facts that answered
+their questions in `bench loop` (the VPN's protocol and port for "which protocol and port does my VPN
+use") and no to 2 of 9 English ones, and a true fact left out is worse than a neighbour kept. So before its first check a model is tried on ``TRIAL``, pairs of
+its own kind whose answers are known; one wrong answer and its hits go into the prompt unchecked.
+The verdict is kept with the model's mode (``ModeBook``) and tried again after ``doctor --ping``.
 """
 
 from __future__ import annotations
@@ -16,6 +22,7 @@ import logging
 import re
 from dataclasses import replace
 
+from huichat.app.memory_modes import ModeBook
 from huichat.app.prompts import turn_text, uses_chinese
 from huichat.memory.results import SearchResults
 from huichat.providers.errors import ProviderError
@@ -30,6 +37,22 @@ _NO = re.compile(r"^\W*(?:no\b|否|不)", re.IGNORECASE)
 """A reply that says no (in either language); anything else keeps the hit."""
 _log = logging.getLogger(__name__)
 
+TRIAL: tuple[tuple[str, str, bool], ...] = (
+    ("我妈妈对青霉素过敏。 / 记住了，你妈妈对青霉素过敏。", "我妈妈对什么药过敏？", True),
+    ("My brother lives in Toronto and works as a nurse. / Noted: Toronto, nurse.", "Where does my mother live?", False),
+    ("我们的新办公室在浦东张江，五楼。 / 好的，浦东张江五楼。", "新办公室在哪里？", True),
+    (
+        "We moved the weekly planning meeting to Thursday at 3 pm. / OK, Thursdays at 3 pm.",
+        "When is the weekly planning meeting?",
+        True,
+    ),
+    ("我妈妈对青霉素过敏。 / 记住了，你妈妈对青霉素过敏。", "我爸爸对什么药过敏？", False),
+    ("My brother lives in Toronto and works as a nurse. / Noted: Toronto, nurse.", "Where does my brother live?", True),
+)
+"""(memory, question, whether the memory answers it): what a model's check is tried on first, in both
+languages; a model that says no to a fact that answers, or anything but no to a neighbour's fact (a
+check that never says no only costs time), is not asked."""
+
 
 def check_messages(question: str, memory: str) -> list[dict[str, str]]:
     """The request that asks whether ``memory`` answers ``question``, in the question's language."""
@@ -37,10 +60,37 @@ def check_messages(question: str, memory: str) -> list[dict[str, str]]:
     return [{"role": "user", "content": ask.format(memory=memory, question=question.strip())}]
 
 
-async def answering_hits(llm: LLMClient, provider: str | None, question: str, results: SearchResults) -> SearchResults:
-    """``results`` without the hits the model of ``provider`` says do not answer ``question``.
+async def check_trusted(llm: LLMClient, provider: str | None, book: ModeBook) -> bool:
+    """Whether the model of ``provider`` answers the check rightly: what ``book`` knows, or else its
+    answers on ``TRIAL`` (kept in ``book``; a trial that fails to get an answer is tried again next time)."""
+    config = llm.provider(provider)
+    known = book.verdict(config).checks_hits
+    if known is not None:
+        return known
+    trusted = True
+    for memory, question, answers in TRIAL:
+        try:
+            said = await llm.short_answer(provider, check_messages(question, memory), max_tokens=3, temperature=0.0)
+        except ProviderError as exc:
+            _log.info("the memory check was not tried on the model: %s", exc)
+            return False
+        if bool(_NO.match(said)) == answers:  # a fact refused, or a neighbour not refused
+            _log.info("the model answered %r to a trial of the memory check: its hits go unchecked", said)
+            trusted = False
+            break
+    book.record_check(config, trusted)
+    return trusted
+
+
+async def answering_hits(
+    llm: LLMClient, provider: str | None, question: str, results: SearchResults, book: ModeBook
+) -> SearchResults:
+    """``results`` without the hits the model of ``provider`` says do not answer ``question`` (all of them
+    when the model's checks cannot be trusted, ``check_trusted``).
 
     One request a hit, one after another (a local server answers one client at a time)."""
+    if not await check_trusted(llm, provider, book):
+        return results
     dropped: set[str] = set()
     for hit in results.hits:
         try:

@@ -82,6 +82,9 @@ class Verdict:
     at: str = ""
     recent: list[bool] = field(default_factory=list)
     """For the latest replies in ``tools`` mode where memory held a hit: True when it searched."""
+    checks_hits: bool | None = None
+    """Whether its yes or no on a memory-first hit can be trusted (``hit_check.check_trusted``); None
+    until tried."""
 
     @property
     def misses(self) -> int:
@@ -167,11 +170,18 @@ class ModeBook:
     def verdict(self, provider: ProviderConfig) -> Verdict:
         with self._lock:
             found = self._verdicts.get(model_key(provider))
-            return Verdict(found.calls_tools, found.source, found.at, list(found.recent)) if found else Verdict()
+            if found is None:
+                return Verdict()
+            return Verdict(found.calls_tools, found.source, found.at, list(found.recent), found.checks_hits)
 
     def record_probe(self, provider: ProviderConfig, calls_tools: bool) -> None:
-        """The capability probe's answer (it replaces what replies showed; the recent replies stay)."""
-        self._update(provider, calls_tools=calls_tools, source="probe")
+        """The capability probe's answer (it replaces what replies showed; the recent replies stay). The
+        hit check is tried again at its next use: a probe is how a user says the model may have changed."""
+        self._update(provider, calls_tools=calls_tools, source="probe", checks_hits=None)
+
+    def record_check(self, provider: ProviderConfig, trusted: bool) -> None:
+        """Whether the model's yes or no on a memory-first hit can be trusted (``hit_check.check_trusted``)."""
+        self._update(provider, checks_hits=trusted)
 
     def record_reply(self, provider: ProviderConfig, *, searched: bool, memory_held: bool) -> None:
         """One reply: whether the model called a memory tool, and whether memory held a hit for the message."""
@@ -225,15 +235,23 @@ class ModeBook:
 
 
 def _record(verdict: Verdict) -> dict[str, object]:
-    return {"calls_tools": verdict.calls_tools, "source": verdict.source, "at": verdict.at, "recent": verdict.recent}
+    return {
+        "calls_tools": verdict.calls_tools,
+        "source": verdict.source,
+        "at": verdict.at,
+        "recent": verdict.recent,
+        "checks_hits": verdict.checks_hits,
+    }
 
 
 def _verdict(data: Mapping[str, object]) -> Verdict:
     calls = data.get("calls_tools")
     recent = data.get("recent")
+    checks = data.get("checks_hits")
     return Verdict(
         calls if isinstance(calls, bool) else None,
         str(data.get("source") or ""),
         str(data.get("at") or ""),
         [bool(r) for r in recent][-RECENT:] if isinstance(recent, list) else [],
+        checks if isinstance(checks, bool) else None,
     )

@@ -90,6 +90,14 @@ ANSWER_NOW = {
 }
 """The last message of a reply whose tool rounds are used up (or whose calls only repeat)."""
 
+IN_WORDS = {
+    "zh": "（用一句话回答上面的问题；不要把带 [id:…] 和时间的整行记忆照抄出来。）",
+    "en": "(Answer the question above in one short sentence; do not copy whole memory lines with their [id:…] and time.)",
+}
+"""Asked once more after an answer that was nothing but a copy of memory lines (cut, so nothing was
+shown): Qwen2.5-Coder-0.5B answered 3 of 20 memory-first questions by copying the line that held the
+answer."""
+
 ALREADY_HAVE = "你已经有这次调用的结果（见上文），不要重复调用，请直接回答。(You already have the result of this exact call above; do not call it again — answer now.)"
 """The tool result of a call repeated within one reply (it is not run again)."""
 
@@ -110,7 +118,7 @@ EMPTY_ANSWER = {"zh": "（没有得到回答：模型没有返回任何内容。
 
 MEMORY_OPEN, MEMORY_CLOSE = "<memory>", "</memory>"
 """Around the memories huichat found before the model was asked (memory-first, both, auto_recall)."""
-_MEMORY_NOTE = (
+MEMORY_NOTE = (
     "以下是系统按用户这条消息预先检索到的历史记忆，可能相关；用到哪条就注明它的 [id:…]，都不相关就照常回答。"
     "(Memories found for this message before you were asked; cite the [id:…] of one you use; if none fits, answer as usual.)"
 )
@@ -155,7 +163,7 @@ def memory_block(results: SearchResults, zone: tzinfo, language: str, *, explain
     hits = [hit for hit in results.results if hit.role == "hit"]
     if not hits:  # said in words: a small model guesses less when told (an empty block did not stop the 1.5B)
         return f"{MEMORY_OPEN}\n{MEMORY_NONE[language]}\n{MEMORY_CLOSE}" if explained else ""
-    lines = [MEMORY_OPEN] if explained else [MEMORY_OPEN, _MEMORY_NOTE]
+    lines = [MEMORY_OPEN] if explained else [MEMORY_OPEN, MEMORY_NOTE]
     if any(hit.stands_out for hit in hits):
         lines.append(MEMORY_UNSURE[language])
     for hit in hits:

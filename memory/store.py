@@ -697,14 +697,14 @@ class TurnStore:
             held = self._current()
             if held is not None and held.matrix is not None:
                 return self._nearest_in(held, vector, limit, where)
-            unit = vector.astype(np.float32)
+            query = vector.astype(np.float32)
             if held is not None and held.rows is not None and not self.pending_count:
                 found = self._hits_in_held(
-                    held.rows, limit, where, lambda n, w: _cosines(self._nearest_by_index(unit, ["id"], n, w))
+                    held.rows, limit, where, lambda n, w: _cosines(self._nearest_by_index(query, ["id"], n, w))
                 )
                 if found is not None:
                     return found
-            table = self._nearest_by_index(unit, LIGHT_COLUMNS, limit, where)
+            table = self._nearest_by_index(query, LIGHT_COLUMNS, limit, where)
             turns = self._turns_from(table.select(LIGHT_COLUMNS), with_next=False)
             return [Scored(t, c) for t, c in zip(turns, _cosines(table)[1], strict=True)]
 
@@ -759,11 +759,12 @@ class TurnStore:
             return action
 
         def pinned() -> T:
+            before: _Pin | None = getattr(self._pinned, "pin", None)
             self._pinned.pin = pin
             try:
                 return action()
             finally:
-                self._pinned.pin = None
+                self._pinned.pin = before
 
         return pinned
 

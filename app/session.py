@@ -11,6 +11,7 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections.abc import AsyncGenerator, AsyncIterator, Callable
+from contextlib import aclosing
 from dataclasses import dataclass, field, replace
 from datetime import datetime
 from typing import Any
@@ -381,12 +382,21 @@ class ChatSession:
             said: list[str] = []
             echo = EchoCut()
             offered = None if final else TOOLS
-            async for event in self.llm.stream(messages, offered, tool_names=TOOL_NAMES, provider=provider_name):
-                if isinstance(event, TextDelta):
-                    for delta in _shown(echo.feed(event.text), said, progress):
-                        yield delta
-                elif isinstance(event, ReplyDone):
-                    done = event
+            async with aclosing(
+                self.llm.stream(messages, offered, tool_names=TOOL_NAMES, provider=provider_name)
+            ) as stream:
+                async for event in stream:
+                    if isinstance(event, TextDelta):
+                        for delta in _shown(echo.feed(event.text), said, progress):
+                            yield delta
+                        if echo.cut and offered is None:
+                            # nothing after the cut is shown, and without tools nothing is called: the
+                            # request ends here (Qwen2.5-Coder-0.5B went on copying memory lines until
+                            # its context was full, five minutes after its answer)
+                            done = ReplyDone("stop", provider.model)
+                            break
+                    elif isinstance(event, ReplyDone):
+                        done = event
             for delta in _shown(echo.finish(), said, progress):
                 yield delta
             if echo.cut:

@@ -17,7 +17,7 @@ os.environ.setdefault("LITELLM_LOG", "ERROR")
 os.environ.setdefault("LITELLM_MODE", "PRODUCTION")
 
 import logging
-from collections.abc import AsyncIterator, Collection, Mapping, Sequence
+from collections.abc import AsyncGenerator, Collection, Mapping, Sequence
 from typing import Any
 
 import litellm
@@ -169,7 +169,7 @@ class LLMClient:
         *,
         tool_names: Collection[str] = (),
         provider: str | None = None,
-    ) -> AsyncIterator[ProviderEvent]:
+    ) -> AsyncGenerator[ProviderEvent, None]:
         """Stream one completion: ``TextDelta``s fit to show, then one ``ReplyDone``.
 
         ``ReplyDone`` carries the tool calls, whether the server made them or the model printed

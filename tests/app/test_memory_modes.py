@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
 from collections.abc import Callable, Iterator
 from datetime import UTC
@@ -396,3 +397,21 @@ async def test_an_answer_that_only_copies_memory_lines_is_asked_once_more(
     else:
         assert not isinstance(done, ReplyCompleted) and done.turn is not None
         assert done.turn.messages[-1].text == EMPTY_ANSWER["zh"]
+
+
+async def test_a_reply_that_goes_on_copying_memory_lines_ends_its_request_at_the_cut(
+    kernel: MemoryKernel, fake_llm: FakeLLM, remembered: str
+) -> None:
+    # Qwen2.5-Coder-0.5B answered, then copied memory lines until its context was full (310 s)
+    copied = "".join(f"[id:{remembered} | 2026-12-01 10:0{i % 10}] user: 本地模型部署用什么\n" for i in range(200))
+    checks = _checked("")
+    fake_llm.responder = lambda body: (
+        checks(body) if _is_check(body) else Reply(text=f"用 llama.cpp。\n{copied}", chunk_chars=8, chunk_delay=0.02)
+    )
+    events = await _reply(_session(kernel, fake_llm, {"memory_mode": "memory-first"}), "本地模型部署用什么")
+    done = events[-1]
+    assert isinstance(done, ReplyCompleted) and done.text == "用 llama.cpp。\n"
+    deadline = asyncio.get_running_loop().time() + 30
+    while fake_llm.dropped == 0 and asyncio.get_running_loop().time() < deadline:
+        await asyncio.sleep(0.05)
+    assert fake_llm.dropped == 1  # the request itself ended, not only the reading of it

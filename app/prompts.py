@@ -18,6 +18,12 @@ if TYPE_CHECKING:
     from huichat.memory.turns import Turn
 
 _CJK = re.compile(r"[\u3400-\u9fff]")
+_ASKS = re.compile(
+    r"[?？]|吗|什么|哪|谁|几[点时天个号岁次]|多少|怎么|为什么|是否|有没有|是不是|告诉我|呢\W*$"
+    r"|tell me|(?:^|[.!;:]\s+)(?:what|when|where|who|whom|whose|which|why|how|do|does|did|is|are|was|were|can|could|"
+    r"would|will|should|have|has|had|am)\b",
+    re.IGNORECASE,
+)
 
 _ZH = """你是一个拥有长期记忆的 AI 助手。你可以通过 `recall_memory` 工具检索历史对话。
 
@@ -175,10 +181,20 @@ def memory_block(results: SearchResults, zone: tzinfo, language: str, *, explain
     return "\n".join(lines)
 
 
-def question_note(results: SearchResults, language: str) -> str:
-    """What a memory-first request says after the user's question: with no hit in ``prompt_results``,
-    ``ASK_NONE``; with hits, nothing."""
-    return "" if any(hit.role == "hit" for hit in results.results) else ASK_NONE[language]
+def question_note(results: SearchResults, language: str, text: str) -> str:
+    """What a memory-first request says after the user's message ``text``: ``ASK_NONE`` when it is a
+    question (``asks``) and ``prompt_results`` holds no hit; else nothing. A statement gets no note:
+    told "if it asks about the user's own life, answer I don't remember", Qwen2.5-Coder-1.5B answered
+    "我不记得了。" to 我女儿的游泳课在每周四下午四点 and to 今天天气不错 alike."""
+    if any(hit.role == "hit" for hit in results.results) or not asks(text):
+        return ""
+    return ASK_NONE[language]
+
+
+def asks(text: str) -> bool:
+    """True when ``text`` reads as a question: a question mark, a Chinese question word or particle, or
+    an English sentence that opens like a question."""
+    return bool(_ASKS.search(text))
 
 
 def turn_text(turn: Turn, *, speakers: bool = False) -> str:

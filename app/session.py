@@ -368,7 +368,7 @@ class ChatSession:
             if outcome.results is not None:
                 injected = memory_block(outcome.results, self.zone.tz, language, explained=not choice.offers_tools)
                 # memory-first: the block is all the model sees of memory (a failed search says nothing)
-                after = "" if choice.offers_tools else question_note(outcome.results, language)
+                after = "" if choice.offers_tools else question_note(outcome.results, language, text)
         messages = self.build_messages(text, now, history, injected, tools=choice.offers_tools, after=after)
         ran: set[str] = set()
         answer_now = not choice.offers_tools

@@ -22,6 +22,7 @@ from huichat.app.prompts import (
     IN_WORDS,
     MEMORY_NONE,
     MEMORY_UNSURE,
+    asks,
     memory_block,
     system_prompt,
 )
@@ -171,21 +172,44 @@ async def test_memory_first_puts_the_hits_into_the_prompt_in_one_compact_block(
     assert all(c["temperature"] == 0 and not c.get("tools") for c in checks)
 
 
+@pytest.mark.parametrize("message", ["zxqv 🤖🤖 /// ?", "zxqv 🤖🤖 ///"])
 async def test_nothing_above_the_threshold_puts_nothing_into_the_prompt(
-    kernel: MemoryKernel, fake_llm: FakeLLM
+    kernel: MemoryKernel, fake_llm: FakeLLM, message: str
 ) -> None:
     fake_llm.push(Reply(text="Paris."))
-    events = await _reply(_session(kernel, fake_llm, {"memory_mode": "memory-first"}), "zxqv 🤖🤖 ///")
+    events = await _reply(_session(kernel, fake_llm, {"memory_mode": "memory-first"}), message)
     # memory-first says so, in words (Qwen2.5-Coder-1.5B made up answers with an empty block)
     assert _memory_in(fake_llm.requests[0]) == f"<memory>\n{MEMORY_NONE['en']}\n</memory>"
-    # and what to reply about the user's own life comes after the question, the last thing the model
-    # reads: said inside the block, before the question, it did not stop the 1.5B model making up an
-    # eye doctor's surname; the user's words stay whole between the time note and it
+    # and, to a question, what to reply about the user's own life comes after it, the last thing the
+    # model reads: said inside the block, before the question, it did not stop the 1.5B model making
+    # up an eye doctor's surname; the user's words stay whole between the time note and it. A
+    # statement gets no note (the 1.5B answered "我不记得了。" to one telling it a fact)
     question = fake_llm.requests[0]["messages"][-1]["content"]
-    assert question.endswith(f"\nzxqv 🤖🤖 ///\n\n{ASK_NONE['en']}") and question.startswith("[It is now ")
+    note = f"\n\n{ASK_NONE['en']}" if message.endswith("?") else ""
+    assert question.endswith(f"\n{message}{note}") and question.startswith("[It is now ")
     assert "I don't remember" in ASK_NONE["en"] and "我不记得了" in ASK_NONE["zh"]
     [found] = [e.results for e in events if isinstance(e, RecallFinished)]
     assert found is not None and memory_block(found, UTC, "en") == ""  # where the tools' rules do not explain a block
+
+
+@pytest.mark.parametrize(
+    ("text", "question"),
+    [
+        ("我儿子的游泳课是星期几？", True),
+        ("我们家的狗叫什么名字", True),
+        ("告诉我我的车牌尾号", True),
+        ("Which port does the production server run on", True),
+        ("Thanks. Where did we park", True),
+        ("Tell me my dentist's name", True),
+        ("我女儿的游泳课在每周四下午四点，教练姓王。", False),
+        ("今天天气不错，我们去公园了。", False),
+        ("帮我写一首关于秋天的短诗", False),
+        ("My new phone number is 555-0199, please remember it.", False),
+        ("I wonder how it works.", False),
+    ],
+)
+def test_a_question_is_told_from_a_statement(text: str, question: bool) -> None:
+    assert asks(text) is question
 
 
 @pytest.fixture

@@ -698,15 +698,13 @@ class TurnStore:
             if held is not None and held.matrix is not None:
                 return self._nearest_in(held, vector, limit, where)
             query = vector.astype(np.float32)
-            if held is not None and held.rows is not None and not self.pending_count:
-                found = self._hits_in_held(
-                    held.rows, limit, where, lambda n, w: _cosines(self._nearest_by_index(query, ["id"], n, w))
-                )
-                if found is not None:
-                    return found
-            table = self._nearest_by_index(query, LIGHT_COLUMNS, limit, where)
-            turns = self._turns_from(table.select(LIGHT_COLUMNS), with_next=False)
-            return [Scored(t, c) for t, c in zip(turns, _cosines(table)[1], strict=True)]
+            return self._by_index(
+                None if self.pending_count else held,  # a turn without its vector is no ANN hit
+                limit,
+                where,
+                lambda columns, n, w: self._nearest_by_index(query, columns, n, w),
+                _cosines,
+            )
 
     def _nearest_by_index(
         self, vector: npt.NDArray[np.float32], columns: list[str], limit: int, where: Filter | None
@@ -854,16 +852,32 @@ class TurnStore:
                 self.ensure_indexes()
                 if not self._fts_ready:
                     return []
-            held = self._current(read=False)
-            if held is not None and held.rows is not None:
-                found = self._hits_in_held(
-                    held.rows, limit, where, lambda n, w: _bm25(self._full_text(words, ["id"], n, w))
-                )
-                if found is not None:
-                    return found
-            table = self._full_text(words, LIGHT_COLUMNS, limit, where)
-            turns = self._turns_from(table.select(LIGHT_COLUMNS), with_next=False)
-            return [Scored(t, s) for t, s in zip(turns, _bm25(table)[1], strict=True)]
+            return self._by_index(
+                self._current(read=False),
+                limit,
+                where,
+                lambda columns, n, w: self._full_text(words, columns, n, w),
+                _bm25,
+            )
+
+    def _by_index(
+        self,
+        held: _Held | None,
+        limit: int,
+        where: Filter | None,
+        search: Callable[[list[str], int, Filter | None], pa.Table],
+        scores: Callable[[pa.Table], tuple[list[str], list[float]]],
+    ) -> list[Scored]:
+        """The ``limit`` best hits of one of LanceDB's index searches (``search(columns, limit, where)``,
+        ``scores``: its hits' ids and scores): for the ids alone with the turns from ``held`` rows where
+        they serve (``_hits_in_held``), else with the turns' columns read by the search."""
+        if held is not None and held.rows is not None:
+            found = self._hits_in_held(held.rows, limit, where, lambda n, w: scores(search(["id"], n, w)))
+            if found is not None:
+                return found
+        table = search(LIGHT_COLUMNS, limit, where)
+        turns = self._turns_from(table.select(LIGHT_COLUMNS), with_next=False)
+        return [Scored(t, s) for t, s in zip(turns, scores(table)[1], strict=True)]
 
     def _hits_in_held(
         self,

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import numpy as np
 
-from huichat.memory.calibration import Reference, calibrated, stands_out
+from huichat.memory.calibration import Evidence, Reference, calibrated, stands_out
 from huichat.memory.config import RetrieverConfig, TierPrior
 from huichat.memory.deadline import in_background
 from huichat.memory.embedding import Embedder
@@ -154,23 +154,18 @@ class Retriever:
 
         def judged(kept: list[Candidate]) -> list[Candidate]:
             waiting = self._without_vector([c.turn.id for c in kept if c.turn.id not in cosines])
-            return [
-                replace(
-                    c,
-                    evidence=evidence(
-                        None, bm25.get(c.turn.id, 0.0), has_cjk(c.turn.text), words_share(wanted, c.turn.text)
-                    )
-                    if c.turn.id in waiting
-                    else evidence(
-                        cosines.get(c.turn.id, lowest),
-                        bm25.get(c.turn.id, 0.0),
-                        has_cjk(c.turn.text),
-                        words_share(wanted, c.turn.text),
-                        before=_inherited_from(c.turn, turns, cosines, bm25),
-                    ),
+
+            def of(turn: Turn) -> Evidence:  # a turn still waiting for its vector has no cosine to give
+                vectorless = turn.id in waiting
+                return evidence(
+                    None if vectorless else cosines.get(turn.id, lowest),
+                    bm25.get(turn.id, 0.0),
+                    has_cjk(turn.text),
+                    words_share(wanted, turn.text),
+                    before=None if vectorless else _inherited_from(turn, turns, cosines, bm25),
                 )
-                for c in kept
-            ]
+
+            return [replace(c, evidence=of(c.turn)) for c in kept]
 
         return [Candidate(t, scores.get(t.id, floor)) for t in ranked], judged
 

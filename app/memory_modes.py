@@ -21,7 +21,7 @@ import logging
 import tempfile
 import threading
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Literal, get_args
@@ -170,9 +170,7 @@ class ModeBook:
     def verdict(self, provider: ProviderConfig) -> Verdict:
         with self._lock:
             found = self._verdicts.get(model_key(provider))
-            if found is None:
-                return Verdict()
-            return Verdict(found.calls_tools, found.source, found.at, list(found.recent), found.checks_hits)
+            return replace(found, recent=list(found.recent)) if found is not None else Verdict()
 
     def record_probe(self, provider: ProviderConfig, calls_tools: bool) -> None:
         """The capability probe's answer (it replaces what replies showed; the recent replies stay). The
@@ -235,13 +233,7 @@ class ModeBook:
 
 
 def _record(verdict: Verdict) -> dict[str, object]:
-    return {
-        "calls_tools": verdict.calls_tools,
-        "source": verdict.source,
-        "at": verdict.at,
-        "recent": verdict.recent,
-        "checks_hits": verdict.checks_hits,
-    }
+    return asdict(verdict)
 
 
 def _verdict(data: Mapping[str, object]) -> Verdict:

@@ -265,6 +265,7 @@ def measure(
             "index_build_s": round(index_seconds, 1),
             "indexes_created": created,
             "ann_index": kernel.store.has_ann_index(),
+            "ann_index_parts": kernel.store.ann_parts(),  # every search by the index searches each part
             "live_write_ms_without_embedding": _ms(live_without, 2),
             "live_write_ms_with_model_embedding": {
                 "p50": round((percentile(live_without, 0.5) + percentile(embed_one, 0.5)) * 1e3, 2),
@@ -322,6 +323,7 @@ def run_scale_bench(args: argparse.Namespace, loaded: LoadedConfig, zone: Zone) 
         ("bulk_ingest_turns_per_s", "bulk ingest (turns/s)"),
         ("index_build_s", "index build (s)"),
         ("ann_index", "ANN index built"),
+        ("ann_index_parts", "ANN index parts"),
         ("live_write_ms_without_embedding", "live turn write p50/p95 ms, no embedding"),
         ("live_write_ms_with_model_embedding", "live turn write p50/p95 ms, with embedding"),
         ("search_ms_no_filter", "search p50/p95 ms, no filter"),

@@ -146,6 +146,15 @@ _STATE_COLUMNS = (
 )
 KEEP_VERSIONS = timedelta(minutes=2)
 """Old table versions kept for readers in other processes (a query takes well under a second)."""
+ANN_MAX_PARTS = 8
+"""Parts the ANN vector index may be in before ``ensure_indexes`` builds it again over every row.
+
+Each maintenance indexes the turns written since the last one as a part of its own (LanceDB's
+``optimize`` adds a delta index; its Python API cannot merge them), and every search by the index
+searches every part: at 100k turns written as a chat writes them (a maintenance every 32 writes)
+the index was in 33 parts and a search by it cost twice what it costs in one part. Building it
+again takes ~17 CPU-seconds at 100k, once per ~8 maintenances; it also sizes the partitions to
+the rows there are now (BENCHMARKS.md, "Search latency", fifth pass)."""
 T = TypeVar("T")
 
 
@@ -1071,18 +1080,28 @@ class TurnStore:
             if (column,) not in columns:
                 self._write("index", partial(self._table.create_scalar_index, column, index_type="BTREE", replace=True))
                 created.append(f"btree({column})")
-        if rows >= ann_min_rows and not self.has_ann_index():
+        parts = self.ann_parts()
+        if (rows >= ann_min_rows and not parts) or parts > ANN_MAX_PARTS:
             partitions = max(16, int(rows**0.5))
             ann = lancedb.index.IvfHnswSq(distance_type="cosine", num_partitions=partitions)
             self._write("index", lambda: self._table.create_index("vector", config=ann, replace=True))
-            created.append(f"ann(IVF_HNSW_SQ, {partitions} partitions at {rows} rows)")
+            merged = f"; its {parts} parts made one" if parts else ""
+            created.append(f"ann(IVF_HNSW_SQ, {partitions} partitions at {rows} rows{merged})")
         self._fts_ready = True
         return created
 
     def has_ann_index(self) -> bool:
         """True once an ANN vector index exists."""
+        return self.ann_parts() > 0
+
+    def ann_parts(self) -> int:
+        """How many parts the ANN vector index is in (0: none); see ``ANN_MAX_PARTS``."""
         with self._reading():
-            return any(list(i.columns) == ["vector"] for i in self._table.list_indices())
+            index = next((i for i in self._table.list_indices() if list(i.columns) == ["vector"]), None)
+            if index is None:
+                return 0
+            stats = self._table.index_stats(index.name)
+            return (stats.num_indices or 1) if stats is not None else 1
 
     def optimize(self, *, cleanup_unverified: bool = False) -> None:
         """Compact small fragments, bring indexes up to date, drop versions older than ``keep_versions``.

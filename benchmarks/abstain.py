@@ -210,13 +210,13 @@ def foreign_sample(
 
 
 def score(searches: list[dict[str, Any]], threshold: float) -> dict[str, float]:
-    """Abstention (foreign questions, garbage, both) and own recall@10 with and without ``threshold``."""
+    """Abstention (foreign questions, garbage, both) and own recall@5 and @10 with and without ``threshold``."""
 
     def abstains(search: dict[str, Any]) -> bool:
         return not any(h["similarity"] >= threshold for h in search["hits"])
 
-    def recall(search: dict[str, Any], cut: float) -> float:
-        found: int = sum(h["gold"] for h in search["hits"] if h["similarity"] >= cut)
+    def recall(search: dict[str, Any], cut: float, depth: int = DEPTH) -> float:
+        found: int = sum(h["gold"] for h in search["hits"][:depth] if h["similarity"] >= cut)
         return found / int(search["gold"])
 
     own = [s for s in searches if s["kind"] == "own"]
@@ -227,10 +227,15 @@ def score(searches: list[dict[str, Any]], threshold: float) -> dict[str, float]:
     def share(items: list[dict[str, Any]]) -> float:
         return round(sum(abstains(s) for s in items) / len(items), 4) if items else 0.0
 
+    def mean(values: list[float]) -> float:
+        return round(sum(values) / len(values), 4) if values else 0.0
+
     return {
         "own_questions": len(own),
-        "recall@10": round(sum(recall(s, 0.0) for s in own) / len(own), 4) if own else 0.0,
-        "recall@10_thresholded": round(sum(recall(s, threshold) for s in own) / len(own), 4) if own else 0.0,
+        "recall@5": mean([recall(s, 0.0, 5) for s in own]),
+        "recall@5_thresholded": mean([recall(s, threshold, 5) for s in own]),
+        "recall@10": mean([recall(s, 0.0) for s in own]),
+        "recall@10_thresholded": mean([recall(s, threshold) for s in own]),
         "own_with_no_hit": share(own),
         "abstain_foreign": share(foreign),
         "abstain_garbage": share(garbage),

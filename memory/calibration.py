@@ -59,13 +59,21 @@ class Evidence:
     """The share of the query's content words it holds (``memory.words.words_share``): the
     calibration's word evidence, and the whole similarity of a turn with no vector (found by its
     words, judged by them)."""
+    cjk: bool = False
+    """Whether it is Chinese, Japanese or Korean text (``memory.words.has_cjk``): its background and
+    spread are that script's, and its word share counts character pairs, which a true Chinese match
+    holds fewer of than an English one holds of the query's words."""
+    names: float = 1.0
+    """The share of the names the query holds that it holds (``memory.words.names_share``; 1 when
+    the query names nobody): "What instruments does Tim play?" is not answered by "You play any
+    instruments?" in a store that never mentions Tim, however close the rest of the words."""
 
 
 @dataclass(frozen=True)
 class Calibration:
     """Logistic weights over ``features``: the probability that a candidate is relevant."""
 
-    weights: tuple[float, float]
+    weights: tuple[float, float, float, float, float]
     intercept: float
 
     def probability(self, evidence: Evidence) -> float:
@@ -77,22 +85,28 @@ class Calibration:
         return 1.0 / (1.0 + math.exp(-max(-30.0, min(30.0, logit))))
 
 
-def features(evidence: Evidence) -> tuple[float, float]:
-    """The calibration's inputs: cosine above the query's background (in spreads), and the share of
-    the query's words the candidate holds. No statistic of the store enters: a similarity means the
-    same on nine turns as on a hundred thousand (BM25 stays in the ranking, where only the order
-    within one search counts)."""
+def features(evidence: Evidence) -> tuple[float, float, float, float, float]:
+    """The calibration's inputs: cosine above the query's background (in spreads); the share of the
+    query's words the candidate holds; the share of the query's names it holds; and, for a CJK
+    candidate, a term of its own and its word share again. Pairs of characters are not words (a
+    true Chinese match holds fewer of a question's pairs than an English one holds of its words),
+    so a CJK candidate's word share gets a weight of its own — written as a difference from the
+    English weight, which the fit's regularisation keeps small unless the data asks for more (a
+    separate weight per script ran away on the few Chinese positives: BENCHMARKS.md). No statistic
+    of the store enters: a similarity means the same on nine turns as on a hundred thousand (BM25
+    stays in the ranking, where only the order within one search counts)."""
     if evidence.cosine is None:
         raise ValueError("a candidate without a vector has no calibration features")
     own = evidence.cosine - evidence.inherited
-    return ((own - evidence.background) / evidence.spread, evidence.words)
+    cjk = float(evidence.cjk)
+    return ((own - evidence.background) / evidence.spread, evidence.words, evidence.names, cjk, cjk * evidence.words)
 
 
 # Fitted by `python -m benchmarks.calibrate` on LoCoMo-dev with multilingual-e5-small
 # (leave-one-conversation-out; figures in BENCHMARKS.md). Refit after changing the fusion,
 # the features or the default model: run `huichat bench abstain --data … --dump DUMP`, then
 # `python -m benchmarks.calibrate DUMP`, and paste what it prints here.
-CALIBRATION = Calibration(weights=(0.8245, 5.857), intercept=-3.9213)
+CALIBRATION = Calibration(weights=(1.0198, 5.9876, 2.0459, -0.8654, 4.2385), intercept=-5.5585)
 
 _UNRELATED = (
     "The train to the airport leaves every twenty minutes.",
@@ -187,12 +201,17 @@ class Reference:
         latin, cjk = float((self.latin @ unit).mean()), float((self.cjk @ unit).mean())
 
         def make(
-            cosine: float | None, bm25: float, is_cjk: bool, words: float = 0.0, before: float | None = None
+            cosine: float | None,
+            bm25: float,
+            is_cjk: bool,
+            words: float = 0.0,
+            before: float | None = None,
+            names: float = 1.0,
         ) -> Evidence:
             background, spread = (cjk, self.cjk_spread) if is_cjk else (latin, self.latin_spread)
             # before: the cosine of the turn whose tail was embedded with this one, when its closeness is inherited
             inherited = max(0.0, before - background) if before is not None else 0.0
-            return Evidence(cosine, bm25, background, spread, inherited, words)
+            return Evidence(cosine, bm25, background, spread, inherited, words, is_cjk, names)
 
         return make
 
@@ -207,6 +226,7 @@ class EvidenceMaker(Protocol):
         is_cjk: bool,
         words: float = 0.0,
         before: float | None = None,
+        names: float = 1.0,
     ) -> Evidence: ...
 
 
@@ -216,7 +236,7 @@ def _unit(vectors: npt.NDArray[np.float32]) -> npt.NDArray[np.float32]:
     return result
 
 
-LEAD = 5.0
+LEAD = 4.0
 """How many times likelier than every other candidate a first candidate under the threshold must be
 to stand out (``stands_out``)."""
 REACH = 10.0
@@ -234,9 +254,10 @@ def stands_out(evidence: Sequence[Evidence], threshold: float, calibration: Cali
     loop"). The threshold still says "no relevant memory"; whoever shows memory unasked (the
     memory-first block) may show this one candidate, marked as uncertain, for the model to judge.
     A search of noise or of something memory never held has no such candidate: its candidates
-    are all about equally unlikely.
+    are all about equally unlikely. Nor does a first candidate that lacks a name the question
+    holds: it is about someone else (LoCoMo's foreign questions, 34 of 922 offered without this).
     """
-    if not evidence or any(e.cosine is None for e in evidence):
+    if not evidence or any(e.cosine is None for e in evidence) or evidence[0].names < 1.0:
         return False
     first, *rest = (calibration.probability(e) for e in evidence)
     return first >= threshold / REACH and all(first >= LEAD * other for other in rest)

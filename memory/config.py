@@ -84,7 +84,7 @@ class RetrieverConfig(_Section):
     """Candidates kept per week during a progressive scan."""
     context_window: int = Field(default=1, ge=0, le=10)
     """Neighbouring turns (±N) added around each hit for the LLM."""
-    min_similarity: float = Field(default=0.58, ge=0.0, le=1.0)
+    min_similarity: float = Field(default=0.62, ge=0.0, le=1.0)
     """Hits below this calibrated similarity (0–1, comparable across queries) are dropped; 0 keeps every candidate.
     The default is fitted on LoCoMo-dev (BENCHMARKS.md, "Abstention and calibrated similarity")."""
     timezone: str = ""

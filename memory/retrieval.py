@@ -54,7 +54,7 @@ from huichat.memory.results import (
 from huichat.memory.store import TurnStore
 from huichat.memory.timeparse import QueryTime, TimeRange, TimeResolver
 from huichat.memory.turns import ROLE_MEMBER, ROLE_REPRESENTATIVE, Turn, in_context
-from huichat.memory.words import content_terms, has_cjk, words_share
+from huichat.memory.words import content_terms, has_cjk, names, names_share, words_share
 
 
 @dataclass(frozen=True)
@@ -150,7 +150,7 @@ class Retriever:
         bm25 = {s.turn.id: s.score for s in text}
         # embed_query is cached: this is the vector the search just used
         evidence = self.reference.evidence(self.embedder.embed_query(keywords or " "))
-        wanted = content_terms(keywords)
+        wanted, wanted_names = content_terms(keywords), names(keywords)
 
         def judged(kept: list[Candidate]) -> list[Candidate]:
             waiting = self._without_vector([c.turn.id for c in kept if c.turn.id not in cosines])
@@ -163,6 +163,7 @@ class Retriever:
                     has_cjk(turn.text),
                     words_share(wanted, turn.text),
                     before=None if vectorless else _inherited_from(turn, turns, cosines, bm25),
+                    names=names_share(wanted_names, turn.text),
                 )
 
             return [replace(c, evidence=of(c.turn)) for c in kept]

@@ -50,6 +50,10 @@ _QUESTION = frozenset("几哪谁")
 only: 几点见 asks about 点见's time, and 几点 is in no answer)."""
 _STOPS = _FUNCTION | _QUESTION
 _STOP = re.compile(f"[{''.join(sorted(_STOPS))}]")
+_CAPITALISED = re.compile(r"[A-Z\u00c0-\u00de\u0391-\u03a9\u0410-\u042f][a-z\u00df-\u00ff\u03b1-\u03c9\u0430-\u044f]")
+"""A word that starts with a capital followed by a small letter (a name; not an acronym like VPN)."""
+_OPENING = " \t\r\n\"'“‘(（[「【"
+"""What may stand between a sentence's end and its first word."""
 
 
 def has_cjk(text: str) -> bool:
@@ -95,6 +99,37 @@ def content_terms(text: str) -> frozenset[str]:
     for word in set(_PART.findall(" ".join(latin).lower())) - _FUNCTION_EN:
         terms.add(_stem(word) if len(word) > 4 else word)
     return frozenset(terms)
+
+
+def names(text: str) -> frozenset[str]:
+    """The people, places and things ``text`` names, as ``content_terms`` writes them: Latin words
+    written with a capital and then a small letter (Tim, Caroline's, GitHub) that are not the
+    first word of a sentence and not function words. The first word of a sentence is left out
+    because a capital there says nothing ("Tell me about…"): a name there goes unseen, which
+    costs nothing — a query that names nobody is judged by its other evidence alone.
+
+    Chinese has no capitals, and nothing as cheap tells a name in it (surname lists take 周, 高,
+    何 as names): a Chinese name is two or three characters, whose pairs ``words_share``
+    already counts among the query's words. Chinese queries name nobody here."""
+    found: set[str] = set()
+    normal = unicodedata.normalize("NFKC", text)
+    for match in _RUN.finditer(normal):
+        before = normal[: match.start()].rstrip(_OPENING)
+        if _IS_CJK.match(match.group(0)) or not before or before[-1] in ".!?。！？":
+            continue  # Chinese, or the first word of a sentence
+        for part in _PART.findall(match.group(0)):
+            word = part.lower()
+            if _CAPITALISED.match(part) and word not in _FUNCTION_EN:
+                found.add(_stem(word) if len(word) > 4 else word)
+    return frozenset(found)
+
+
+def names_share(wanted: frozenset[str], text: str) -> float:
+    """The share of the query's ``names`` that ``text`` holds among its words; 1 when the query
+    names nobody (no name is no evidence against a candidate)."""
+    if not wanted:
+        return 1.0
+    return len(wanted & content_terms(text)) / len(wanted)
 
 
 def _stem(word: str) -> str:

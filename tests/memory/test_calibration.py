@@ -228,6 +228,60 @@ def test_garbage_and_unrelated_questions_find_nothing(life: MemoryKernel, query:
 
 
 @pytest.fixture
+def chat(tmp_path: Path, e5: Embedder) -> Iterator[MemoryKernel]:
+    """LoCoMo's kind of memory: two friends' messages, each with its speaker's name."""
+    kernel = open_kernel(tmp_path, e5)  # the default threshold
+    said = [
+        ("Caroline", "Thanks, Melanie! Appreciate it. You play any instruments?"),
+        ("Melanie", "Yeah, I play the clarinet! Started when I was young."),
+        ("Caroline", "I went to a LGBTQ support group yesterday and it was so powerful."),
+        ("Melanie", "We went camping in the mountains last week, the kids loved it."),
+    ]
+    for i, (who, text) in enumerate(said):
+        when = NOW - timedelta(days=30 - 4 * i)
+        kernel.append_turn(kernel.new_session(when), TurnDraft((Message("user", text, who),), when))
+    yield kernel
+    kernel.close()
+
+
+def test_a_question_about_someone_memory_never_mentions_is_not_a_hit(chat: MemoryKernel) -> None:
+    # issue 24: LoCoMo's questions about another conversation's people found look-alikes ("What
+    # instruments does Tim play?" → "You play any instruments?" at 0.851); "When did John join the
+    # support group?" found Caroline's support group at 0.689. The name the question holds and the
+    # turn does not now counts against it
+    assert chat.search(SearchRequest("When did John join the support group?", NOW, record_access=False)).hits == []
+    melanie = chat.search(SearchRequest("Where did Melanie go camping?", NOW, record_access=False)).hits
+    assert melanie and "mountains" in melanie[0].turn.text
+
+
+@pytest.fixture
+def friends(tmp_path: Path, e5: Embedder) -> Iterator[MemoryKernel]:
+    """Chinese messages of ``benchmarks.zhhard``'s kind: facts about people, one a day."""
+    kernel = open_kernel(tmp_path, e5)  # the default threshold
+    said = [
+        "点菜别放苦瓜，高中同学赵敏受不了",
+        "公司同事张帆入职阿里了",
+        "周末想带爸妈去西湖边吃饭",
+        "三楼的打印机又卡纸了",
+    ]
+    for i, text in enumerate(said):
+        when = NOW - timedelta(days=30 - 4 * i)
+        kernel.append_turn(kernel.new_session(when), TurnDraft((Message("user", text),), when))
+    yield kernel
+    kernel.close()
+
+
+def test_a_chinese_paraphrase_sharing_only_the_name_is_a_hit(friends: MemoryKernel) -> None:
+    # the question shares the name alone with its message (a ninth of its character pairs): calibrated
+    # on English LoCoMo only, the word share read it as no match (0.53, under the threshold); fitted on
+    # Chinese positives too (``benchmarks.zhhard``), a Chinese candidate's word share weighs more
+    hits = friends.search(SearchRequest("招待赵敏，餐桌上得留意哪些？", NOW, top_k=3, record_access=False)).hits
+    assert hits and "苦瓜" in hits[0].turn.text
+    # and a Chinese question about nothing said is still no hit
+    assert friends.search(SearchRequest("海王星有几颗卫星？", NOW, top_k=3, record_access=False)).hits == []
+
+
+@pytest.fixture
 def kitchen(tmp_path: Path, e5: Embedder) -> Iterator[MemoryKernel]:
     """Chinese turns holding most characters of two off-topic questions and none of their words."""
     kernel = open_kernel(tmp_path, e5)  # the default threshold
@@ -296,7 +350,7 @@ def test_only_a_first_candidate_far_likelier_than_the_rest_stands_out() -> None:
     def at(z: float) -> Evidence:  # a candidate z spreads above the query's background, no words shared
         return Evidence(cosine=0.72 + 0.03 * z, bm25=0.0, background=0.72, spread=0.03)
 
-    threshold = 0.58
+    threshold = 0.62
     assert stands_out([at(3.5), at(1.0), at(0.5)], threshold)
     assert not stands_out([at(3.5), at(3.4)], threshold)  # two alike: neither is the match
     assert not stands_out([at(0.5), at(-3.0)], threshold)  # far under the threshold: nothing to offer

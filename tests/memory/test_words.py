@@ -15,7 +15,7 @@ from huichat.memory.index_schema import SCHEMA_VERSION
 from huichat.memory.kernel import MemoryKernel
 from huichat.memory.results import SearchRequest
 from huichat.memory.turns import Message, TurnDraft, in_context, search_text
-from huichat.memory.words import content_terms, index_words, words_share
+from huichat.memory.words import content_terms, index_words, names, names_share, words_share
 from tests.conftest import NOW, open_kernel
 
 
@@ -61,6 +61,25 @@ def test_the_share_of_a_querys_words_is_the_same_from_its_terms() -> None:
     text = "Melanie: we went camping at the lake, the kids loved it"
     assert words_share(query, text) == words_share(content_terms(query), text) == 0.75
     assert words_share("的了吗", text) == 0.0
+
+
+def test_names_are_capitalised_words_inside_a_sentence() -> None:
+    assert names("What instruments does Tim play?") == {"tim"}
+    assert names("Tell me about Caroline's hobbies. Did Jon's band play?") == {"caroline", "jon"}
+    # a sentence's first word is no name by its capital (Tell, Did), a function word never (I),
+    # an acronym is a word like others (VPN), and a name inside Chinese is one
+    assert names("Caroline's job?") == names("I reset the VPN") == frozenset()
+    assert names("跟 Alice 说了吗") == {"alice"}
+    # Chinese has no capitals: a Chinese question names nobody here
+    assert names("同事张伟下周去哪出差？") == frozenset()
+
+
+def test_the_share_of_a_querys_names_is_one_when_it_names_nobody() -> None:
+    tim = names("What instruments does Tim play?")
+    assert names_share(tim, "Melanie: You play any instruments?") == 0.0
+    assert names_share(tim, "Tim: I play guitar, and Tim's brother the drums") == 1.0
+    assert names_share(names("What did Jon and Gina open?"), "Jon: I opened a dance studio") == 0.5
+    assert names_share(names("what do I play?"), "Melanie: You play any instruments?") == 1.0
 
 
 def test_chinese_counts_by_character_pairs_between_function_characters() -> None:

@@ -65,7 +65,8 @@ def add_parser(parser: argparse.ArgumentParser) -> None:
     recall.add_argument(
         "--embedder",
         default=None,
-        help="'hash' for the fast test embedder, else the configured model",
+        help="'hash' for the fast test embedder; 'bulk': the configured bundled model with every turn embedded by the"
+        " bulk runtime (as an import does; short sessions otherwise go to the engine); else the configured model",
     )
     recall.add_argument("--modes", default="hybrid,text,vector", help="search modes to run (default all three)")
     recall.add_argument(

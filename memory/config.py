@@ -30,8 +30,12 @@ class EmbeddingConfig(_Section):
     passage_prefix: str | None = None
     """Text put before stored turns; null chooses by model family (e5: 'passage: ')."""
     max_tokens: int = Field(default=2048, ge=16, le=65536)
-    """Tokens of one text (a turn or a query) the bundled model reads, in windows of 512; the rest is left out,
+    """Tokens of one text (a turn or a query) the bundled model reads, in windows; the rest is left out,
     so an enormous message costs bounded time. Other models read their own maximum (512 for most)."""
+    window_tokens: int = Field(default=256, ge=16, le=510)
+    """Tokens of a long text the bundled model reads at once (its windows are averaged by token count), the
+    same on every path so a turn embedded live and imported get one vector: shorter windows read long
+    answers faster (attention costs the square of a window), up to 510 (the model's 512 positions)."""
     bulk: Literal["auto", "exact", "off"] = "auto"
     """Bulk work (import, reindex, catch-up) with the bundled model on the CPU: 'auto' runs it through
     ONNX Runtime with mostly 8-bit weights (the fastest; within 0.995 cosine of the engine's vectors), 'exact'

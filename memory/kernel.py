@@ -685,9 +685,11 @@ class MemoryKernel:
             return False
         return self._writes_since_maintenance >= _MAINTAIN_AFTER_WRITES or self._health.state is IndexState.BEHIND
 
-    def maintain(self, *, force: bool = False, cleanup_unverified: bool = False) -> list[str]:
+    def maintain(self, *, force: bool = False, cleanup_unverified: bool = False, merge_parts: bool = True) -> list[str]:
         """Index what a failed write left behind, create missing indexes, compact the table,
-        drop old versions and duplicate rows. Call it off the UI thread, after replies.
+        drop old versions and duplicate rows, and (``merge_parts``) build the ANN index again once
+        the maintenances left it in too many parts (``TurnStore.merge_ann_parts``: ~20 s at 100k
+        turns). Call it off the UI thread, after replies.
 
         Commit conflicts with other processes are retried inside; ``KernelError`` means
         the disk or the index itself is in trouble.
@@ -702,7 +704,8 @@ class MemoryKernel:
             if force or cleanup_unverified or self.needs_maintenance() or self.store.fragments() > 64:
                 self.store.optimize(cleanup_unverified=cleanup_unverified)
                 self._writes_since_maintenance = 0
-            return created
+            merged = self.store.merge_ann_parts() if merge_parts else None
+            return [*created, merged] if merged else created
 
     def flush_manifest(self) -> None:
         """Write the manifest of indexed transcript states, if it changed."""

@@ -91,7 +91,8 @@ def open_kernel(
     if reconcile:
         # a new (or lost and recreated) index is noticed by its instance name: every transcript is read
         kernel.reconcile(embed=embed)
-        kernel.maintain(cleanup_unverified=alone and not location.remote)
+        # not the ANN index built again (tens of seconds at 100k turns): the next maintenance does it, after replies
+        kernel.maintain(cleanup_unverified=alone and not location.remote, merge_parts=False)
     return kernel
 
 

@@ -147,7 +147,7 @@ _STATE_COLUMNS = (
 KEEP_VERSIONS = timedelta(minutes=2)
 """Old table versions kept for readers in other processes (a query takes well under a second)."""
 ANN_MAX_PARTS = 8
-"""Parts the ANN vector index may be in before ``ensure_indexes`` builds it again over every row.
+"""Parts the ANN vector index may be in before a maintenance builds it again over every row (``merge_ann_parts``).
 
 Each maintenance indexes the turns written since the last one as a part of its own (LanceDB's
 ``optimize`` adds a delta index; its Python API cannot merge them), and every search by the index
@@ -1080,15 +1080,25 @@ class TurnStore:
             if (column,) not in columns:
                 self._write("index", partial(self._table.create_scalar_index, column, index_type="BTREE", replace=True))
                 created.append(f"btree({column})")
-        parts = self.ann_parts()
-        if (rows >= ann_min_rows and not parts) or parts > ANN_MAX_PARTS:
-            partitions = max(16, int(rows**0.5))
-            ann = lancedb.index.IvfHnswSq(distance_type="cosine", num_partitions=partitions)
-            self._write("index", lambda: self._table.create_index("vector", config=ann, replace=True))
-            merged = f"; its {parts} parts made one" if parts else ""
-            created.append(f"ann(IVF_HNSW_SQ, {partitions} partitions at {rows} rows{merged})")
+        if rows >= ann_min_rows and not self.has_ann_index():
+            created.append(self._build_ann(rows))
         self._fts_ready = True
         return created
+
+    def _build_ann(self, rows: int) -> str:
+        """Build the ANN vector index over every row (again, if there is one); what was built, for reports."""
+        partitions = max(16, int(rows**0.5))
+        ann = lancedb.index.IvfHnswSq(distance_type="cosine", num_partitions=partitions)
+        self._write("index", lambda: self._table.create_index("vector", config=ann, replace=True))
+        return f"ann(IVF_HNSW_SQ, {partitions} partitions at {rows} rows)"
+
+    def merge_ann_parts(self) -> str | None:
+        """Build the ANN index again over every row once it is in more than ``ANN_MAX_PARTS`` parts;
+        what was done (None: nothing), for reports."""
+        parts = self.ann_parts()
+        if parts <= ANN_MAX_PARTS:
+            return None
+        return f"{self._build_ann(self.count())}: its {parts} parts made one"
 
     def has_ann_index(self) -> bool:
         """True once an ANN vector index exists."""

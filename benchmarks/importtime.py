@@ -22,6 +22,10 @@ import time
 from pathlib import Path
 
 
+def _default_sigint() -> None:
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
 def main(argv: list[str] | None = None) -> int:
     """Command line: ``python -m benchmarks.importtime --config FILE PATH…``."""
     parser = argparse.ArgumentParser(prog="python -m benchmarks.importtime", description=__doc__.split("\n\n")[0])
@@ -32,7 +36,16 @@ def main(argv: list[str] | None = None) -> int:
     command = [shutil.which("huichat") or "huichat", "--config", str(args.config), "import", *args.paths]
     start = time.monotonic()
     env = {**os.environ, "HF_HUB_OFFLINE": "1", "LANCEDB_LOG": "error"}
-    process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=env)
+    process = subprocess.Popen(
+        command,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+        env=env,
+        # a shell starting this in the background (``&``, nohup) passes SIGINT on as ignored, and Python
+        # keeps an ignored SIGINT: the command would never see the interrupt this bench sends
+        preexec_fn=_default_sigint,
+    )
     interrupted: list[float] = []
 
     def interrupt(deadline: float) -> None:

@@ -255,7 +255,7 @@ class Retriever:
         evidence = [c.evidence for c in found if c.evidence is not None]
         if len(evidence) != len(found) or not found:
             hits = [SearchHit(c.turn, round(c.score, 6), "hit", score=c.score) for c in found if c.score > 0]
-            return self._folded(hits, where), None
+            return self._folded(hits, where, keywords), None
         similarities = calibrated(evidence)
         scored = [
             SearchHit(c.turn, round(similarity, 6), "hit", score=c.score, evidence=c.evidence)
@@ -267,17 +267,19 @@ class Retriever:
         below = scored[len(kept)] if len(kept) < len(scored) else None
         if below is not None and not kept and stands_out(evidence, self.config.min_similarity):
             below = replace(below, stands_out=True)
-        return self._folded(kept, where), below
+        return self._folded(kept, where, keywords), below
 
     def _prior(self, turn: Turn) -> float:
         return float(getattr(self.prior, turn.tier, 0.0))
 
-    def _folded(self, hits: list[SearchHit], where: Filter | None) -> list[SearchHit]:
+    def _folded(self, hits: list[SearchHit], where: Filter | None, keywords: str = "") -> list[SearchHit]:
         """Each consolidation cluster once, at the place of its best hit, shown by its representative.
 
         The representative carries every other member in ``similar`` (all stay stored and
         recallable). When ``where`` leaves the representative out, the best member in range
-        stands for the cluster instead.
+        stands for the cluster instead; so does the member that was hit when it holds more of the
+        query's words than the representative (near-duplicates alike but for a name: a search for
+        the name shows the turn that holds it).
         """
         clusters = {h.turn.cluster_id for h in hits if h.turn.cluster_role in (ROLE_REPRESENTATIVE, ROLE_MEMBER)}
         if not clusters:
@@ -288,6 +290,7 @@ class Retriever:
         in_range = {t.id for t in self.store.where(combine(where, In("cluster_id", tuple(sorted(clusters)))))}
         folded: list[SearchHit] = []
         seen: set[str] = set()
+        wanted = content_terms(keywords)
         for hit in hits:
             cluster = hit.turn.cluster_id if hit.turn.cluster_role in (ROLE_REPRESENTATIVE, ROLE_MEMBER) else ""
             if not cluster:
@@ -301,6 +304,12 @@ class Retriever:
                 (t for t in members if t.cluster_role == ROLE_REPRESENTATIVE and t.id in in_range),
                 hit.turn,
             )
+            if (
+                wanted
+                and shown.id != hit.turn.id
+                and words_share(wanted, hit.turn.text) > words_share(wanted, shown.text)
+            ):
+                shown = hit.turn
             others = tuple(t for t in members if t.id != shown.id)
             folded.append(replace(hit, turn=shown, similar=others))
         return folded

@@ -132,6 +132,33 @@ def test_a_time_filter_that_leaves_out_the_representative_shows_a_member_instead
     kernel.close()
 
 
+def test_a_near_duplicate_holding_the_searched_word_is_shown_instead_of_a_representative_without_it(
+    tmp_path: Path,
+) -> None:
+    # answers alike but for one name (seen in an imported export: a search for one service showed
+    # a representative naming another, the turn holding it hidden behind "+15 similar")
+    kernel = lifecycle_kernel(tmp_path)
+    said = (
+        "Deploy service {} by running the database migration first, then check the health endpoint, "
+        "then turn on the feature flag and watch the error rate and latency for ten minutes before full traffic."
+    )
+    names = ["svc101", "svc202", "svc303", "svc404"]
+    ids = {
+        name: say(kernel, said.format(name), NOW - timedelta(days=6) + i * timedelta(days=1))
+        for i, name in enumerate(names)
+    }
+    [cluster] = run_consolidation(kernel, NOW, ConsolidationConfig(), JobLog(tmp_path)).clusters
+    for name in names:
+        hits = [h for h in kernel.search(SearchRequest(name, NOW, record_access=False)).hits if h.role == "hit"]
+        assert hits[0].turn.id == ids[name] and name in hits[0].turn.text
+        others = {t.id for t in hits[0].similar}
+        assert others == {cluster.representative, *cluster.members} - {ids[name]}  # the group is still one hit
+    # a search every member answers alike still shows the representative
+    shown = kernel.search(SearchRequest("database migration health endpoint", NOW, record_access=False)).hits[0]
+    assert shown.turn.id == cluster.representative
+    kernel.close()
+
+
 def _killed(root: Path, job: str, when: str) -> None:
     done = subprocess.run(
         [sys.executable, "-m", "tests.memory.job_process", str(root), job, when],

@@ -26,11 +26,12 @@ from tests.serve.conftest import Server, free_port, model, start_server, stop_se
 
 @pytest.fixture(scope="module")
 def hurried(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
-    """A server whose searches must finish in a millisecond: every one passes its deadline."""
+    """A server whose searches must finish in a microsecond: every one passes its deadline (a millisecond was
+    enough for a search of this empty memory on a fast machine, and the test failed there)."""
     folder = tmp_path_factory.mktemp("hurried")
     with FakeLLM(responder=model) as llm:
         port = free_port()
-        config = write_config(folder, llm, port, retriever="  search_timeout_seconds: 0.001\n")
+        config = write_config(folder, llm, port, retriever="  search_timeout_seconds: 0.000001\n")
         keys = KeyRing(folder / "data")
         keys.create("default", datetime.now(UTC), admin=True)
         log = folder / "serve.log"

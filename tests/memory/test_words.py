@@ -15,7 +15,14 @@ from huichat.memory.index_schema import SCHEMA_VERSION
 from huichat.memory.kernel import MemoryKernel
 from huichat.memory.results import SearchRequest
 from huichat.memory.turns import Message, TurnDraft, in_context, search_text
-from huichat.memory.words import content_terms, index_words, names, names_share, words_share
+from huichat.memory.words import (
+    both_scripts,
+    content_terms,
+    index_words,
+    names,
+    names_share,
+    words_share,
+)
 from tests.conftest import NOW, open_kernel
 
 
@@ -80,6 +87,13 @@ def test_the_share_of_a_querys_names_is_one_when_it_names_nobody() -> None:
     assert names_share(tim, "Tim: I play guitar, and Tim's brother the drums") == 1.0
     assert names_share(names("What did Jon and Gina open?"), "Jon: I opened a dance studio") == 0.5
     assert names_share(names("what do I play?"), "Melanie: You play any instruments?") == 1.0
+
+
+def test_a_text_holds_both_scripts_when_it_has_chinese_and_latin_letters() -> None:
+    answer = "Here is how I would approach the migration, step by step. " * 30
+    assert both_scripts(f"user: 帮我写一封请假邮件 assistant: {answer}")  # a Chinese question, an English answer
+    assert both_scripts("PM Ryan 的 work email：hello196@mail.com") and both_scripts("跟 Alice 说了吗")
+    assert not both_scripts(answer) and not both_scripts("下面是我对银杏的建议") and not both_scripts("改到 1 点了")
 
 
 def test_chinese_counts_by_character_pairs_between_function_characters() -> None:

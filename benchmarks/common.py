@@ -58,6 +58,10 @@ class AllBulkEmbedder:
         return self.inner.name
 
     @property
+    def reading(self) -> str:
+        return str(getattr(self.inner, "reading", ""))
+
+    @property
     def dim(self) -> int:
         return self.inner.dim
 

@@ -71,6 +71,10 @@ class TimedEmbedder:
         return self.inner.name
 
     @property
+    def reading(self) -> str:
+        return str(getattr(self.inner, "reading", ""))
+
+    @property
     def dim(self) -> int:
         return self.inner.dim
 

@@ -44,6 +44,10 @@ class CachedEmbedder:
         return self.inner.name
 
     @property
+    def reading(self) -> str:
+        return str(getattr(self.inner, "reading", ""))
+
+    @property
     def dim(self) -> int:
         return self.inner.dim
 

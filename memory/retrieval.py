@@ -8,6 +8,7 @@ and leaves meaning to the caller.
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from datetime import datetime, timedelta, tzinfo
@@ -54,7 +55,7 @@ from huichat.memory.results import (
 from huichat.memory.store import TurnStore
 from huichat.memory.timeparse import QueryTime, TimeRange, TimeResolver
 from huichat.memory.turns import ROLE_MEMBER, ROLE_REPRESENTATIVE, Turn, in_context
-from huichat.memory.words import both_scripts, content_terms, has_cjk, names, names_share, words_share
+from huichat.memory.words import both_scripts, content_terms, has_cjk, named, names, names_share, words_share
 
 
 @dataclass(frozen=True)
@@ -251,8 +252,10 @@ class Retriever:
             # the tier prior only reorders near-equals (a nudge to the fused score); similarities are not touched
             found.sort(key=lambda c: -(c.score + self._prior(c.turn)))
             # the evidence of the kept ones only: its word share reads each candidate's whole text
+            pool = [c.turn.text for c in found]
             found = judge(found[:limit]) if judge is not None else found[:limit]
         else:
+            pool = []
             found = self._recent(where, limit)
         evidence = [c.evidence for c in found if c.evidence is not None]
         if len(evidence) != len(found) or not found:
@@ -263,10 +266,8 @@ class Retriever:
             SearchHit(c.turn, round(similarity, 6), "hit", score=c.score, evidence=c.evidence)
             for c, similarity in zip(found, similarities, strict=True)
         ]
-        kept = [
-            h for h, similarity in zip(scored, similarities, strict=True) if similarity >= self.config.min_similarity
-        ]
-        below = scored[len(kept)] if len(kept) < len(scored) else None
+        kept = _linked(scored, self.config.min_similarity, keywords, pool)
+        below = next((h for h in scored if (h.similarity or 0.0) < self.config.min_similarity), None)
         if below is not None and not kept and stands_out(evidence, self.config.min_similarity):
             below = replace(below, stands_out=True)
         return self._folded(kept, where, keywords), below
@@ -526,6 +527,69 @@ class Retriever:
                     ordered.append(SearchHit(turn, None, "neighbor", hit.turn.id, hit.rank))
         turns = self.store.with_next([h.turn for h in ordered])
         return [replace(h, turn=t) for t, h in zip(turns, ordered, strict=True)]
+
+
+def _linked(scored: list[SearchHit], threshold: float, keywords: str, pool: list[str]) -> list[SearchHit]:
+    """The hits at or above ``threshold``, and those under it that hold a name of a hit ranked
+    above them which the query does not hold (``SearchHit.linked_to``), in ranking order.
+
+    The second step of a question is rarely close to the question itself: "Where is my dentist's
+    office now?" finds "My dentist is Dr. Patel at the Riverside Clinic" (0.92), while "Riverside
+    Clinic moved to 14 Elm Street" — ranked next by the second hop — sits at 0.26, under any
+    threshold that keeps off-topic questions answerless. A name shared with a hit (Riverside
+    Clinic) is what connects them. Only candidates ranked within ``limit`` are looked at, never
+    without a hit to link to: a question with no hit stays without one.
+    """
+    kept: list[SearchHit] = []
+    seeds: list[SearchHit] = []
+    names_of: dict[str, dict[str, str]] = {}  # read once a candidate under the threshold needs them
+    wanted: frozenset[str] | None = None
+    for hit in scored:
+        if (hit.similarity or 0.0) >= threshold:
+            kept.append(hit)
+            if hit.evidence is None or hit.evidence.names >= 1.0:  # it holds every name the query gives
+                seeds.append(hit)
+            continue
+        if not seeds:
+            continue
+        if wanted is None:
+            wanted = content_terms(keywords)
+        held = content_terms(hit.turn.text)
+        for above in seeds:
+            its_names = names_of.get(above.turn.id)
+            if its_names is None:
+                its_names = names_of[above.turn.id] = named(above.turn.text)
+            shared = tuple(
+                written
+                for name, written in its_names.items()
+                if name in held and name not in wanted and not _CALENDAR.fullmatch(name) and _rare(written, pool)
+            )
+            if shared:
+                kept.append(replace(hit, linked_to=above.turn.id, linked_by=shared))
+                break
+    return kept
+
+
+_CALENDAR = re.compile(
+    r"(mon|tues|wednes|thurs|fri|satur|sun)day"
+    r"|january|february|march|april|may|june|july|august|september|october|november|december"
+)
+"""Capitalised, but times, not names: a day or a month links nothing."""
+
+_LINK_RARE = 3
+"""A name links two hits only while at most this many of the search's candidates hold it."""
+
+
+def _rare(written: str, pool: list[str]) -> bool:
+    """True when ``written`` (a name) is held by at most ``_LINK_RARE`` of the search's candidates."""
+    word = re.compile(rf"(?<!\w){re.escape(written)}(?!\w)", re.IGNORECASE)
+    count = 0
+    for text in pool:
+        if word.search(text):
+            count += 1
+            if count > _LINK_RARE:
+                return False
+    return True
 
 
 def _inherited_from(

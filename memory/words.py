@@ -120,9 +120,10 @@ def content_terms(text: str) -> frozenset[str]:
 def names(text: str) -> frozenset[str]:
     """The people, places and things ``text`` names, as ``content_terms`` writes them: Latin words
     written with a capital and then a small letter (Tim, Caroline's, GitHub) that are not the
-    first word of a sentence (nor of a line, nor after a line's "speaker:") and not function words. The first word of a sentence is left out
-    because a capital there says nothing ("Tell me about…"): a name there goes unseen, which
-    costs nothing — a query that names nobody is judged by its other evidence alone.
+    first word of a sentence (nor of a line, nor after a line's "speaker:") and not function
+    words. The first word of a sentence is left out because a capital there says nothing ("Tell
+    me about…"): a name there goes unseen, which costs nothing — a query that names nobody is
+    judged by its other evidence alone.
 
     Chinese has no capitals, and nothing as cheap tells a name in it (surname lists take 周, 高,
     何 as names): a Chinese name is two or three characters, whose pairs ``words_share``

@@ -20,7 +20,6 @@ import time
 from collections import defaultdict
 from collections.abc import Callable, Iterator
 from dataclasses import replace
-from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -31,7 +30,6 @@ from huichat.app.config import load_config
 from huichat.app.wiring import resolve_zone
 from huichat.memory.fusion import Fusion
 from huichat.memory.kernel import MemoryKernel
-from huichat.memory.keys import Key, KeyIndex
 from huichat.memory.results import SearchRequest
 
 Variant = Callable[[MemoryKernel], None]
@@ -103,13 +101,6 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--rephrase", action="store_true", help='ask temporal "When did …?" questions in other words (a time hold-out)'
     )
-    parser.add_argument(
-        "--keys",
-        type=Path,
-        default=None,
-        help="JSON Lines of keys written for the benchmark (conversation, keys: text and dataset turn_ids); "
-        "only the conversations it covers are asked",
-    )
     parser.add_argument("--threshold", type=float, default=None, help="min_similarity (default: the config's)")
     args = parser.parse_args(argv)
     loaded = load_config(None)
@@ -126,9 +117,6 @@ def main(argv: list[str] | None = None) -> int:
     for row in rows:
         by_conversation[row["conversation_id"]].append(row)
     conversation_ids = sorted(by_conversation)[: args.limit] if args.limit else sorted(by_conversation)
-    written = _written_keys(args.keys) if args.keys else None
-    if written is not None:
-        conversation_ids = [c for c in conversation_ids if c in written]
     with contextlib.ExitStack() as stack:
         opened: list[tuple[MemoryKernel, dict[str, str], Any, list[dict[str, Any]]]] = []
         for conversation_id in conversation_ids:
@@ -136,8 +124,6 @@ def main(argv: list[str] | None = None) -> int:
             if args.threshold is not None:
                 kernel.retriever.config = kernel.retriever.config.model_copy(update={"min_similarity": args.threshold})
             mapping = ingest(kernel, by_conversation[conversation_id], zone.tz)
-            if written is not None:
-                kernel.retriever.keys = _key_index(written[conversation_id], mapping, embedder)
             latest = max(moment(r["session_datetime"], zone.tz) for r in by_conversation[conversation_id])
             asked = [q for q in questions if q["conversation_id"] == conversation_id]
             opened.append((kernel, mapping, latest, asked))
@@ -166,27 +152,6 @@ def main(argv: list[str] | None = None) -> int:
                 flush=True,
             )
     return 0
-
-
-def _written_keys(path: Path) -> dict[str, list[dict[str, Any]]]:
-    """The keys of each conversation in ``path`` (one window of a session a line)."""
-    found: dict[str, list[dict[str, Any]]] = defaultdict(list)
-    for row in read_jsonl(path):
-        found[row["conversation"]].extend(row["keys"])
-    return dict(found)
-
-
-def _key_index(keys: list[dict[str, Any]], mapping: dict[str, str], embedder: Any) -> KeyIndex:
-    """The keys of one conversation, citing the kernel's turn ids, embedded as passages."""
-    ours = {dataset: turn_id for turn_id, dataset in mapping.items()}
-    made = [
-        Key(f"k{n}", k["text"], tuple(ours[i] for i in k["turn_ids"] if i in ours), "", datetime.now(UTC))
-        for n, k in enumerate(keys)
-    ]
-    made = [k for k in made if k.turn_ids]
-    if not made:
-        return KeyIndex()
-    return KeyIndex.of(made, embedder.embed_passages([k.text for k in made]), embedder.dim)
 
 
 @contextlib.contextmanager

@@ -54,11 +54,6 @@ class Fusion:
     """``hop_weight`` for a query with CJK characters."""
     hop_seeds: int = 3
     """How many of the first ranking's best turns the second hop starts from."""
-    key_weight: float = 0.0
-    """Weight of the keys' list in the fusion: the turns cited by the keys nearest to the query
-    (``memory.keys``), each scored by its best key's cosine."""
-    key_pool: int = 30
-    """How many keys are read for a query."""
     speaker_share: float = 0.3
     """Added to the fused score of a turn said by someone the query names ("what has Melanie
     painted?"): in an imported chat between named people, a question about a person is mostly
@@ -129,12 +124,7 @@ def normalise_bm25(scores: Sequence[float]) -> list[float]:
 
 
 def fuse(
-    vector: Sequence[Scored],
-    text: Sequence[Scored],
-    fusion: Fusion,
-    scale: Scale,
-    hop: Sequence[Scored] = (),
-    keyed: Sequence[Scored] = (),
+    vector: Sequence[Scored], text: Sequence[Scored], fusion: Fusion, scale: Scale, hop: Sequence[Scored] = ()
 ) -> tuple[dict[str, float], dict[str, Turn], float]:
     """Mixed z-scores per turn id, the turns, and the floor (the score of a turn in none of the lists)."""
     turns: dict[str, Turn] = {}
@@ -143,7 +133,6 @@ def fuse(
         (fusion.vector_weight, vector, scale.vector),
         (fusion.text_weight, text, scale.text),
         (fusion.hop_weight, hop, Standard.of([s.score for s in hop]) if hop else None),
-        (fusion.key_weight, keyed, Standard.of([s.score for s in keyed]) if keyed else None),
     ):
         if standard is None:
             continue  # this index had nothing at all for the query: the other decides alone

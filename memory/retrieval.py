@@ -43,7 +43,6 @@ from huichat.memory.fusion import (
     speakers_named,
     spread_context,
 )
-from huichat.memory.keys import KeyIndex
 from huichat.memory.results import (
     Mode,
     OnRound,
@@ -94,8 +93,6 @@ class Retriever:
     """A small ranking nudge per tier (none unless the lifecycle gives one)."""
     reference_dir: Path | None = None
     """Where the calibration's reference is kept once measured (None: measured by every process)."""
-    keys: KeyIndex = field(default_factory=KeyIndex)
-    """The keys written about the stored sessions (``memory.keys``); empty: no keys' list."""
     _reference: Reference | None = field(default=None, init=False, repr=False)
 
     # ------------------------------------------------------------- candidates
@@ -139,12 +136,11 @@ class Retriever:
             shares = normalise_bm25([s.score for s in text])
             return [Candidate(s.turn, n) for s, n in zip(text, shares, strict=True)], None
         scale = ask.scale or Scale.of(vector, text)
-        keyed = self._key_list(keywords, fusion, ask.where) if fusion.key_weight > 0 and self.keys else []
-        scores, turns, floor = self._fused(vector, text, (), fusion, scale, ask.where, keyed)
+        scores, turns, floor = self._fused(vector, text, (), fusion, scale, ask.where)
         if fusion.hop_weight > 0 and scores:
             hop = self._second_hop(keywords, scores, turns, fusion, max(ask.limit, fusion.pool), ask.where)
             if hop:
-                scores, turns, floor = self._fused(vector, text, hop, fusion, scale, ask.where, keyed)
+                scores, turns, floor = self._fused(vector, text, hop, fusion, scale, ask.where)
         named = speakers_named(keywords, turns.values()) if fusion.speaker_share > 0 else frozenset()
         for turn_id, turn in turns.items():
             if named and any(m.speaker in named for m in turn.messages):
@@ -185,10 +181,9 @@ class Retriever:
         fusion: Fusion,
         scale: Scale,
         where: Filter | None,
-        keyed: list[Scored] | tuple[()] = (),
     ) -> tuple[dict[str, float], dict[str, Turn], float]:
         """The fused scores (with the strongest candidates' neighbours' shares), the turns, the floor."""
-        scores, turns, floor = fuse(vector, text, fusion, scale, hop, keyed)
+        scores, turns, floor = fuse(vector, text, fusion, scale, hop)
         if fusion.context and scores:
             strongest = sorted(scores, key=lambda i: -scores[i])[: fusion.expand]
             around = self.store.neighbours([turns[i] for i in strongest], len(fusion.context), where)
@@ -233,17 +228,6 @@ class Retriever:
         pull = sum(weights[i] * found[i] for i in found) / total
         point = query / max(float(np.linalg.norm(query)), 1e-12) + pull
         return self.store.vector_search(point.astype(np.float32), limit, where)
-
-    def _key_list(self, keywords: str, fusion: Fusion, where: Filter | None) -> list[Scored]:
-        """The turns cited by the keys nearest to the query (within ``where``), each scored by its best key."""
-        best: dict[str, float] = {}
-        for key, cosine in self.keys.nearest(self.embedder.embed_query(keywords or " "), fusion.key_pool):
-            for turn_id in key.turn_ids:
-                best[turn_id] = max(best.get(turn_id, -1.0), cosine)
-        if not best:
-            return []
-        found = self.store.where(combine(In("id", tuple(sorted(best))), where))
-        return sorted((Scored(t, best[t.id]) for t in found), key=lambda s: -s.score)
 
     def _without_vector(self, ids: list[str]) -> set[str]:
         """Those of ``ids`` that have no vector yet (none is looked up while every turn has one)."""

@@ -54,10 +54,6 @@ class Fusion:
     """``hop_weight`` for a query with CJK characters."""
     hop_seeds: int = 3
     """How many of the first ranking's best turns the second hop starts from."""
-    graph_weight: float = 0.0
-    graph_alpha: float = 0.5
-    graph_df: float = 0.02
-    graph_seeds: int = 5
     speaker_share: float = 0.3
     """Added to the fused score of a turn said by someone the query names ("what has Melanie
     painted?"): in an imported chat between named people, a question about a person is mostly
@@ -128,12 +124,7 @@ def normalise_bm25(scores: Sequence[float]) -> list[float]:
 
 
 def fuse(
-    vector: Sequence[Scored],
-    text: Sequence[Scored],
-    fusion: Fusion,
-    scale: Scale,
-    hop: Sequence[Scored] = (),
-    graph: Sequence[Scored] = (),
+    vector: Sequence[Scored], text: Sequence[Scored], fusion: Fusion, scale: Scale, hop: Sequence[Scored] = ()
 ) -> tuple[dict[str, float], dict[str, Turn], float]:
     """Mixed z-scores per turn id, the turns, and the floor (the score of a turn in none of the lists)."""
     turns: dict[str, Turn] = {}
@@ -142,7 +133,6 @@ def fuse(
         (fusion.vector_weight, vector, scale.vector),
         (fusion.text_weight, text, scale.text),
         (fusion.hop_weight, hop, Standard.of([s.score for s in hop]) if hop else None),
-        (fusion.graph_weight, graph, Standard.of([s.score for s in graph]) if graph else None),
     ):
         if standard is None:
             continue  # this index had nothing at all for the query: the other decides alone

@@ -137,15 +137,10 @@ class Retriever:
             return [Candidate(s.turn, n) for s, n in zip(text, shares, strict=True)], None
         scale = ask.scale or Scale.of(vector, text)
         scores, turns, floor = self._fused(vector, text, (), fusion, scale, ask.where)
-        hop: list[Scored] = []
         if fusion.hop_weight > 0 and scores:
             hop = self._second_hop(keywords, scores, turns, fusion, max(ask.limit, fusion.pool), ask.where)
             if hop:
                 scores, turns, floor = self._fused(vector, text, hop, fusion, scale, ask.where)
-        if fusion.graph_weight > 0 and scores:
-            graph = self._graph_list(keywords, scores, fusion, max(ask.limit, fusion.pool), ask.where)
-            if graph:
-                scores, turns, floor = self._fused(vector, text, hop, fusion, scale, ask.where, graph)
         named = speakers_named(keywords, turns.values()) if fusion.speaker_share > 0 else frozenset()
         for turn_id, turn in turns.items():
             if named and any(m.speaker in named for m in turn.messages):
@@ -186,10 +181,9 @@ class Retriever:
         fusion: Fusion,
         scale: Scale,
         where: Filter | None,
-        graph: list[Scored] | tuple[()] = (),
     ) -> tuple[dict[str, float], dict[str, Turn], float]:
         """The fused scores (with the strongest candidates' neighbours' shares), the turns, the floor."""
-        scores, turns, floor = fuse(vector, text, fusion, scale, hop, graph)
+        scores, turns, floor = fuse(vector, text, fusion, scale, hop)
         if fusion.context and scores:
             strongest = sorted(scores, key=lambda i: -scores[i])[: fusion.expand]
             around = self.store.neighbours([turns[i] for i in strongest], len(fusion.context), where)
@@ -234,60 +228,6 @@ class Retriever:
         pull = sum(weights[i] * found[i] for i in found) / total
         point = query / max(float(np.linalg.norm(query)), 1e-12) + pull
         return self.store.vector_search(point.astype(np.float32), limit, where)
-
-    def _graph_list(
-        self, keywords: str, scores: dict[str, float], fusion: Fusion, limit: int, where: Filter | None
-    ) -> list[Scored]:
-        """Personalised PageRank over turns and the rare terms they share, from the first ranking's best turns."""
-        import scipy.sparse as sp
-
-        cached = getattr(self, "_graph_cache", None)
-        if cached is None or cached[0] != fusion.graph_df:
-            texts = self.store.texts()
-            ids = list(texts)
-            terms = [content_terms(texts[i]) for i in ids]
-            df: dict[str, int] = {}
-            for ts in terms:
-                for t in ts:
-                    df[t] = df.get(t, 0) + 1
-            cap = max(3, int(fusion.graph_df * len(ids)))
-            vocab = {t: n for n, t in enumerate(sorted(t for t, c in df.items() if 2 <= c <= cap))}
-            rows, cols, vals = [], [], []
-            for r, ts in enumerate(terms):
-                for t in ts:
-                    c = vocab.get(t)
-                    if c is not None:
-                        rows.append(r)
-                        cols.append(c)
-                        vals.append(math.log(len(ids) / df[t]))
-            b = sp.csr_matrix((vals, (rows, cols)), shape=(len(ids), max(1, len(vocab))))
-
-            def normal(m: sp.csr_matrix) -> sp.csr_matrix:
-                sums = np.asarray(m.sum(axis=1)).ravel()
-                sums[sums == 0] = 1.0
-                return sp.diags(1.0 / sums) @ m
-
-            walk = (normal(b) @ normal(b.T.tocsr())).T.tocsr()
-            cached = (fusion.graph_df, ids, {i: n for n, i in enumerate(ids)}, walk)
-            self._graph_cache = cached
-        _, ids, row_of, walk = cached
-        ranked = sorted(scores, key=lambda i: -scores[i])
-        seeds = [i for i in ranked[: fusion.graph_seeds] if i in row_of]
-        if not seeds:
-            return []
-        below = scores[ranked[fusion.graph_seeds]] if len(ranked) > fusion.graph_seeds else min(scores.values())
-        start = np.zeros(len(ids))
-        for i in seeds:
-            start[row_of[i]] = max(scores[i] - below, 1e-6)
-        start /= start.sum()
-        rank = start.copy()
-        for _ in range(10):
-            rank = fusion.graph_alpha * start + (1 - fusion.graph_alpha) * (walk @ rank)
-        rank[[row_of[i] for i in seeds]] = 0.0
-        best = np.argsort(-rank)[:limit]
-        chosen = {ids[n]: float(rank[n]) for n in best if rank[n] > 0}
-        found = self.store.where(combine(In("id", tuple(sorted(chosen))), where)) if chosen else []
-        return sorted((Scored(t, chosen[t.id]) for t in found), key=lambda s: -s.score)
 
     def _without_vector(self, ids: list[str]) -> set[str]:
         """Those of ``ids`` that have no vector yet (none is looked up while every turn has one)."""

@@ -29,7 +29,7 @@ _ZH = """你是一个拥有长期记忆的 AI 助手。你可以通过 `recall_m
 
 ## 记忆检索规则
 
-1. **关键词检索**：当用户提到过去聊过的具体内容时，用其中的关键词调用 `recall_memory`，参数 query 写关键词，top_k 写想要的条数（默认 5）。
+1. **关键词检索**：当用户提到过去聊过的具体内容时，用其中的关键词调用 `recall_memory`，参数 query 写关键词，top_k 写想要的条数（默认 5）。问题涉及几件事（比较、几个人、几次经历）时，query 里每行写一个检索，一次调用分别检索。
 2. **时间过滤**：当用户提到时间范围时，加上参数 filter_expr，写法是 timestamp >= '开始日期' AND timestamp <= '结束日期'，日期格式 YYYY-MM-DD，按消息开头方括号里的当前时间推算；只按时间找时 query 可以为空。
 3. **分段扫描**：当时间模糊（"前段时间""之前"）时，不用写时间，系统会从最近一周开始逐周向前扫描。
 4. **轮次导航**：需要某条结果的上下文时，用它的 prev 或 next 值作为 turn_id 调用 `recall_by_id`；只用检索结果里出现过的 ID，所以先用 `recall_memory` 检索。
@@ -51,7 +51,7 @@ _EN = """You are an AI assistant with a long-term memory. You can search past co
 
 ## Memory rules
 
-1. **Keyword search**: when the user mentions something specific from the past, call `recall_memory` with its key words as query, and top_k for how many results you want (default 5).
+1. **Keyword search**: when the user mentions something specific from the past, call `recall_memory` with its key words as query, and top_k for how many results you want (default 5). When a question involves several things (a comparison, several people or events), write one search per line in query: each is searched on its own, in one call.
 2. **Time filter**: when the user names a time range, add filter_expr, written as timestamp >= 'start date' AND timestamp <= 'end date' with dates as YYYY-MM-DD, worked out from the current time in brackets at the start of the message; to search by time alone, query may be empty.
 3. **Progressive scan**: when the time is vague ("a while ago", "before"), give no time: the system scans week by week, starting with the most recent.
 4. **Turn navigation**: to see the context of a result, call `recall_by_id` with its prev or next value as turn_id; only ids that a result showed exist, so search with `recall_memory` first.

@@ -22,6 +22,8 @@ RECALL_MEMORY = "recall_memory"
 RECALL_BY_ID = "recall_by_id"
 TOP_K_MAX = 20
 """The most hits a model may ask for (and at least 1)."""
+SEARCHES_MAX = 5
+"""The most searches one ``query`` may hold, one a line; a query of more lines is one text (a pasted message)."""
 
 _SCHEMA_KEYS = {"type", "properties", "required", "description", "default", "items"}
 _PLACEHOLDERS = {"搜索关键词或问题", "关键词", "query", "keywords", "keyword", "search query", "<query>", "..."}
@@ -165,6 +167,8 @@ class RecallMemory(ToolArguments):
         " ↳ 上下文，属于命中 <id> (context for hit <id>)，其 [id | prev | next] 行没有相似度："
         "它不是命中，只用来理解命中，引用时请用命中的 id。"
         "没有相关记忆时，结果只有一行说明，可能附上最接近但低于阈值的一条（不算命中）。"
+        f"问题涉及几件事时可以拆开：query 里每行写一个检索（最多 {SEARCHES_MAX} 行），一次调用分别检索，"
+        "结果按检索分节，同一轮只出现一次。"
         "先检索再下结论：没有检索之前，不要说没有记忆。"
     )
 
@@ -178,6 +182,13 @@ class RecallMemory(ToolArguments):
         if "query" not in given and "filter_expr" in given:
             return {"query": "", **given}
         return given
+
+    @property
+    def searches(self) -> list[str]:
+        """The searches ``query`` asks for: one a line when it holds 2–``SEARCHES_MAX`` lines with words
+        (each once), else the whole query as one."""
+        lines = list(dict.fromkeys(line.strip() for line in self.query.splitlines() if _WORD.search(line)))
+        return lines if 2 <= len(lines) <= SEARCHES_MAX else [self.query]
 
     @model_validator(mode="after")
     def _searchable(self) -> Self:

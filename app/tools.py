@@ -6,7 +6,7 @@ tool's answer (``ERROR_PREFIX`` and one line), so the model can correct itself.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import datetime
 from typing import Any
@@ -14,7 +14,7 @@ from typing import Any
 from huichat.app.tool_arguments import ArgumentError, RecallMemory, read_arguments
 from huichat.memory.errors import KernelError
 from huichat.memory.kernel import MemoryKernel
-from huichat.memory.results import SearchRequest, SearchResults, time_summary
+from huichat.memory.results import SearchHit, SearchRequest, SearchResults, time_summary
 from huichat.memory.turns import Turn
 
 ERROR_PREFIX = "错误 (error): "
@@ -65,7 +65,69 @@ def search(
     request = SearchRequest(
         query, context.now, top_k, filter_expr, context.context_window, exclude_ids=context.exclude_ids
     )
-    results = kernel.search(request)
+    return answered(kernel, kernel.search(request))
+
+
+def search_several(
+    kernel: MemoryKernel,
+    queries: Sequence[str],
+    context: ToolContext,
+    *,
+    top_k: int | None = None,
+    filter_expr: str | None = None,
+) -> ToolOutcome:
+    """``recall_memory`` with ``queries``: each searched in turn (same filter, same ``top_k``), its
+    results in a section of their own under the query; a turn an earlier section showed is
+    named there by id, not shown again. The panel gets every section's hits, in order.
+    Raises ``KernelError``."""
+    sections: list[str] = []
+    traces: list[str] = []
+    hits_shown: set[str] = set()
+    shown: set[str] = set()
+    merged: list[SearchHit] = []
+    found: list[SearchResults] = []
+    for number, query in enumerate(queries, start=1):
+        request = SearchRequest(
+            query, context.now, top_k, filter_expr, context.context_window, exclude_ids=context.exclude_ids
+        )
+        results = kernel.search(request)
+        found.append(results)
+        again = [h.turn.id for h in results.hits if h.turn.id in hits_shown]
+        fresh = {h.turn.id for h in results.hits} - hits_shown
+        # a turn shown above only as context is shown again as this search's hit; context is shown once
+        left = replace(
+            results,
+            results=tuple(
+                r
+                for r in results.results
+                if (r.turn.id in fresh if r.role == "hit" else r.hit_id in fresh and r.turn.id not in shown | fresh)
+            ),
+        )
+        body = answered(kernel, left).content if left.results or not again else ""
+        if again:
+            line = "已在上面的检索结果中 (hits shown above): " + ", ".join(f"[id:{turn_id}]" for turn_id in again)
+            body = f"{body}\n{line}" if body else line
+        sections.append(f"## 检索 {number}/{len(queries)} (search {number} of {len(queries)}): {query}\n\n{body}")
+        offset = len(hits_shown)
+        merged = [r for r in merged if r.role == "hit" or r.turn.id not in fresh]
+        merged.extend(replace(r, rank=r.rank + offset) for r in left.results)
+        hits_shown |= fresh
+        shown |= {r.turn.id for r in left.results}
+        traces.append(f"{query!r}: {len(results.hits)} hit{'s' if len(results.hits) != 1 else ''}")
+    first = found[0]
+    results = replace(
+        first,
+        results=tuple(merged),
+        query=" · ".join(queries),
+        keywords=" · ".join(r.keywords for r in found),
+        below=first.below if not merged else None,
+    )
+    recalled = tuple(h.turn.id for h in merged if h.role == "hit")
+    return ToolOutcome("\n\n".join(sections), results, recalled, trace="; ".join(traces))
+
+
+def answered(kernel: MemoryKernel, results: SearchResults) -> ToolOutcome:
+    """A search's results as ``recall_memory`` answers: the seed's format, or one line when nothing matched."""
     if not results.results:
         scope = f" in {results.time_range.describe()}" if results.time_range else ""
         content = f"没有找到相关记忆{scope}。(no relevant memory{scope})"
@@ -122,6 +184,8 @@ def run_tool(kernel: MemoryKernel, name: str, arguments: Mapping[str, Any], cont
     except ArgumentError as exc:
         return ToolOutcome.failure(str(exc))
     try:
+        if isinstance(call, RecallMemory) and len(call.searches) > 1:
+            return search_several(kernel, call.searches, context, top_k=call.top_k, filter_expr=call.filter_expr)
         if isinstance(call, RecallMemory):
             return search(kernel, call.query, context, top_k=call.top_k, filter_expr=call.filter_expr)
         found = kernel.recall_by_id(call.turn_id)

@@ -118,3 +118,18 @@ def test_what_a_model_sends_is_read_into_runnable_arguments(
     name: str, arguments: dict[str, Any], read: RecallMemory | RecallById
 ) -> None:
     assert read_arguments(name, arguments) == read
+
+
+@pytest.mark.parametrize(
+    ("query", "searches"),
+    [
+        ("Melanie camping", ["Melanie camping"]),
+        ("Melanie camping\nMelanie swimming", ["Melanie camping", "Melanie swimming"]),
+        # repeated and wordless lines are no searches of their own
+        ("  猫 \n---\n狗\n猫", ["猫", "狗"]),
+        ("猫\n---", ["猫\n---"]),  # one line with words: one search, as written
+        ("\n".join("abcdef"), ["\n".join("abcdef")]),  # six lines: a pasted text, searched as one
+    ],
+)
+def test_a_query_holds_one_search_a_line(query: str, searches: list[str]) -> None:
+    assert read_arguments(RECALL_MEMORY, {"query": query}).searches == searches  # type: ignore[union-attr]

@@ -116,3 +116,23 @@ def test_a_number_with_two_signs_is_a_clear_argument_error_not_a_crash(tmp_path:
     outcome = run_tool(kernel, "recall_memory", {"query": "VPN", "top_k": "--2"}, ToolContext(NOW))
     kernel.close()
     assert outcome.error == 'top_k must be a whole number, not "--2"'
+
+
+def test_a_query_of_several_lines_is_several_searches_each_hit_shown_once(tmp_path: Path) -> None:
+    kernel, ids = _office(tmp_path, RetrieverConfig(min_similarity=0.0))
+    context = ToolContext(NOW, context_window=1)
+    outcome = run_tool(kernel, RECALL_MEMORY, {"query": "打印机\nVPN\n---", "top_k": 1}, context)
+    again = run_tool(kernel, RECALL_MEMORY, {"query": "打印机\n三楼的打印机", "top_k": 1}, context)
+    kernel.close()
+    first, second = outcome.content.split("\n\n## ")
+    assert first.startswith("## 检索 1/2 (search 1 of 2): 打印机\n\n" + f"[id:{ids[1]} | prev: {ids[0]} | next: {ids[2]}")
+    assert second.startswith("检索 2/2 (search 2 of 2): VPN\n\n[id:" + ids[0])
+    # the first search showed the VPN turn as context only: the second shows it as its hit
+    assert outcome.recalled_ids == (ids[1], ids[0])
+    assert outcome.results is not None
+    assert [(h.turn.id, h.rank) for h in outcome.results.hits] == [(ids[1], 1), (ids[0], 2)]
+    assert outcome.results.query == "打印机 · VPN"
+    # the same turn found twice is shown once and named by id where it is found again
+    assert again.content.count(f"[id:{ids[1]} | prev:") == 1
+    assert again.content.endswith(f"已在上面的检索结果中 (hits shown above): [id:{ids[1]}]")
+    assert again.recalled_ids == (ids[1],)

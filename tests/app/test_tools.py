@@ -125,7 +125,9 @@ def test_a_query_of_several_lines_is_several_searches_each_hit_shown_once(tmp_pa
     again = run_tool(kernel, RECALL_MEMORY, {"query": "打印机\n三楼的打印机", "top_k": 1}, context)
     kernel.close()
     first, second = outcome.content.split("\n\n## ")
-    assert first.startswith("## 检索 1/2 (search 1 of 2): 打印机\n\n" + f"[id:{ids[1]} | prev: {ids[0]} | next: {ids[2]}")
+    assert first.startswith(
+        "## 检索 1/2 (search 1 of 2): 打印机\n\n" + f"[id:{ids[1]} | prev: {ids[0]} | next: {ids[2]}"
+    )
     assert second.startswith("检索 2/2 (search 2 of 2): VPN\n\n[id:" + ids[0])
     # the first search showed the VPN turn as context only: the second shows it as its hit
     assert outcome.recalled_ids == (ids[1], ids[0])

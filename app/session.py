@@ -472,8 +472,11 @@ class ChatSession:
         if call.error:
             return ToolOutcome.failure(call.error)
         arguments = dict(call.arguments)
-        if isinstance(arguments.get("query"), str):  # models copy the time line this session wrote into queries
-            arguments["query"] = without_time_note(arguments["query"])
+        query = arguments.get("query")
+        if isinstance(query, str):  # models copy the time line this session wrote into queries
+            arguments["query"] = without_time_note(query)
+        elif isinstance(query, list):  # several searches (``RecallMemory.searches``)
+            arguments["query"] = [without_time_note(q) if isinstance(q, str) else q for q in query]
         return await self._guarded(call.name, lambda: run_tool(self.kernel, call.name, arguments, context))
 
     @staticmethod

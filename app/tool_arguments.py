@@ -65,6 +65,17 @@ def _text(value: Any, info: core_schema.ValidationInfo) -> str:
     raise _problem(f"{info.field_name} must be a string, not {type(value).__name__}")
 
 
+def _query_text(value: Any, info: core_schema.ValidationInfo) -> str:
+    """``_text``, and a list of strings (several searches: the schema wants them one a line) as its lines."""
+    if (
+        isinstance(value, list)
+        and value
+        and all(isinstance(v, str | int | float) and not isinstance(v, bool) for v in value)
+    ):
+        return "\n".join(str(v).strip() for v in value)
+    return _text(value, info)
+
+
 def _bare_id(turn_id: str) -> str:
     """The id as copied from an anchor line, ``[id:A3F2C7`` included."""
     return turn_id.lower().removeprefix("[").removeprefix("id:").strip()
@@ -73,6 +84,7 @@ def _bare_id(turn_id: str) -> str:
 Text = Annotated[str, BeforeValidator(_text)]
 OptionalText = Annotated[str | None, BeforeValidator(_text)]
 OptionalWholeNumber = Annotated[int | None, BeforeValidator(_whole_number)]
+QueryText = Annotated[str, BeforeValidator(_query_text)]
 
 
 class _ToolSchema(GenerateJsonSchema):
@@ -172,7 +184,7 @@ class RecallMemory(ToolArguments):
         "先检索再下结论：没有检索之前，不要说没有记忆。"
     )
 
-    query: Text = Field(description="搜索关键词或问题")
+    query: QueryText = Field(description="搜索关键词或问题")
     filter_expr: OptionalText = Field(None, description="时间过滤表达式，如 \"timestamp >= '2026-04-06'\"")
     # the seed's default, shown to the model; a call without top_k gets retriever.default_top_k
     top_k: OptionalWholeNumber = Field(None, description="返回结果数量，默认 5", json_schema_extra={"default": 5})

@@ -510,7 +510,7 @@ async def test_auto_recall_injects_memory_for_models_without_tools(
     assert f"[id:{remembered}" in injected
 
 
-@pytest.mark.parametrize("copied", ["whole", "only"])
+@pytest.mark.parametrize("copied", ["whole", "only", "as a list"])
 async def test_the_time_line_the_app_wrote_is_never_searched_for(
     kernel: MemoryKernel, fake_llm: FakeLLM, remembered: str, copied: str
 ) -> None:
@@ -520,14 +520,18 @@ async def test_the_time_line_the_app_wrote_is_never_searched_for(
         last = body["messages"][-1]
         if _results_in(last):
             return Reply(text="ok")
-        query = last["content"] if copied == "whole" else last["content"].split("\n", 1)[0]
+        query = {
+            "whole": last["content"],
+            "only": last["content"].split("\n", 1)[0],
+            "as a list": last["content"].split("\n", 1),  # several searches: the time line one of them
+        }[copied]
         return Reply(tool_calls=[ToolCall("recall_memory", {"query": query})])
 
     fake_llm.responder = respond
     events = await _reply(_session(kernel, fake_llm), "本地模型部署用什么")
     finished = [e for e in events if isinstance(e, RecallFinished)]
     result = fake_llm.requests[1]["messages"][-1]["content"]
-    if copied == "whole":
+    if copied != "only":
         assert finished[0].results is not None and finished[0].results.time_range is None
         assert remembered in [h.turn.id for h in finished[0].results.hits]
     else:  # nothing but the time line: not a search of today, an error the model can correct

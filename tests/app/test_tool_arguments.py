@@ -77,7 +77,8 @@ def test_the_descriptions_begin_with_the_seeds() -> None:
         (RECALL_MEMORY, {"query": "VPN", "top_k": 2.5}, "top_k must be a whole number, not 2.5"),
         (RECALL_MEMORY, {"query": "VPN", "top_k": "²"}, 'top_k must be a whole number, not "²"'),
         (RECALL_MEMORY, {"query": "VPN", "top_k": "{x}"}, 'top_k must be a whole number, not "{x}"'),
-        (RECALL_MEMORY, {"query": ["VPN"], "top_k": "x"}, "query must be a string, not list"),
+        (RECALL_MEMORY, {"query": {"q": "VPN"}, "top_k": "x"}, "query must be a string, not dict"),
+        (RECALL_MEMORY, {"query": ["VPN", {"q": 1}]}, "query must be a string, not list"),
         (RECALL_MEMORY, {"query": "VPN", "filter_expr": {"a": 1}}, "filter_expr must be a string, not dict"),
         (RECALL_MEMORY, {"query": "VPN", "top_k": 21}, "top_k must be between 1 and 20, not 21"),
         (RECALL_MEMORY, {"top_k": 0}, "recall_memory needs query"),  # what is missing before the range
@@ -129,7 +130,9 @@ def test_what_a_model_sends_is_read_into_runnable_arguments(
         ("  猫 \n---\n狗\n猫", ["猫", "狗"]),
         ("猫\n---", ["猫\n---"]),  # one line with words: one search, as written
         ("\n".join("abcdef"), ["\n".join("abcdef")]),  # six lines: a pasted text, searched as one
+        (["跑步 公里", "早上 跑"], ["跑步 公里", "早上 跑"]),  # a list of strings (small models send one) is its lines
+        (["跑步多少公里"], ["跑步多少公里"]),
     ],
 )
-def test_a_query_holds_one_search_a_line(query: str, searches: list[str]) -> None:
+def test_a_query_holds_one_search_a_line(query: str | list[str], searches: list[str]) -> None:
     assert read_arguments(RECALL_MEMORY, {"query": query}).searches == searches  # type: ignore[union-attr]

@@ -197,9 +197,10 @@ class RecallMemory(ToolArguments):
 
     @property
     def searches(self) -> list[str]:
-        """The searches ``query`` asks for: one a line when it holds 2–``SEARCHES_MAX`` lines with words
-        (each once), else the whole query as one."""
-        lines = list(dict.fromkeys(line.strip() for line in self.query.splitlines() if _WORD.search(line)))
+        """The searches ``query`` asks for: one a line when it holds 2–``SEARCHES_MAX`` lines that are
+        searches (words, not the parameter's description; each once), else the whole query as one."""
+        lines = [line.strip() for line in self.query.splitlines()]
+        lines = list(dict.fromkeys(line for line in lines if line and not _query_problem(line, has_filter=False)))
         return lines if 2 <= len(lines) <= SEARCHES_MAX else [self.query]
 
     @model_validator(mode="after")

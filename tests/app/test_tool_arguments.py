@@ -127,7 +127,7 @@ def test_what_a_model_sends_is_read_into_runnable_arguments(
         ("Melanie camping", ["Melanie camping"]),
         ("Melanie camping\nMelanie swimming", ["Melanie camping", "Melanie swimming"]),
         # repeated and wordless lines are no searches of their own
-        ("  猫 \n---\n狗\n猫", ["猫", "狗"]),
+        ("  猫 \n---\n狗\n猫\nquery", ["猫", "狗"]),
         ("猫\n---", ["猫\n---"]),  # one line with words: one search, as written
         ("\n".join("abcdef"), ["\n".join("abcdef")]),  # six lines: a pasted text, searched as one
         (["跑步 公里", "早上 跑"], ["跑步 公里", "早上 跑"]),  # a list of strings (small models send one) is its lines

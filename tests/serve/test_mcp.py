@@ -55,6 +55,13 @@ async def test_read_only_tools_with_the_seeds_schemas_and_format(config: Path) -
         assert not found.is_error
         assert text.startswith("[id:") and "| 相似度: " in text and "📁 " in text and "用 llama.cpp" in text
         turn_id = text[4:10]
+        several = await client.call_tool("recall_memory", {"query": "本地模型部署\n用 llama.cpp 部署", "top_k": 1})
+        sections = several.content[0].text.split("\n\n## ")  # type: ignore[union-attr]
+        assert sections[0].startswith(f"## 检索 1/2 (search 1 of 2): 本地模型部署\n\n[id:{turn_id} | ")
+        assert (
+            sections[1]
+            == f"检索 2/2 (search 2 of 2): 用 llama.cpp 部署\n\n已在上面的检索结果中 (hits shown above): [id:{turn_id}]"
+        )
         by_id = await client.call_tool("recall_by_id", {"turn_id": turn_id})
         assert by_id.content[0].text.startswith(f"[id:{turn_id} | prev: none | next: none]")  # type: ignore[union-attr]
         missing = await client.call_tool("recall_by_id", {"turn_id": "zzzzzz"})

@@ -299,7 +299,7 @@ async def test_a_model_that_never_stops_calling_gets_no_answer_stored(kernel: Me
         ({"query": ""}, "query is empty"),
         ({"query": "搜索关键词或问题"}, "description"),
         ({"query": '{"type": "string"}'}, "not JSON"),
-        ({"query": ["VPN"]}, "query must be a string"),
+        ({"query": [{"q": "VPN"}]}, "query must be a string"),  # a list of strings is several searches
         ({"query": "???"}, "no words"),
     ],
 )

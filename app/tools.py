@@ -62,10 +62,14 @@ def search(
 ) -> ToolOutcome:
     """Search memory and put the results in the seed's format, as ``recall_memory`` answers
     (auto-recall calls it directly with the user's message). Raises ``KernelError``."""
-    request = SearchRequest(
+    return answered(kernel, kernel.search(_request(query, context, top_k, filter_expr)))
+
+
+def _request(query: str, context: ToolContext, top_k: int | None, filter_expr: str | None) -> SearchRequest:
+    """The search a memory tool runs for ``query`` in ``context``."""
+    return SearchRequest(
         query, context.now, top_k, filter_expr, context.context_window, exclude_ids=context.exclude_ids
     )
-    return answered(kernel, kernel.search(request))
 
 
 def search_several(
@@ -87,10 +91,7 @@ def search_several(
     merged: list[SearchHit] = []
     found: list[SearchResults] = []
     for number, query in enumerate(queries, start=1):
-        request = SearchRequest(
-            query, context.now, top_k, filter_expr, context.context_window, exclude_ids=context.exclude_ids
-        )
-        results = kernel.search(request)
+        results = kernel.search(_request(query, context, top_k, filter_expr))
         found.append(results)
         again = [h.turn.id for h in results.hits if h.turn.id in hits_shown]
         fresh = {h.turn.id for h in results.hits} - hits_shown

@@ -106,9 +106,7 @@ class Retriever:
         text: list[Scored] = []
         pending = None
         if ask.mode in ("hybrid", "text") and keywords.strip():
-            # LanceDB leaves the GIL while it searches: full text runs beside the vector search
-            # (in a daemon thread: a search given up at its deadline must not hold the process)
-            pending = in_background(self.store.in_same_version(lambda: self.store.text_search(keywords, pool, where)))
+            pending = self._text_beside(keywords, pool, where)
         if ask.mode in ("hybrid", "vector"):
             vector = self.store.vector_search(self.embedder.embed_query(keywords or " "), pool, where)
         if pending is not None:
@@ -203,8 +201,12 @@ class Retriever:
         terms = cross_terms(keywords, self.reference_dir) if fusion.cross_weight > 0 and keywords.strip() else []
         if not terms:
             return None
-        searched = " ".join(terms)
-        return in_background(self.store.in_same_version(lambda: self.store.text_search(searched, fusion.pool, where)))
+        return self._text_beside(" ".join(terms), fusion.pool, where)
+
+    def _text_beside(self, text: str, limit: int, where: Filter | None) -> Future[list[Scored]]:
+        """A full-text search started beside the vector search: LanceDB leaves the GIL while it
+        searches (in a daemon thread: a search given up at its deadline must not hold the process)."""
+        return in_background(self.store.in_same_version(lambda: self.store.text_search(text, limit, where)))
 
     def _second_hop(
         self,

@@ -44,17 +44,14 @@ _FUNCTION_EN_WORDS = (
     "not no yes what which who whom whose when where why how there here just also too very any some all "
     "s t ll re ve d m don didn doesn isn wasn"
 )
-_FUNCTION_EN = frozenset(_FUNCTION_EN_WORDS.split())
-"""English words that say nothing about what a text is about (for ``words_share`` only: the
-index keeps them, BM25 weighs them down by itself)."""
-FUNCTION_EN = _FUNCTION_EN
-"""English function words (a, the, what, …)."""
+FUNCTION_EN = frozenset(_FUNCTION_EN_WORDS.split())
+"""English words that say nothing about what a text is about (for ``words_share`` and
+``memory.crossling`` only: the index keeps them, BM25 weighs them down by itself)."""
 _QUESTION = frozenset("几哪谁")
 """Question characters, which part Chinese words as function characters do (for ``words_share``
 only: 几点见 asks about 点见's time, and 几点 is in no answer)."""
 _STOPS = _FUNCTION | _QUESTION
-_STOP = re.compile(f"[{''.join(sorted(_STOPS))}]")
-STOP = _STOP
+STOP = re.compile(f"[{''.join(sorted(_STOPS))}]")
 """A Chinese function or question character (的, 了, 几, 哪 …)."""
 _CAPITALISED = re.compile(r"[A-Z\u00c0-\u00de\u0391-\u03a9\u0410-\u042f][a-z\u00df-\u00ff\u03b1-\u03c9\u0430-\u044f]")
 """A word that starts with a capital followed by a small letter (a name; not an acronym like VPN)."""
@@ -112,11 +109,11 @@ def content_terms(text: str) -> frozenset[str]:
         if not _IS_CJK.match(run):
             latin.append(run)
             continue
-        for stretch in filter(None, _STOP.split(run)):  # the stretches between function characters
+        for stretch in filter(None, STOP.split(run)):  # the stretches between function characters
             terms.update((stretch,) if len(stretch) == 1 else (stretch[i : i + 2] for i in range(len(stretch) - 1)))
     # the Latin runs lowered joined as each on its own (as ``index_words`` does): a space is no
     # cased letter, so a capital sigma is still read by its own run's letters
-    for word in set(_PART.findall(" ".join(latin).lower())) - _FUNCTION_EN:
+    for word in set(_PART.findall(" ".join(latin).lower())) - FUNCTION_EN:
         terms.add(_stem(word) if len(word) > 4 else word)
     return frozenset(terms)
 
@@ -147,7 +144,7 @@ def named(text: str) -> dict[str, str]:
             continue  # Chinese, or the first word of a sentence
         for part in _PART.findall(match.group(0)):
             word = part.lower()
-            if _CAPITALISED.match(part) and word not in _FUNCTION_EN and word not in _TITLES:
+            if _CAPITALISED.match(part) and word not in FUNCTION_EN and word not in _TITLES:
                 found.setdefault(_stem(word) if len(word) > 4 else word, part)
     return found
 

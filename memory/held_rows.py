@@ -28,6 +28,7 @@ from huichat.memory.filters import Filter
 from huichat.memory.index_schema import EVENT_SLOTS, LIGHT_COLUMNS, turns_from
 from huichat.memory.row_filter import SAID, passing
 from huichat.memory.turns import Turn
+from huichat.memory.words import CJK_CLASS
 
 _SLOTS = [f"event{slot}_{side}" for slot in range(EVENT_SLOTS) for side in ("start", "end")]
 READ_COLUMNS = [*LIGHT_COLUMNS, "text", *_SLOTS]
@@ -55,6 +56,8 @@ class HeldRows:
     _by_position: dict[tuple[str, int], list[int]] = field(repr=False)
     following: dict[str, str] = field(repr=False)
     """Every turn's successor by the id it follows: ``next_id`` without a query."""
+    cjk: bool
+    """Whether any row's text holds a CJK character (a search for Chinese words elsewhere finds nothing)."""
     _turns: dict[int, Turn] = field(default_factory=dict, repr=False)
     """Rows already made into turns; shared with the versions this one is extended to (appends
     change no row), bounded by ``_MAX_TURNS``."""
@@ -63,7 +66,7 @@ class HeldRows:
     @classmethod
     def of(cls, read: pa.Table) -> HeldRows:
         """The rows of ``read`` (``READ_COLUMNS`` of every row of one version, in the index's order)."""
-        return cls._indexed(_held(read).combine_chunks(), {}, {}, {}, 0, {})
+        return cls._indexed(_held(read).combine_chunks(), {}, {}, {}, 0, {}, _any_cjk(read))
 
     def extended(self, read: pa.Table) -> HeldRows:
         """These rows followed by those of ``read`` (appended by this process, ``READ_COLUMNS`` at least)."""
@@ -72,7 +75,13 @@ class HeldRows:
             table = table.combine_chunks()
         start = self.table.num_rows
         return HeldRows._indexed(
-            table, dict(self._by_id), dict(self._by_position), dict(self.following), start, self._turns
+            table,
+            dict(self._by_id),
+            dict(self._by_position),
+            dict(self.following),
+            start,
+            self._turns,
+            self.cjk or _any_cjk(read),
         )
 
     @classmethod
@@ -84,6 +93,7 @@ class HeldRows:
         following: dict[str, str],
         start: int,
         turns: dict[int, Turn],
+        cjk: bool,
     ) -> HeldRows:
         fresh = table.slice(start)
         ids = fresh.column("id").to_pylist()
@@ -93,7 +103,7 @@ class HeldRows:
         for row, (turn_id, place) in enumerate(zip(ids, places, strict=True), start=start):
             by_id[turn_id] = row  # a repeated id: the later row, as a look-up by id keeps the last one read
             by_position[place] = [*by_position.get(place, ()), row]
-        return cls(table, by_id, by_position, following, turns)
+        return cls(table, by_id, by_position, following, cjk, turns)
 
     def accessed(self, counts: dict[str, int], now: datetime) -> HeldRows:
         """These rows after ``TurnStore.record_access`` added ``counts`` and set the time of access."""
@@ -127,7 +137,7 @@ class HeldRows:
         if not touched:
             return self
         turns = {row: turn for row, turn in self._turns.items() if row not in touched}
-        return HeldRows(table, self._by_id, self._by_position, self.following, turns)
+        return HeldRows(table, self._by_id, self._by_position, self.following, self.cjk, turns)
 
     def __len__(self) -> int:
         return int(self.table.num_rows)
@@ -187,6 +197,11 @@ class HeldRows:
                 self._turns.clear()
             self._turns.update(made)
         return [turn for turn in found.values() if turn is not None]
+
+
+def _any_cjk(read: pa.Table) -> bool:
+    """Whether any text of ``read`` holds a CJK character."""
+    return bool(read.num_rows) and bool(pc.any(pc.match_substring_regex(read.column("text"), CJK_CLASS)).as_py())
 
 
 def _held(read: pa.Table) -> pa.Table:

@@ -197,8 +197,11 @@ class Retriever:
 
     def _cross_search(self, keywords: str, fusion: Fusion, where: Filter | None) -> Future[list[Scored]] | None:
         """The full-text search for the query's words in the other script (``memory.crossling``),
-        started beside the two lists; None when the query has none."""
+        started beside the two lists; None when the query has none the store can hold (Chinese
+        words in a store without Chinese: an English query in an English memory searches twice)."""
         terms = cross_terms(keywords, self.reference_dir) if fusion.cross_weight > 0 and keywords.strip() else []
+        if terms and not self.store.may_hold_cjk:
+            terms = [term for term in terms if not has_cjk(term)]
         if not terms:
             return None
         return self._text_beside(" ".join(terms), fusion.pool, where)

@@ -497,6 +497,14 @@ class TurnStore:
                 self._pending = int(self._table.count_rows("embedded = false")) if has_flag else 0
         return self._pending
 
+    @property
+    def may_hold_cjk(self) -> bool:
+        """False only when the rows held in memory say that no stored text holds a CJK character
+        (True while none are held: nothing is read to answer)."""
+        with self._reading():
+            held = self._current(read=False)
+        return held is None or held.rows is None or held.rows.cjk
+
     def delete(self, ids: Iterable[str]) -> None:
         """Remove turns by id."""
         ids_sql = id_list(ids)

@@ -35,6 +35,8 @@ _LETTER = "A-Za-z0-9\u00c0-\u024f\u0370-\u03ff\u0400-\u04ff"
 _RUN = re.compile(rf"[{_CJK}]+|[{_LETTER}]+(?:[._\-/@:#+'][{_LETTER}]+)*")
 _PART = re.compile(rf"[{_LETTER}]+")
 _IS_CJK = re.compile(rf"[{_CJK}]")
+CJK_CLASS = f"[{_CJK}]"
+"""The CJK characters as a regular-expression class (for Arrow's RE2 as well as ``re``)."""
 _LATIN_CHAR = re.compile(rf"[{_LETTER}]")
 _FUNCTION = frozenset("的了是我你他她它们和跟与在有这那就也都要去个么什怎吗呢吧啊呀哦嗯把被给让说对还很")
 _FUNCTION_EN_WORDS = (

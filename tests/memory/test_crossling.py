@@ -56,6 +56,31 @@ def test_a_turn_that_says_it_in_the_other_language_is_lifted(tmp_path: Path) -> 
     assert lead_with > lead_without + 0.1  # the name alone ties it with every other David
 
 
+def test_chinese_words_are_not_searched_for_in_a_memory_without_chinese(tmp_path: Path) -> None:
+    kernel = open_kernel(tmp_path)
+    session = kernel.new_session(NOW - timedelta(days=3))
+    said = ["roommate David is no pork", "client Cindy is allergic to peanuts"]
+    turns = kernel.append_turns(
+        session, [TurnDraft((Message("user", t),), NOW - timedelta(days=3, minutes=-i)) for i, t in enumerate(said)]
+    )
+    retriever = kernel.retriever
+
+    def crossing(query: str) -> list[str] | None:
+        with kernel.store.one_version():
+            found = retriever._cross_search(query, retriever.fusion, None)
+            return None if found is None else [s.turn.id for s in found.result()]
+
+    for _ in range(2):  # the first search builds the full-text index; the second holds that version's rows
+        kernel.search(SearchRequest("peanuts", NOW, 2, record_access=False))
+    assert crossing("What is the client Cindy allergic to?") is None  # 客户 过敏: no second full-text search
+    assert crossing("室友David不吃什么？") == [turns[0].id]  # its English words are still looked for
+    later = kernel.new_session(NOW - timedelta(days=1))
+    kernel.append_turns(later, [TurnDraft((Message("user", "客户Cindy对花生过敏"),), NOW - timedelta(days=1))])
+    found = crossing("What is the client Cindy allergic to?")
+    kernel.close()
+    assert found is not None and len(found) == 1 and found[0] not in {t.id for t in turns}
+
+
 def test_the_maps_are_kept_for_the_next_process_and_a_torn_copy_is_read_again(tmp_path: Path) -> None:
     built = crossling._read()
     path = tmp_path / "cache" / crossling._CACHE

@@ -133,19 +133,27 @@ def fuse(
     scale: Scale,
     hop: Sequence[Scored] = (),
     cross: Sequence[Scored] = (),
+    unembedded: frozenset[str] = frozenset(),
 ) -> tuple[dict[str, float], dict[str, Turn], float]:
-    """Mixed z-scores per turn id, the turns, and the floor (the score of a turn in none of the lists)."""
+    """Mixed z-scores per turn id, the turns, and the floor (the score of a turn in none of the lists).
+
+    A turn of ``unembedded`` (waiting for its vector) is mixed from the word lists alone: the
+    vector lists did not pass over it, they could not see it (its vector's lowest score would
+    rank an exact match of the query's words below every embedded turn).
+    """
     turns: dict[str, Turn] = {}
     parts: list[tuple[float, Standard, dict[str, float]]] = []
-    for weight, items, standard in (
-        (fusion.vector_weight, vector, scale.vector),
-        (fusion.text_weight, text, scale.text),
-        (fusion.hop_weight, hop, Standard.of([s.score for s in hop]) if hop else None),
-        (fusion.cross_weight, cross, Standard.of([s.score for s in cross], 0.0) if cross else None),
+    by_meaning: list[bool] = []
+    for weight, items, standard, meaning in (
+        (fusion.vector_weight, vector, scale.vector, True),
+        (fusion.text_weight, text, scale.text, False),
+        (fusion.hop_weight, hop, Standard.of([s.score for s in hop]) if hop else None, True),
+        (fusion.cross_weight, cross, Standard.of([s.score for s in cross], 0.0) if cross else None, False),
     ):
         if standard is None:
             continue  # this index had nothing at all for the query: the other decides alone
         parts.append((weight, standard, {s.turn.id: standard.z(s.score) for s in items}))
+        by_meaning.append(meaning)
         for item in items:
             turns.setdefault(item.turn.id, item.turn)
     total = sum(weight for weight, _, _ in parts) or 1.0
@@ -154,6 +162,10 @@ def fuse(
         turn_id: sum(weight * z.get(turn_id, standard.floor) for weight, standard, z in parts) / total
         for turn_id in turns
     }
+    by_words = [part for part, meaning in zip(parts, by_meaning, strict=True) if not meaning]
+    words_total = sum(weight for weight, _, _ in by_words)
+    for turn_id in unembedded & turns.keys() if words_total > 0 else ():
+        scores[turn_id] = sum(weight * z.get(turn_id, standard.floor) for weight, standard, z in by_words) / words_total
     return scores, turns, floor
 
 

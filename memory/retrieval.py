@@ -138,11 +138,12 @@ class Retriever:
             return [Candidate(s.turn, n) for s, n in zip(text, shares, strict=True)], None
         scale = ask.scale or Scale.of(vector, text)
         cross = crossing.result() if crossing is not None else []
-        scores, turns, floor = self._fused(vector, text, (), fusion, scale, ask.where, cross)
+        unembedded = frozenset(self._without_vector([s.turn.id for s in (*text, *cross)]))
+        scores, turns, floor = self._fused(vector, text, (), fusion, scale, ask.where, cross, unembedded)
         if fusion.hop_weight > 0 and scores:
             hop = self._second_hop(keywords, scores, turns, fusion, max(ask.limit, fusion.pool), ask.where)
             if hop:
-                scores, turns, floor = self._fused(vector, text, hop, fusion, scale, ask.where, cross)
+                scores, turns, floor = self._fused(vector, text, hop, fusion, scale, ask.where, cross, unembedded)
         named = speakers_named(keywords, turns.values()) if fusion.speaker_share > 0 else frozenset()
         for turn_id, turn in turns.items():
             if named and any(m.speaker in named for m in turn.messages):
@@ -184,9 +185,10 @@ class Retriever:
         scale: Scale,
         where: Filter | None,
         cross: list[Scored] | tuple[()] = (),
+        unembedded: frozenset[str] = frozenset(),
     ) -> tuple[dict[str, float], dict[str, Turn], float]:
         """The fused scores (with the strongest candidates' neighbours' shares), the turns, the floor."""
-        scores, turns, floor = fuse(vector, text, fusion, scale, hop, cross)
+        scores, turns, floor = fuse(vector, text, fusion, scale, hop, cross, unembedded)
         if fusion.context and scores:
             strongest = sorted(scores, key=lambda i: -scores[i])[: fusion.expand]
             around = self.store.neighbours([turns[i] for i in strongest], len(fusion.context), where)

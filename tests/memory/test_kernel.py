@@ -324,6 +324,31 @@ def test_turns_without_vectors_are_hits_on_their_own_words_at_the_threshold(tmp_
     kernel.close()
 
 
+def test_turns_waiting_for_their_vector_are_not_ranked_as_far_in_meaning(tmp_path: Path) -> None:
+    # a chat with vectors, then an import with --no-embed that says one thing many times: the same
+    # BM25 for every copy, so the full text alone lifts none of them above the others; a turn
+    # without its vector used to take the vector list's lowest score, as if its meaning were far
+    # from the query, and the embedded turns that hold none of the query's words ranked above it
+    kernel = open_kernel(tmp_path)
+    chat = kernel.new_session(NOW - timedelta(days=1))
+    said = ["我下周六要干嘛？", "Cindy 对什么过敏?", "My dentist is Dr. Zhao", "客户 Cindy 对花生过敏"]
+    kernel.append_turns(
+        chat, [TurnDraft((Message("user", text),), NOW - timedelta(days=1, minutes=-i)) for i, text in enumerate(said)]
+    )
+    imported = kernel.new_session(NOW - timedelta(days=300))
+    drafts = [
+        TurnDraft(
+            (Message("user", "我们明天去杭州开会"), Message("assistant", f"第 {i} 个回答")),
+            NOW - timedelta(days=300 - i),
+        )
+        for i in range(40)
+    ]
+    written = {t.id for t in kernel.append_turns(imported, drafts, embed=False)}
+    results = kernel.search(SearchRequest("杭州开会", NOW, 5, record_access=False))
+    kernel.close()
+    assert len(results.hits) == 5 and {h.turn.id for h in results.hits} <= written
+
+
 def test_a_session_header_keeps_its_facts_and_later_updates_win(tmp_path: Path) -> None:
     kernel = open_kernel(tmp_path)
     session = kernel.new_session(NOW)

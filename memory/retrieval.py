@@ -376,18 +376,20 @@ class Retriever:
         asked = self._query_time(request)
         keywords = asked.keywords
         span = asked.range if asked.role in ("filter", "hint") else None
+        # "我下周六要干嘛？", "what did I do yesterday?": the time is all the question asks about
+        searched = "" if span is not None and asked.role == "filter" and asks_what_happens(keywords) else keywords
         rounds: list[ScanRound] = []
         below: SearchHit | None = None
         if span is None:
             ranked, below = self._ranked(Ask(keywords, base, top_k, request.mode))
         elif span.fuzzy and asked.role == "filter" and request.progressive and self.config.enable_progressive_scan:
-            ranked = self._progressive(keywords, span, base, top_k, request.now, request.mode, rounds, on_round)
+            ranked = self._progressive(searched, span, base, top_k, request.now, request.mode, rounds, on_round)
         else:
             where = combine(base, _within(span, request.now))
-            ranked, below = self._ranked(Ask(keywords, where, top_k, request.mode))
+            ranked, below = self._ranked(Ask(searched, where, top_k, request.mode))
         if span is not None:
             ranked = _placed(ranked, span, request.now)
-            if len(ranked) < top_k:
+            if len(ranked) < top_k and not (ranked and searched != keywords):  # what happens then: that is all
                 ranked += self._outside(keywords, base, span, top_k - len(ranked), request.mode, request.now)
         results = self._with_neighbours(ranked, request.context_window, allowed)
         return SearchResults(
@@ -637,6 +639,22 @@ def _inherited_from(
     if bm25.get(previous.id, 0.0) <= 0.0 and has_cjk(previous.text) == has_cjk(turn.text):
         return None
     return cosines[previous.id]
+
+
+_AGENDA = re.compile(
+    r"干嘛|干啥|干什么|干|做|安排|计划|打算|日程|行程|事情|事|忙|啥|活动|哪些"
+    r"|(?<![A-Za-z])(?:do|does|did|doing|done|go|goes|going|went|happen|happens|happening|happened|plan|plans"
+    r"|planned|planning|schedule|scheduled|agenda|anything|something|busy|up)(?![A-Za-z])",
+    re.IGNORECASE,
+)
+"""Words that ask what happens (what is planned, what was done), not about any thing."""
+
+
+def asks_what_happens(keywords: str) -> bool:
+    """True when a query's words, its time phrase taken out, ask only what happens then
+    ("我 要干嘛？", "what am I doing?", "去哪"): everything said in or about that time answers
+    it, and no word of it could tell one such turn from another."""
+    return not content_terms(_AGENDA.sub(" ", keywords))
 
 
 def _within(span: TimeRange, now: datetime) -> Filter:

@@ -9,6 +9,7 @@ from __future__ import annotations
 from datetime import datetime, timedelta
 from pathlib import Path
 
+from huichat.memory.config import RetrieverConfig
 from huichat.memory.kernel import MemoryKernel
 from huichat.memory.results import SearchRequest, SearchResults, format_search_result, placement, time_summary
 from huichat.memory.turns import Message, Turn, TurnDraft
@@ -144,6 +145,28 @@ def test_a_question_about_a_day_to_come_finds_what_was_said_about_it(tmp_path: P
     inside = [h.turn.id for h in results.hits if not h.outside]
     assert inside == [plan.id]
     assert stamped.id not in inside
+    kernel.close()
+
+
+def test_a_question_that_asks_only_what_happens_then_lists_that_time_under_any_threshold(tmp_path: Path) -> None:
+    # "我 要干嘛？" is no topic to be similar to: with a real threshold its words matched nothing
+    # and the plan for next Saturday was no hit ("0 in 下周六", then unrelated turns from outside)
+    kernel = open_kernel(tmp_path, config=RetrieverConfig(min_similarity=0.99))
+    now = SAID + timedelta(days=2)  # Wednesday 12-02: 下周六 is 12-12
+    (plan,) = _say(kernel, SAID, "下周六要带朵朵去上钢琴课")
+    (chat,) = _say(kernel, SAID - timedelta(days=1), "VPN 又断了")  # Sunday 11-29
+    for query in (
+        "我下周六要干嘛？",
+        "下周六有哪些安排？",
+        "where am I going next Saturday?",
+        "what am I doing next Saturday?",
+    ):
+        results = _search(kernel, query, now)
+        assert [(h.turn.id, h.outside) for h in results.hits] == [(plan.id, False)], query  # nothing from outside
+    results = _search(kernel, "what did I do on Sunday?", SAID + timedelta(hours=2))
+    assert [h.turn.id for h in results.hits if not h.outside] == [chat.id]
+    # a question about a thing, in that time, is still judged by its words
+    assert not [h for h in _search(kernel, "下周六 火锅", now).hits if not h.outside]
     kernel.close()
 
 

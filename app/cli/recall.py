@@ -35,17 +35,26 @@ def run(args: argparse.Namespace, runtime: Runtime) -> int:
     """Search memory and print the seed's format (or JSON)."""
     from huichat.memory.config import MAX_TOP_K
     from huichat.memory.filters import FilterError
-    from huichat.memory.results import SearchRequest, time_summary
+    from huichat.memory.results import SearchHit, SearchRequest, SearchResults, time_summary
+    from huichat.memory.turns import asked_turn_id
 
     if args.top_k is not None and not 1 <= args.top_k <= MAX_TOP_K:
         raise CommandError(f"--top-k must be between 1 and {MAX_TOP_K} (got {args.top_k})")
     now = moment(args.now, runtime)
     kernel = runtime.open_kernel()
     try:
-        request = SearchRequest(
-            args.query, now, args.top_k, args.filter_expr, max(0, args.context), include_failed=args.include_failed
-        )
-        results = kernel.search(request)
+        # an id (as results print it) is that turn, as in the search screen; a bare one no turn has is a word
+        asked = asked_turn_id(args.query)
+        found = kernel.recall_by_id(asked[0]) if asked is not None else None
+        if found is not None and found.turn is not None:
+            results = SearchResults((SearchHit(found.turn, 1.0),), args.query, "")
+        elif found is not None and asked is not None and asked[1]:
+            raise CommandError(found.error)
+        else:
+            request = SearchRequest(
+                args.query, now, args.top_k, args.filter_expr, max(0, args.context), include_failed=args.include_failed
+            )
+            results = kernel.search(request)
     except FilterError as exc:
         raise CommandError(f"--filter: {exc}") from None
     finally:

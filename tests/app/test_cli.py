@@ -101,6 +101,20 @@ def test_recall_in_english_as_json_with_neighbours(store: tuple[Path, list[str]]
     assert payload["results"][1]["neighbor_of"] == ids[1]
 
 
+def test_recall_of_an_id_is_that_turn_as_in_the_search_screen(store: tuple[Path, list[str]]) -> None:
+    config, ids = store
+    for query in (ids[1], f"id:{ids[1]}", f"[id:{ids[1]}]"):
+        done = _huichat(config, "recall", query, "--json")
+        assert done.returncode == 0, done.stderr
+        assert [r["id"] for r in json.loads(done.stdout)["results"]] == [ids[1]], query
+    done = _huichat(config, "recall", "id:zzzzzz")
+    assert (done.returncode, done.stdout) == (1, "")
+    assert done.stderr.strip() == "huichat: error: no turn with id zzzzzz"
+    # a bare word of an id's shape that no turn has is searched for
+    done = _huichat(config, "recall", "wiregd", "--json")
+    assert done.returncode == 0 and json.loads(done.stdout)["query"] == "wiregd"
+
+
 def test_recall_with_nothing_above_the_threshold_is_one_line(tmp_path: Path) -> None:
     config = _config(tmp_path, "  min_similarity: 1.0\n")
     kernel = runtime(load_config(config)).open_kernel()

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import re
 from collections.abc import Awaitable, Callable
 from datetime import tzinfo
 from typing import TYPE_CHECKING
@@ -17,6 +16,7 @@ from textual.widgets import Footer, Header, Input, OptionList
 from huichat.app.tui.screens.turn_detail import Fetch, TurnDetailScreen
 from huichat.app.tui.widgets.memory_panel import MemoryPanel
 from huichat.memory.errors import KernelError
+from huichat.memory.turns import asked_turn_id
 
 if TYPE_CHECKING:
     from huichat.memory.results import SearchResults
@@ -24,15 +24,6 @@ if TYPE_CHECKING:
 
 Search = Callable[[str, bool], Awaitable["SearchResults"]]
 """``search(query, include_failed)``."""
-
-_TURN_ID = re.compile(r"\[?\s*(?P<prefix>id:)?\s*(?P<id>[a-z0-9]{6})\s*\]?", re.IGNORECASE)
-
-
-def asked_turn_id(query: str) -> tuple[str, bool] | None:
-    """``(id, said as id:…)`` when the whole query is a turn id (``tsr5bv``, ``id:tsr5bv``,
-    ``[id:tsr5bv]``, as results print them), else None."""
-    found = _TURN_ID.fullmatch(query.strip())
-    return (found["id"].lower(), bool(found["prefix"])) if found else None
 
 
 def describe_results(results: SearchResults) -> str:

@@ -92,6 +92,23 @@ async def test_a_reply_streams_its_recall_fills_the_panel_and_turns_can_be_walke
     assert stored[-1].recalled_ids == (ids[1],)
 
 
+async def test_a_reply_that_recalls_nothing_says_so_in_the_panel(tmp_path: Path, fake_llm: FakeLLM) -> None:
+    # the panel said "Recalling…" at the start of every reply and kept saying it when none came
+    kernel = deterministic_kernel(tmp_path)
+    seed_memory(kernel)
+    fake_llm.responder = lambda body: memory_model(body) if "部署" in str(body["messages"]) else Reply(text="Noted.")
+    app = build_app(tmp_path, loaded_config(fake_providers(fake_llm)), kernel=kernel)
+    async with app.run_test(size=(140, 40)) as pilot:
+        await ready(pilot)
+        panel = app.chat_screen.query_one(MemoryPanel)
+        await pilot.press(*"I like green tea", "enter")
+        await wait_until(pilot, lambda: _idle(app) and len(said(app)) == 2)
+        assert str(panel.query_one(".scope").render()) == "Nothing recalled for this reply."
+        await pilot.press(*"上周三我们用什么部署的？", "enter")
+        await wait_until(pilot, lambda: _idle(app) and len(said(app)) == 4)
+        assert panel.hits and "Nothing recalled" not in str(panel.query_one(".scope").render())
+
+
 async def test_switching_provider_in_the_palette_changes_the_next_requests_model(
     tmp_path: Path, fake_llm: FakeLLM
 ) -> None:

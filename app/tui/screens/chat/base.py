@@ -45,6 +45,8 @@ class ChatBase(Screen[None]):
     """The session's role (a name in chat.roles; '': none), shown in the status line."""
     replying: reactive[bool] = reactive(False, bindings=True)
     """A reply is being produced (Esc and ctrl+c stop it then)."""
+    recalled: bool | None = None
+    """Whether the reply running recalled memory (None: the panel is not waiting for it)."""
 
     def __init__(self) -> None:
         super().__init__()

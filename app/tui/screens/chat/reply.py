@@ -71,6 +71,7 @@ class ChatReply(ChatMemory):
         """Run one reply: wait for memory if needed, stream, show recalls, store (as a new branch
         in place of turn ``in_place_of``, when given)."""
         self.replying = True
+        self.recalled = None  # set when the panel waits for this reply's recall
         try:
             if not (self.gateway.memory.settled and self.gateway.llm_client.settled):
                 self.huichat.start_llm()  # a reply needs it now, not after memory
@@ -88,6 +89,7 @@ class ChatReply(ChatMemory):
             user_message.state = "done"
             user_message.set_note("")
             self.panel.clear("Recalling…")
+            self.recalled = False
             provider = self.huichat.provider_name
             answer = ChatMessage("assistant", label=provider or "assistant")
             await self.transcript.mount(answer)
@@ -102,6 +104,8 @@ class ChatReply(ChatMemory):
                 raise
         finally:
             self.replying = False
+            if self.recalled is False:  # the model answered (or stopped, or failed) without recalling
+                self.panel.clear("Nothing recalled for this reply.")
 
     async def show_stopped(self, session: ChatSession, asked: ChatMessage, answer: ChatMessage) -> None:
         """Settle a stopped reply: what arrived stays, marked stopped; F4 asks again."""
@@ -125,6 +129,7 @@ class ChatReply(ChatMemory):
         elif isinstance(event, ToolCalled):
             answer.add_tool_note(call_label(event.name, event.arguments))
         elif isinstance(event, RecallFinished):
+            self.recalled = True
             self.show_recall(event.results, event.turn, event.error)
         elif isinstance(event, ReplyCompleted):
             await answer.finish("done")

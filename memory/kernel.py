@@ -270,9 +270,13 @@ class MemoryKernel:
                 self._known_ids = store.all_ids()
         return self._known_ids
 
-    def _fresh_id(self, reserved: set[str]) -> str:
-        """An id unused in the index (read once), since, and in ``reserved`` (which it joins)."""
+    def _fresh_id(self, reserved: set[str], wanted: str = "") -> str:
+        """An id unused in the index (read once), since, and in ``reserved`` (which it joins):
+        ``wanted`` where it is free (a turn read back from a huichat export keeps its id)."""
         taken = self._taken()
+        if is_turn_id(wanted) and wanted not in taken and wanted not in reserved:
+            reserved.add(wanted)
+            return wanted
         while True:
             candidate = self._id_source() if self._id_source else new_turn_id()
             if candidate not in taken and candidate not in reserved:
@@ -501,7 +505,10 @@ class MemoryKernel:
                 for write in writes:
                     session = write.session
                     turns = drafted_turns(
-                        session, write.drafts, lambda: self._fresh_id(reserved), self.resolver.event_ranges
+                        session,
+                        write.drafts,
+                        lambda wanted: self._fresh_id(reserved, wanted),
+                        self.resolver.event_ranges,
                     )
                     if not turns:
                         continue

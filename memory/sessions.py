@@ -39,16 +39,16 @@ class SessionWrite:
 
 
 def drafted_turns(
-    session: SessionHandle, drafts: Sequence[TurnDraft], fresh_id: Callable[[], str], read_events: EventReader
+    session: SessionHandle, drafts: Sequence[TurnDraft], fresh_id: Callable[[str], str], read_events: EventReader
 ) -> list[Turn]:
     """The turns ``drafts`` become at the end of ``session`` (which is not moved on): each with a
-    ``fresh_id()``, linked to the one before, with the times it talks about (``read_events``)."""
+    ``fresh_id(its wanted id)``, linked to the one before, with the times it talks about (``read_events``)."""
     turns: list[Turn] = []
     previous = session.last_turn.id if session.last_turn else None
     for draft in map(_storable, drafts):
         timestamp = draft.timestamp.astimezone(UTC)
         turn = Turn(
-            id=fresh_id(),
+            id=fresh_id(draft.wanted_id),
             session_id=session.session_id,
             session_file=session.session_file,
             turn_index=session.next_index + len(turns),

@@ -269,6 +269,8 @@ class TurnDraft:
     recalled_ids: tuple[str, ...] = ()
     status: str = STATUS_OK
     extra: tuple[tuple[str, str], ...] = ()
+    wanted_id: str = ""
+    """The id the turn had where it was read from (a huichat export): kept where no stored turn has it."""
 
 
 TOPIC_CHARS = 24

@@ -174,6 +174,7 @@ def turn_drafts(
                 first.get("topic", topic) if native else topic,
                 status=first.get("status", STATUS_OK) if native else STATUS_OK,
                 extra=tuple(sorted(extra.items())),
+                wanted_id=turn.messages[0].held_by,
             )
         )
     return drafts
@@ -229,6 +230,7 @@ def decode_turn(turn: Turn, previous: str | None) -> list[tuple[ImportedMessage,
             model=str(entry.get("model", "")),
             source_turn=str(entry.get("turn", "")),
             extra=tuple((str(k), str(v)) for k, v in (entry.get("extra") or {}).items()),
+            held_by=turn.id,
         )
         found.append((message, after))
         previous = message.id
@@ -245,6 +247,7 @@ def decode_turn(turn: Turn, previous: str | None) -> list[tuple[ImportedMessage,
             speaker=said.speaker,
             source_turn=turn.id,
             extra=native_extra,
+            held_by=turn.id,
         )
         found.append((message, previous))
         previous = message.id

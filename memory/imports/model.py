@@ -175,6 +175,9 @@ class ImportedMessage(MessageFields):
     """One message of a conversation, in the source's own ids."""
 
     time: SourceTime
+    held_by: str = field(default="", kw_only=True, compare=False)
+    """The huichat turn that held it, where it was read from a huichat store or export (not kept in
+    records: the turn it becomes keeps that id where it is free)."""
 
     @property
     def text(self) -> str:

@@ -10,6 +10,7 @@ import subprocess
 import sys
 import time
 from collections import Counter
+from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
@@ -20,7 +21,9 @@ from huichat.app.config import load_config
 from huichat.app.wiring import runtime
 from huichat.memory.imports import sidecar
 from huichat.memory.transcript import TurnChunker
+from huichat.memory.turns import Message, TurnDraft
 from tests.app.test_cli import ROOT, _config, _huichat
+from tests.conftest import NOW
 from tests.memory.imports.helpers import FIXTURES
 from tests.memory.imports.stored_helpers import canonical, stored_conversations
 
@@ -81,10 +84,42 @@ def test_export_in_each_format_and_jsonl_back_into_another_install(tmp_path: Pat
     done = _huichat(second, "import", "--no-embed", str(tmp_path / "all.jsonl"))
     assert done.returncode == 0, done.stderr
     assert len(json.loads(_huichat(second, "sessions", "--json").stdout)) == 3
+    # every turn keeps its id there: a reply's [id:…] and a note's id still name it
+    done = _huichat(second, "export", "--format", "jsonl", "--out", str(tmp_path / "back.jsonl"))
+    assert done.returncode == 0, done.stderr
+    assert _turn_ids(tmp_path / "back.jsonl") == _turn_ids(tmp_path / "all.jsonl") != []
     bad = _huichat(config, "export", "--format", "jsonl", "--out", str(tmp_path / "x.jsonl"), "--since", "last tuesday")
     assert bad.returncode == 1 and "not a date" in bad.stderr
     none = _huichat(config, "export", "--format", "jsonl", "--out", str(tmp_path / "y.jsonl"), "--since", "2030-01-01")
     assert none.returncode == 0 and "nothing was written" in none.stdout and not (tmp_path / "y.jsonl").exists()
+
+
+def _turn_ids(export: Path) -> list[str]:
+    lines = [json.loads(line) for line in export.read_text(encoding="utf-8").splitlines()]
+    return [line["id"] for line in lines if line["record"] == "turn"]
+
+
+def test_a_chat_exported_and_imported_elsewhere_keeps_its_ids(tmp_path: Path) -> None:
+    config = _config(tmp_path)
+    kernel = runtime(load_config(config)).open_kernel()
+    said = [
+        TurnDraft((Message("user", "我下周六去北京出差"), Message("assistant", "好的")), NOW),
+        TurnDraft(
+            (Message("user", "我下周六要干嘛？"), Message("assistant", "去北京出差")), NOW + timedelta(minutes=1)
+        ),
+    ]
+    written = [t.id for t in kernel.append_turns(kernel.new_session(NOW), said)]
+    kernel.close()
+    assert _huichat(config, "export", "--format", "jsonl", "--out", str(tmp_path / "chat.jsonl")).returncode == 0
+    other = tmp_path / "other"
+    other.mkdir()
+    second = _config(other)
+    done = _huichat(second, "import", "--no-embed", str(tmp_path / "chat.jsonl"))
+    assert done.returncode == 0, done.stderr
+    for turn_id, (draft) in zip(written, said, strict=True):
+        shown = _huichat(second, "show", turn_id, "--json")
+        assert shown.returncode == 0, shown.stderr
+        assert json.loads(shown.stdout)["messages"][0]["text"] == draft.messages[0].text
 
 
 # --------------------------------------------------------------------- kill -9

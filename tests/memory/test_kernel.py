@@ -349,6 +349,20 @@ def test_turns_waiting_for_their_vector_are_not_ranked_as_far_in_meaning(tmp_pat
     assert len(results.hits) == 5 and {h.turn.id for h in results.hits} <= written
 
 
+def test_a_wanted_id_is_kept_where_it_is_free_and_replaced_where_it_is_taken(tmp_path: Path) -> None:
+    kernel = open_kernel(tmp_path)
+    first = kernel.append_turns(kernel.new_session(NOW), [TurnDraft((Message("user", "one"),), NOW)])[0]
+    drafts = [
+        TurnDraft((Message("user", "two"),), NOW + timedelta(minutes=1), wanted_id="keep01"),
+        TurnDraft((Message("user", "three"),), NOW + timedelta(minutes=2), wanted_id=first.id),  # taken
+        TurnDraft((Message("user", "four"),), NOW + timedelta(minutes=3), wanted_id="keep01"),  # taken just now
+        TurnDraft((Message("user", "five"),), NOW + timedelta(minutes=4), wanted_id="NOT AN ID"),
+    ]
+    ids = [t.id for t in kernel.append_turns(kernel.new_session(NOW), drafts)]
+    kernel.close()
+    assert ids[0] == "keep01" and len({first.id, *ids}) == 5 and all(is_turn_id(i) for i in ids)
+
+
 def test_a_session_header_keeps_its_facts_and_later_updates_win(tmp_path: Path) -> None:
     kernel = open_kernel(tmp_path)
     session = kernel.new_session(NOW)

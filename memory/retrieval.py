@@ -584,16 +584,10 @@ def _linked(scored: list[SearchHit], threshold: float, keywords: str, pool: list
             its_names = names_of.get(above.turn.id)
             if its_names is None:
                 its_names = names_of[above.turn.id] = named(above.turn.text)
-                for term in content_terms(above.turn.text):  # experiment: Chinese character pairs as names
-                    if _HAN_PAIR.fullmatch(term):
-                        its_names.setdefault(term, term)
             shared = tuple(
                 written
                 for name, written in its_names.items()
-                if name in held
-                and name not in wanted
-                and not _CALENDAR.fullmatch(name)
-                and (_rare_pair(written, pool) if _HAN_PAIR.fullmatch(written) else _rare(written, pool))
+                if name in held and name not in wanted and not _CALENDAR.fullmatch(name) and _rare(written, pool)
             )
             if shared:
                 kept.append(replace(hit, linked_to=above.turn.id, linked_by=shared))
@@ -608,16 +602,6 @@ _CALENDAR = re.compile(
 """Capitalised, but times, not names: a day or a month links nothing."""
 
 _LINK_RARE = 3
-_LINK_RARE_PAIR = 20
-"""Experiment: a Chinese character pair links two hits while at most this many candidates hold it."""
-_HAN_PAIR = re.compile(r"[\u4e00-\u9fff]{2}")
-
-
-def _rare_pair(pair: str, pool: list[str]) -> bool:
-    """True when at most ``_LINK_RARE_PAIR`` of the search's candidates hold ``pair``."""
-    return sum(1 for text in pool if pair in text) <= _LINK_RARE_PAIR
-
-
 """A name links two hits only while at most this many of the search's candidates hold it."""
 
 

@@ -45,6 +45,7 @@ from huichat.memory.results import SearchRequest, SearchResults
 from huichat.memory.turns import (
     STATUS_FAILED,
     STATUS_OK,
+    STOPPED,
     TITLE_LOCAL,
     TITLE_MODEL,
     Message,
@@ -59,8 +60,6 @@ from huichat.providers.events import ReplyDone, TextDelta, ToolCallRequest
 from huichat.providers.llm import LLMClient
 
 Clock = Callable[[], datetime]
-STOPPED = "the reply was stopped"
-"""The ``error`` of a turn whose reply the user stopped (what arrived was kept)."""
 _log = logging.getLogger(__name__)
 
 

@@ -26,6 +26,8 @@ recalled with the turn, marked as a later correction; its ``speaker`` is when it
 
 STATUS_OK = "ok"
 STATUS_FAILED = "failed"
+STOPPED = "the reply was stopped"
+"""The ``error`` of a failed turn whose reply the user stopped (what arrived was kept)."""
 
 TIER_WORKING = "working"
 TIER_LONG_TERM = "long_term"

@@ -59,6 +59,27 @@ async def test_a_streaming_reply_stops_keeps_what_arrived_and_can_be_asked_again
         assert fake_llm.requests[-1]["messages"][-1]["content"].endswith("讲个长故事")
 
 
+async def test_a_stopped_reply_is_still_marked_when_its_session_is_opened_again(
+    tmp_path: Path, fake_llm: FakeLLM
+) -> None:
+    fake_llm.push(Reply(text=LONG, chunk_chars=2, chunk_delay=0.05))
+    kernel = deterministic_kernel(tmp_path)
+    app = build_app(tmp_path, loaded_config(fake_providers(fake_llm)), kernel=kernel)
+    async with app.run_test(size=(120, 36)) as pilot:
+        await ready(pilot)
+        screen = app.chat_screen
+        await pilot.press(*"讲个长故事", "enter")
+        await wait_until(pilot, lambda: len(said(app)) == 2 and len(said(app)[-1].text) >= 6)
+        await pilot.press("escape")
+        await wait_until(pilot, lambda: not screen.replying)
+        assert screen.session_id is not None
+        await screen.open_session(screen.session_id)
+        await pilot.pause()
+        answer = said(app)[-1]
+        assert answer.has_class("-failed") and answer.text
+        assert str(answer.query_one(".note").render()) == "■ stopped — F4 asks again"
+
+
 async def test_a_stopped_reply_is_in_the_next_replys_context_marked_as_cut_short(
     tmp_path: Path, fake_llm: FakeLLM
 ) -> None:

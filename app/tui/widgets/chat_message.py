@@ -116,6 +116,8 @@ class ChatMessage(Vertical, can_focus=True):
     @classmethod
     def for_turn(cls, turn: Turn) -> list[ChatMessage]:
         """A stored turn as it looked live: the user's message, then the answer with its tool calls."""
+        from huichat.memory.turns import STATUS_OK, STOPPED  # memory is open once there are stored turns
+
         user = [m for m in turn.messages if m.is_chat and m.role == "user"]
         said = [m for m in turn.messages if m.is_chat and m.role != "user"]
         widgets = [cls("user", m.text, label=m.speaker or "you") for m in user]
@@ -123,8 +125,13 @@ class ChatMessage(Vertical, can_focus=True):
         if said or tools:
             speaker = next((m.speaker for m in said if m.speaker), "") or "assistant"
             widgets.append(cls("assistant", "\n\n".join(m.text for m in said), label=speaker, tools=tools))
-        if turn.status != "ok" and widgets:
+        if turn.status != STATUS_OK and widgets:
             widgets[-1].add_class("-failed")
+            error = dict(turn.extra).get("error", "")
+            # as the live reply said it: a stopped or failed answer stays marked when the session is opened again
+            widgets[-1]._note = (
+                "■ stopped — F4 asks again" if error == STOPPED else f"⚠ {error or 'no reply'} — F4 retries"
+            )
         for widget in widgets:
             widget.turn_id = turn.id
         return widgets

@@ -272,6 +272,7 @@ class Retriever:
             found, judge = self._candidates(ask)
             # the tier prior only reorders near-equals (a nudge to the fused score); similarities are not touched
             found.sort(key=lambda c: -(c.score + self._prior(c.turn)))
+            found = _sources_first(found, 2 * limit, content_terms(keywords))
             # the evidence of the kept ones only: its word share reads each candidate's whole text
             pool = [c.turn.text for c in found]
             found = judge(found[:limit]) if judge is not None else found[:limit]
@@ -550,6 +551,30 @@ class Retriever:
                     ordered.append(SearchHit(turn, None, "neighbor", hit.turn.id, hit.rank))
         turns = self.store.with_next([h.turn for h in ordered])
         return [replace(h, turn=t) for t, h in zip(turns, ordered, strict=True)]
+
+
+def _sources_first(found: list[Candidate], reach: int, wanted: frozenset[str]) -> list[Candidate]:
+    """The ranking with each turn whose reply was made from recalled turns placed after those of
+    them the search also found among its best ``reach`` that hold a word of the query (``wanted``):
+    asked again, the fact comes first, then the earlier answer that quoted it (which holds the
+    question's words too, and ranked above it: with top_k 2 the fact itself was left out). What
+    else that answer recalled stays where it ranks."""
+    best = found[:reach]
+    at = {c.turn.id: i for i, c in enumerate(best)}
+    if not any(source in at for c in best for source in c.turn.recalled_ids):
+        return found
+    order: list[Candidate] = []
+    placed: set[str] = set()
+    for i, candidate in enumerate(best):
+        for source in candidate.turn.recalled_ids:
+            j = at.get(source, -1)
+            if j > i and source not in placed and words_share(wanted, best[j].turn.text) > 0:
+                order.append(best[j])
+                placed.add(source)
+        if candidate.turn.id not in placed:
+            order.append(candidate)
+            placed.add(candidate.turn.id)
+    return order + found[reach:]
 
 
 def _linked(scored: list[SearchHit], threshold: float, keywords: str, pool: list[str]) -> list[SearchHit]:

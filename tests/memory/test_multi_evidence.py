@@ -194,3 +194,36 @@ def test_a_name_many_candidates_hold_links_nothing(e5_kernel: MemoryKernel) -> N
         (dentist.id, "", ()),
         (moved.id, dentist.id, ("Clinic",)),
     ]
+
+
+def test_an_earlier_answer_made_from_memory_ranks_after_the_fact_it_quoted(tmp_path: Path) -> None:
+    # asked again, the earlier question and its answer (which quotes the fact) hold every word of
+    # the question: it ranked first and, with top_k 2, left the fact itself out
+    kernel = open_kernel(tmp_path)
+    facts = kernel.new_session(NOW - timedelta(days=3))
+    fact, other = kernel.append_turns(
+        facts,
+        [
+            TurnDraft(
+                (Message("user", "客户 Cindy 对花生过敏"), Message("assistant", "记住了")), NOW - timedelta(days=3)
+            ),
+            TurnDraft((Message("user", "My roommate David does not eat pork"),), NOW - timedelta(days=3, minutes=-5)),
+        ],
+    )
+    asked = kernel.new_session(NOW - timedelta(days=1))
+    (echo,) = kernel.append_turns(
+        asked,
+        [
+            TurnDraft(
+                (
+                    Message("user", "What is Cindy allergic to?"),
+                    Message("assistant", "Memory said: 客户 Cindy 对花生过敏 — Cindy is allergic to peanuts"),
+                ),
+                NOW - timedelta(days=1),
+                recalled_ids=(fact.id, other.id),
+            )
+        ],
+    )
+    hits = kernel.search(SearchRequest("What is Cindy allergic to?", NOW, 2, record_access=False)).hits
+    kernel.close()
+    assert [h.turn.id for h in hits] == [fact.id, echo.id]

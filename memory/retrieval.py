@@ -257,9 +257,12 @@ class Retriever:
         return set(ids) - set(self.store.vectors(ids))
 
     def _recent(self, where: Filter | None, limit: int) -> list[Candidate]:
-        """With no keywords (``query=""`` + a time filter): the most recent turns in range."""
+        """With no keywords (``query=""`` + a time filter): the most recent turns in range, those whose
+        reply was made from recalled memory after the rest (what was asked and answered from memory
+        about next Saturday says less about it than what was said)."""
         turns = self.store.where(where, limit=None)
-        return [Candidate(t, 1.0) for t in sorted(turns, key=lambda t: t.timestamp, reverse=True)[:limit]]
+        ordered = sorted(turns, key=lambda t: (bool(t.recalled_ids), -t.timestamp.timestamp()))
+        return [Candidate(t, 1.0) for t in ordered[:limit]]
 
     def _ranked(self, ask: Ask) -> tuple[list[SearchHit], SearchHit | None]:
         """The best ``limit`` candidates with their similarity, and the best one below ``min_similarity``.

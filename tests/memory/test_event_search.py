@@ -163,6 +163,19 @@ def test_a_question_that_asks_only_what_happens_then_lists_that_time_under_any_t
     ):
         results = _search(kernel, query, now)
         assert [(h.turn.id, h.outside) for h in results.hits] == [(plan.id, False)], query  # nothing from outside
+    # asked since and answered from memory: the question names the day too, but says nothing of it
+    asked = kernel.new_session(now)
+    kernel.append_turns(
+        asked,
+        [
+            TurnDraft(
+                (Message("user", "我下周六要干嘛？"), Message("assistant", "上钢琴课")), now, recalled_ids=(plan.id,)
+            )
+        ],
+    )
+    assert [h.turn.id for h in _search(kernel, "我下周六要干嘛？", now + timedelta(minutes=5), top_k=1).hits] == [
+        plan.id
+    ]
     results = _search(kernel, "what did I do on Sunday?", SAID + timedelta(hours=2))
     assert [h.turn.id for h in results.hits if not h.outside] == [chat.id]
     # a question about a thing, in that time, is still judged by its words

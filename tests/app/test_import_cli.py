@@ -206,6 +206,39 @@ def test_an_import_killed_mid_way_resumes_to_exactly_the_uninterrupted_store(tmp
 
 
 @pytest.mark.slow
+def test_a_reindex_stopped_while_embedding_goes_on_when_run_again(tmp_path: Path) -> None:
+    export = tmp_path / "conversations.json"
+    write_chatgpt_export(export, conversations=40, messages=1_600, seed=7)
+    config = tmp_path / "config.yaml"  # the bundled model: a rebuild's vectors take seconds, not milliseconds
+    config.write_text(
+        f"storage:\n  data_dir: {tmp_path / 'data'}\nretriever:\n  timezone: Asia/Shanghai\n", encoding="utf-8"
+    )
+    assert _huichat(config, "import", "--no-embed", str(export)).returncode == 0
+    command = [sys.executable, "-m", "huichat", "--config", str(config), "reindex"]
+    env = {"HOME": str(tmp_path), "PATH": "/usr/bin:/bin", "HF_HUB_OFFLINE": "1"}
+    process = subprocess.Popen(command, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
+    assert process.stdout is not None
+    for line in process.stdout:
+        if (found := re.match(r"embedding: ([\d,]+) of", line)) and int(found[1].replace(",", "")):
+            break
+    process.send_signal(signal.SIGINT)
+    _, err = process.communicate(timeout=120)
+    assert process.returncode == 130 and "goes on where this one stopped" in err, err
+    kernel = runtime(load_config(config)).open_kernel(embed=False)
+    waiting = kernel.pending_vectors
+    kernel.close()
+    assert waiting
+    set_aside = sorted((tmp_path / "data" / "index.lancedb").glob("*set-aside*"))
+    again = _huichat(config, "reindex")
+    assert again.returncode == 0, again.stderr
+    assert f"continuing the reindex that was stopped: {waiting:,} turns wait" in again.stdout
+    assert "the reindex is finished" in again.stdout and "moved to" not in again.stderr
+    assert sorted((tmp_path / "data" / "index.lancedb").glob("*set-aside*")) == set_aside  # no second copy
+    assert not (tmp_path / "data" / "reindex-unfinished.json").exists()
+    anew = _huichat(config, "reindex", "--anew")  # asked for: rebuilt from the transcripts again
+    assert anew.returncode == 0 and "reindexed" in anew.stdout and "moved to" in anew.stderr
+
+
 def test_ctrl_c_while_embedding_stops_keeps_every_vector_and_a_rerun_computes_only_the_rest(tmp_path: Path) -> None:
     export = tmp_path / "conversations.json"
     write_chatgpt_export(export, conversations=100, messages=4_000, seed=5)

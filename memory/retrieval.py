@@ -257,11 +257,11 @@ class Retriever:
         return set(ids) - set(self.store.vectors(ids))
 
     def _recent(self, where: Filter | None, limit: int) -> list[Candidate]:
-        """With no keywords (``query=""`` + a time filter): the most recent turns in range, those whose
-        reply was made from recalled memory after the rest (what was asked and answered from memory
-        about next Saturday says less about it than what was said)."""
+        """With no keywords (``query=""`` + a time filter): the most recent turns in range, what was
+        said first, then questions, then turns whose reply was made from recalled memory (asked, or
+        asked and answered from memory, about next Saturday says less about it than what was said)."""
         turns = self.store.where(where, limit=None)
-        ordered = sorted(turns, key=lambda t: (bool(t.recalled_ids), -t.timestamp.timestamp()))
+        ordered = sorted(turns, key=lambda t: (bool(t.recalled_ids), _asks(t), -t.timestamp.timestamp()))
         return [Candidate(t, 1.0) for t in ordered[:limit]]
 
     def _ranked(self, ask: Ask) -> tuple[list[SearchHit], SearchHit | None]:
@@ -683,6 +683,12 @@ def asks_what_happens(keywords: str) -> bool:
     ("我 要干嘛？", "what am I doing?", "去哪"): everything said in or about that time answers
     it, and no word of it could tell one such turn from another."""
     return not content_terms(_AGENDA.sub(" ", keywords))
+
+
+def _asks(turn: Turn) -> bool:
+    """True when the turn's user message is a question (it ends with a question mark)."""
+    said = [m.text for m in turn.messages if m.is_chat and m.role == "user"]
+    return bool(said) and said[-1].rstrip().endswith(("?", "？"))
 
 
 def _within(span: TimeRange, now: datetime) -> Filter:

@@ -163,14 +163,17 @@ def test_a_question_that_asks_only_what_happens_then_lists_that_time_under_any_t
     ):
         results = _search(kernel, query, now)
         assert [(h.turn.id, h.outside) for h in results.hits] == [(plan.id, False)], query  # nothing from outside
-    # asked since and answered from memory: the question names the day too, but says nothing of it
+    # asked since (once answered from memory, once not): the questions name the day too, but say nothing of it
     asked = kernel.new_session(now)
     kernel.append_turns(
         asked,
         [
             TurnDraft(
                 (Message("user", "我下周六要干嘛？"), Message("assistant", "上钢琴课")), now, recalled_ids=(plan.id,)
-            )
+            ),
+            TurnDraft(
+                (Message("user", "下周六天气怎么样？"), Message("assistant", "不知道")), now + timedelta(minutes=1)
+            ),
         ],
     )
     assert [h.turn.id for h in _search(kernel, "我下周六要干嘛？", now + timedelta(minutes=5), top_k=1).hits] == [

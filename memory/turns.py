@@ -404,15 +404,13 @@ def is_turn_id(value: str) -> bool:
     return bool(TURN_ID_RE.match(value))
 
 
-_ASKED_ID = re.compile(r"\[?\s*(?P<prefix>id:)?\s*(?P<id>[a-z0-9]{6})\s*\]?", re.IGNORECASE)
-
-
 def asked_turn_id(query: str) -> tuple[str, bool] | None:
     """``(id, said as id:…)`` when the whole query is a turn id (``tsr5bv``, ``id:tsr5bv``,
     ``[id:tsr5bv]``, as results print them), else None. A bare id is also a word (``python`` has
     the shape of one): where no turn has it, it is searched for; ``id:`` says it is none."""
-    found = _ASKED_ID.fullmatch(query.strip())
-    return (found["id"].lower(), bool(found["prefix"])) if found else None
+    inner = query.strip().removeprefix("[").removesuffix("]").strip()
+    turn_id = parse_turn_id(inner)
+    return (turn_id, inner.lower().startswith("id:")) if turn_id is not None else None
 
 
 def new_session_id(local_now: datetime) -> str:

@@ -28,11 +28,11 @@ def run(args: argparse.Namespace, runtime: Runtime) -> int:
     A turn whose part of the transcript cannot be read is printed from its indexed copy, said on stderr.
     """
     from huichat.memory.results import format_turn, turn_record
-    from huichat.memory.turns import is_turn_id
+    from huichat.memory.turns import not_a_turn_id, parse_turn_id
 
-    turn_id = args.turn_id.strip().lower().removeprefix("id:").strip()
-    if not is_turn_id(turn_id):
-        raise CommandError(f"{args.turn_id[:40]!r} is not a turn id (6 lowercase letters or digits, e.g. a3f2c7)")
+    turn_id = parse_turn_id(args.turn_id)
+    if turn_id is None:
+        raise CommandError(not_a_turn_id(args.turn_id))
     catalogue = runtime.open_catalogue()
     if (found := catalogue.locate(turn_id)) is not None and found[1]:
         raise CommandError(f"turn {turn_id} is forgotten (huichat forget --undo {turn_id} brings it back)")

@@ -44,6 +44,7 @@ from huichat.memory.fusion import (
     normalise_bm25,
     speakers_named,
     spread_context,
+    words_before_neighbours,
 )
 from huichat.memory.results import (
     Mode,
@@ -139,11 +140,14 @@ class Retriever:
         scale = ask.scale or Scale.of(vector, text)
         cross = crossing.result() if crossing is not None else []
         unembedded = frozenset(self._without_vector([s.turn.id for s in (*text, *cross)]))
-        scores, turns, floor = self._fused(vector, text, (), fusion, scale, ask.where, cross, unembedded)
+        wanted = content_terms(keywords)
+        scores, turns, floor = self._fused(vector, text, (), fusion, scale, ask.where, cross, unembedded, wanted)
         if fusion.hop_weight > 0 and scores:
             hop = self._second_hop(keywords, scores, turns, fusion, max(ask.limit, fusion.pool), ask.where)
             if hop:
-                scores, turns, floor = self._fused(vector, text, hop, fusion, scale, ask.where, cross, unembedded)
+                scores, turns, floor = self._fused(
+                    vector, text, hop, fusion, scale, ask.where, cross, unembedded, wanted
+                )
         named = speakers_named(keywords, turns.values()) if fusion.speaker_share > 0 else frozenset()
         for turn_id, turn in turns.items():
             if named and any(m.speaker in named for m in turn.messages):
@@ -154,7 +158,7 @@ class Retriever:
         bm25 = {s.turn.id: s.score for s in text}
         # embed_query is cached: this is the vector the search just used
         evidence = self.reference.evidence(self.embedder.embed_query(keywords or " "))
-        wanted, wanted_names = content_terms(keywords), names(keywords)
+        wanted_names = names(keywords)
 
         def judged(kept: list[Candidate]) -> list[Candidate]:
             waiting = self._without_vector([c.turn.id for c in kept if c.turn.id not in cosines])
@@ -186,8 +190,10 @@ class Retriever:
         where: Filter | None,
         cross: list[Scored] | tuple[()] = (),
         unembedded: frozenset[str] = frozenset(),
+        wanted: frozenset[str] = frozenset(),
     ) -> tuple[dict[str, float], dict[str, Turn], float]:
-        """The fused scores (with the strongest candidates' neighbours' shares), the turns, the floor."""
+        """The fused scores (with the strongest candidates' neighbours' shares), the turns, the floor;
+        a turn holding none of the query's terms (``wanted``) kept below its neighbour that holds some."""
         scores, turns, floor = fuse(vector, text, fusion, scale, hop, cross, unembedded)
         if fusion.context and scores:
             strongest = sorted(scores, key=lambda i: -scores[i])[: fusion.expand]
@@ -195,6 +201,7 @@ class Retriever:
             for turn in around:
                 turns.setdefault(turn.id, turn)
             scores = spread_context(scores, turns, floor, fusion)
+            scores = words_before_neighbours(scores, turns, wanted, 2 * fusion.expand)
         return scores, turns, floor
 
     def _cross_search(self, keywords: str, fusion: Fusion, where: Filter | None) -> Future[list[Scored]] | None:

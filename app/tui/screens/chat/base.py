@@ -29,8 +29,8 @@ class MemorySynced(Message):
 
 
 def plural(count: int, noun: str) -> str:
-    """``1 turn``, ``2 turns``."""
-    return f"{count} {noun}{'' if count == 1 else 's'}"
+    """``1 turn``, ``2 turns``, ``4,282 turns``."""
+    return f"{count:,} {noun}{'' if count == 1 else 's'}"
 
 
 class ChatBase(Screen[None]):
@@ -40,6 +40,8 @@ class ChatBase(Screen[None]):
     provider_status: reactive[str] = reactive("no provider")
     session_status: reactive[str] = reactive("new session")
     memory_status: reactive[str] = reactive("memory: loading…")
+    catch_up_status: reactive[str] = reactive("")
+    """While turns get their vectors: how far the catch-up is (``embedding 1,200 of 4,282 turns · …``)."""
     busy: reactive[bool] = reactive(False)
     role: reactive[str] = reactive("")
     """The session's role (a name in chat.roles; '': none), shown in the status line."""
@@ -60,7 +62,7 @@ class ChatBase(Screen[None]):
         self.history: PromptHistory | None = None
         """The prompts sent, across sessions (↑ on an empty prompt, ctrl+r)."""
         self._memory_line = "memory: loading…"
-        """The status line's memory part but for the catch-up's progress (``_show_memory``)."""
+        """The status line's memory part (``_show_memory``)."""
         self._catch_up: tuple[Pace, int, int] | None = None
         """While turns get their vectors: the catch-up's pace, how many it has done and of how many."""
 

@@ -61,14 +61,12 @@ class ChatMemory(ChatSessions):
         self._show_memory()
 
     def _show_memory(self) -> None:
-        """The memory part of the status line, with the catch-up's progress (rate, time left) while it runs."""
+        """The memory part of the status line and the catch-up's progress (rate, time left) while it runs."""
         kernel = self.gateway.memory.ready
         waiting = kernel.pending_vectors if kernel is not None else 0
         pace, done, total = self._catch_up or (Pace(), 0, waiting)
-        if total <= done:
-            self.memory_status = self._memory_line
-            return
-        self.memory_status = f"{self._memory_line} · embedding {pace.describe(done, total, 'turns')}"
+        self.memory_status = self._memory_line
+        self.catch_up_status = "" if total <= done else f"embedding {pace.describe(done, total, 'turns')}"
 
     def _embedded(self, done: int, total: int | None = None) -> None:
         """The catch-up has ``done`` turns (of ``total``, when it counted them again)."""
@@ -102,6 +100,9 @@ class ChatMemory(ChatSessions):
                 done += batch
         except KernelError as exc:
             self.notify(str(exc), title="Memory", severity="warning")
+        else:
+            if done and not kernel.pending_vectors:  # the end of a catch-up the status line showed
+                self.notify(f"{plural(done, 'turn')} embedded: all of memory is searchable by meaning.", title="Memory")
         finally:
             self.busy = False
             self._catch_up = None

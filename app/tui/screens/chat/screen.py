@@ -54,6 +54,7 @@ class ChatScreen(ChatBranches):
             provider=ChatScreen.provider_status,
             session=ChatScreen.session_status,
             memory=ChatScreen.memory_status,
+            progress=ChatScreen.catch_up_status,
             busy=ChatScreen.busy,
         )
         yield Footer()

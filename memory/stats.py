@@ -35,6 +35,7 @@ from huichat.memory.turns import ROLE_MEMBER, ROLE_REPRESENTATIVE, TIERS
 
 if TYPE_CHECKING:
     from huichat.memory.kernel import MemoryKernel
+    from huichat.memory.results import TurnState
 
 TOP = 10
 _BINS = 10
@@ -187,16 +188,16 @@ def collect(kernel: MemoryKernel, now: datetime) -> MemoryStats:
     used = sorted((s for s in states if s.access_count), key=lambda s: (-s.access_count, s.id))[:TOP]
     turns = kernel.store.get({s.id for s in (*top, *recent, *used)})
 
-    def item(state_id: str) -> MemoryItem:
-        turn = turns[state_id]
-        snippet = " ".join(turn.text.split())
+    def item(state: TurnState) -> MemoryItem:
+        # the lifecycle facts as the lists were ranked by (the state), the text from the turn
+        snippet = " ".join(turns[state.id].text.split())
         return MemoryItem(
-            turn.id,
-            turn.timestamp,
-            turn.tier,
-            turn.importance,
-            turn.access_count,
-            turn.last_accessed_at,
+            state.id,
+            state.timestamp,
+            state.tier,
+            state.importance,
+            state.access_count,
+            state.last_accessed_at,
             snippet if len(snippet) <= _SNIPPET else snippet[: _SNIPPET - 1] + "…",
         )
 
@@ -210,9 +211,9 @@ def collect(kernel: MemoryKernel, now: datetime) -> MemoryStats:
         avg_importance=round(sum(scored) / len(scored), 4) if scored else 0.0,
         total_accesses=sum(s.access_count for s in states),
         importance_histogram=tuple(histogram),
-        top_important=tuple(item(s.id) for s in top if s.id in turns),
-        recent_accesses=tuple(item(s.id) for s in recent if s.id in turns),
-        top_accessed=tuple(item(s.id) for s in used if s.id in turns),
+        top_important=tuple(item(s) for s in top if s.id in turns),
+        recent_accesses=tuple(item(s) for s in recent if s.id in turns),
+        top_accessed=tuple(item(s) for s in used if s.id in turns),
         turns_per_week=_weeks([s.timestamp.astimezone(zone).date() for s in states]),
         languages=dict(Counter(language(text) for text in kernel.store.texts().values())),
         disk_bytes=kernel.store.disk_bytes() + _folder_bytes(kernel.sessions_dir),

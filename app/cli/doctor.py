@@ -88,6 +88,7 @@ def _check_private(loaded: LoadedConfig) -> Check:
 def run(args: argparse.Namespace, runtime: Runtime) -> int:
     """Print a table of checks; exit non-zero when one fails."""
     from rich.table import Table
+    from rich.text import Text
 
     loaded = runtime.loaded
     # the providers are checked beside memory, not after it: importing litellm (seconds of CPU)
@@ -96,12 +97,13 @@ def run(args: argparse.Namespace, runtime: Runtime) -> int:
         providers = pool.submit(_provider_checks, loaded, args.ping)
         checks = _memory_checks(runtime, full=args.full)
         checks.extend(providers.result())
-    table = Table(title=f"huichat doctor · {loaded.paths.config_file}", show_lines=False)
+    table = Table(title=Text(f"huichat doctor · {loaded.paths.config_file}"), show_lines=False)
     table.add_column("check")
     table.add_column("status")
     table.add_column("detail", overflow="fold")
     for check in checks:
-        table.add_row(check.name, "[green]ok[/]" if check.ok else "[red]FAIL[/]", check.detail)
+        # a detail quotes paths and errors: text, never markup
+        table.add_row(check.name, "[green]ok[/]" if check.ok else "[red]FAIL[/]", Text(check.detail))
     visible.console().print(table)
     return 0 if all(c.ok for c in checks) else 1
 

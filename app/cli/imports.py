@@ -23,6 +23,7 @@ from rich.progress import (
     TimeRemainingColumn,
 )
 from rich.table import Table
+from rich.text import Text
 
 from huichat.app import visible
 from huichat.app.cli import cluster
@@ -69,12 +70,13 @@ def _checked(reader: ImportReader, builder: SummaryBuilder, console: Console) ->
 
 
 def _table(title: str, rows: list[ReportRow]) -> Table:
-    table = Table(title=title, show_header=False, title_justify="left")
+    # what the rows say (file names, titles, reasons) is text, never markup: "[/INST]" raised
+    table = Table(title=Text(title), show_header=False, title_justify="left")
     table.add_column(style="bold")
     table.add_column(justify="right")
     table.add_column(overflow="fold")
     for row in rows:
-        table.add_row(row.label, row.count, row.detail)
+        table.add_row(Text(row.label), row.count, Text(row.detail))
     return table
 
 

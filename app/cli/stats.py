@@ -41,6 +41,7 @@ def run(args: argparse.Namespace, runtime: Runtime) -> int:
 
 def _print(stats: MemoryStats, runtime: Runtime) -> None:
     from rich.table import Table
+    from rich.text import Text
 
     console = visible.console()
     zone = runtime.zone.tz
@@ -76,7 +77,7 @@ def _print(stats: MemoryStats, runtime: Runtime) -> None:
                 TIER_NAMES.get(item.tier, item.tier),
                 importance,
                 str(item.access_count),
-                item.snippet[:60],
+                Text(item.snippet[:60]),  # what was said is text, never markup ("[/INST]" raised)
             )
         if items:
             console.print(table)

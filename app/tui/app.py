@@ -17,6 +17,7 @@ from textual import work
 from textual.app import App
 from textual.binding import Binding
 from textual.command import Hit, Hits, Provider
+from textual.notifications import SeverityLevel
 from textual.reactive import reactive
 from textual.screen import Screen
 from textual.worker import Worker, WorkerState
@@ -187,6 +188,19 @@ class HuichatApp(App[int]):
         from huichat.app.tui.screens.chat import ChatScreen
 
         return ChatScreen()
+
+    def notify(
+        self,
+        message: str,
+        *,
+        title: str = "",
+        severity: SeverityLevel = "information",
+        timeout: float | None = None,
+        markup: bool = True,
+    ) -> None:
+        """Textual's notification, always as plain text (every screen's ``notify`` comes here): the
+        messages carry errors, paths and what was said, where "[/INST]" or "[b]" is text, not markup."""
+        super().notify(message, title=title, severity=severity, timeout=timeout, markup=False)
 
     def on_mount(self) -> None:
         # a theme picked from now on (the palette) is kept for the next start

@@ -96,3 +96,16 @@ def test_consolidate_list_undo_and_a_bad_cluster_is_one_line(aged: tuple[Path, d
     bad = _huichat(config, "consolidate", "--undo", "nope")
     assert bad.returncode == 1 and bad.stderr.strip().count("\n") == 0 and "no cluster 'nope'" in bad.stderr
     assert _huichat(config, "lifecycle", "run", "--now", "yesterday").stderr.startswith("huichat: error: --now:")
+
+
+def test_stats_shows_brackets_in_what_was_said_as_written(tmp_path: Path) -> None:
+    config = _config(tmp_path)
+    kernel = runtime(load_config(config)).open_kernel()
+    said = "what does [/INST] close?"
+    when = NOW - timedelta(hours=2)
+    turn = kernel.append_turn(kernel.new_session(when), TurnDraft((Message("user", said),), when))
+    kernel.note_access([turn.id], NOW - timedelta(hours=1))
+    kernel.close()
+    done = _huichat(config, "stats")
+    assert done.returncode == 0, done.stderr
+    assert "[/INST]" in done.stdout and turn.id in done.stdout

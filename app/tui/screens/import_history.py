@@ -27,7 +27,7 @@ class ImportHistoryScreen(ModalScreen[Path | None]):
                 classes="hint",
             )
             yield Input(placeholder="~/Downloads/chatgpt-export.zip", id="import-path")
-            yield Label("", id="import-problem")
+            yield Label("", id="import-problem", markup=False)  # a path typed is text
             yield Footer()
 
     @on(Input.Submitted, "#import-path")

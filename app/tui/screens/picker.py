@@ -8,6 +8,7 @@ from textual import on
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Vertical
+from textual.content import Content
 from textual.screen import ModalScreen
 from textual.widgets import Footer, Input, Label, OptionList
 from textual.widgets.option_list import Option
@@ -60,7 +61,8 @@ class PickerScreen(ModalScreen[str | None]):
     def show(self, choices: list[Choice]) -> None:
         """Fill the list with ``choices``, the first one highlighted."""
         self.shown = choices
-        self.options.set_options(Option(c.label, id=str(i)) for i, c in enumerate(choices))
+        # rows are what was said ("what does [/INST] mean?"): plain text, never markup
+        self.options.set_options(Option(Content(c.label), id=str(i)) for i, c in enumerate(choices))
         self.options.highlighted = 0 if choices else None
         self.query_one("#empty", Label).display = not choices
 

@@ -10,6 +10,7 @@ from textual import on, work
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Grid, Vertical
+from textual.content import Content
 from textual.screen import Screen
 from textual.widgets import Footer, Header, Label, OptionList, Static
 from textual.widgets.option_list import Option
@@ -54,7 +55,7 @@ class StatsScreen(Screen[None]):
 
     def compose(self) -> ComposeResult:
         yield Header()
-        yield Static("Collecting statistics…", id="stats-summary")
+        yield Static("Collecting statistics…", id="stats-summary", markup=False)
         with Grid(id="stats-grid"):
             yield PlotextPlot(id="tier-chart")
             yield PlotextPlot(id="importance-chart")
@@ -92,10 +93,11 @@ class StatsScreen(Screen[None]):
         listed.add_options(
             [
                 Option(
-                    f"{i.last_accessed_at.astimezone(self.zone):%m-%d %H:%M} [{i.id}] "
-                    f"{TIER_NAMES.get(i.tier, i.tier)} · {i.access_count}× · {i.snippet}"
-                    if i.last_accessed_at
-                    else i.snippet,
+                    # plain text: "[w0gwxj]" as markup was a style tag and vanished, "[/INST]" in a snippet raised
+                    Content(
+                        (f"{i.last_accessed_at.astimezone(self.zone):%m-%d %H:%M} " if i.last_accessed_at else "")
+                        + f"[{i.id}] {TIER_NAMES.get(i.tier, i.tier)} · {i.access_count}× · {i.snippet}"
+                    ),
                     id=str(n),
                 )
                 for n, i in enumerate(self._items)

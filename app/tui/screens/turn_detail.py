@@ -78,9 +78,9 @@ class TurnDetailScreen(ModalScreen[None]):
 
     def compose(self) -> ComposeResult:
         with Vertical(id="detail"):
-            yield Label("", id="anchors")
-            yield Label("", id="where")
-            yield Label("", id="lifecycle")
+            yield Label("", id="anchors", markup=False)  # ids and topics are text ("[id:…]", "[/INST]")
+            yield Label("", id="where", markup=False)
+            yield Label("", id="lifecycle", markup=False)
             with VerticalScroll(id="detail-body"):
                 yield Markdown("", id="detail-text")
             yield Footer()

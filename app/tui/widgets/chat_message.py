@@ -137,8 +137,9 @@ class ChatMessage(Vertical, can_focus=True):
         return widgets
 
     def compose(self) -> ComposeResult:
-        yield Label(self._label, classes="label")
-        yield Static("\n".join(self._tools), classes="tools")
+        # what a speaker, a model's tool call or an error said is text, never markup ("[/INST]" raised)
+        yield Label(self._label, classes="label", markup=False)
+        yield Static("\n".join(self._tools), classes="tools", markup=False)
         if self.role == "system":
             # huichat's own notes (Rich markup): painted at start-up without loading markdown-it
             yield Static(self._text, classes="body")
@@ -146,7 +147,7 @@ class ChatMessage(Vertical, can_focus=True):
             from textual.widgets import Markdown  # markdown-it loads with the first message, not with the app
 
             yield Markdown(self._text, classes="body")
-        yield Static(self._note, classes="note")
+        yield Static(self._note, classes="note", markup=False)
 
     def on_mount(self) -> None:
         self.set_class(bool(self._note), "-has-note")

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from textual.content import Content
 from textual.reactive import reactive
 from textual.widgets import Static
 
@@ -46,8 +47,9 @@ class StatusLine(Static):
     that fitting a narrow line shortens the model's name away before the progress."""
     busy: reactive[bool] = reactive(False)
 
-    def render(self) -> str:
-        return fit([self.provider, self.session, self.memory, self.progress], self.size.width or 200)
+    def render(self) -> Content:
+        # plain text: a session's title is what was said ("[/INST] tokens" as markup raised)
+        return Content(fit([self.provider, self.session, self.memory, self.progress], self.size.width or 200))
 
     def watch_busy(self, busy: bool) -> None:
         self.set_class(busy, "-busy")

@@ -122,6 +122,7 @@ def search_several(
         query=" · ".join(queries),
         keywords=" · ".join(r.keywords for r in found),
         below=first.below if not merged else None,
+        parts=tuple(found),
     )
     recalled = tuple(h.turn.id for h in merged if h.role == "hit")
     return ToolOutcome("\n\n".join(sections), results, recalled, trace="; ".join(traces))

@@ -136,6 +136,9 @@ class SearchResults:
     below: SearchHit | None = None
     """When nothing reached ``retriever.min_similarity``: the nearest candidate, which is not a hit
     (``below.stands_out`` when it still stands clearly above the others)."""
+    parts: tuple[SearchResults, ...] = ()
+    """When one call searched several queries (``recall_memory`` with a query per line): each one's
+    own results, in order; ``results`` holds their hits merged, each turn once."""
 
     def __iter__(self) -> Iterator[SearchHit]:
         return iter(self.results)

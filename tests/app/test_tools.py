@@ -138,3 +138,16 @@ def test_a_query_of_several_lines_is_several_searches_each_hit_shown_once(tmp_pa
     assert again.content.count(f"[id:{ids[1]} | prev:") == 1
     assert again.content.endswith(f"已在上面的检索结果中 (hits shown above): [id:{ids[1]}]")
     assert again.recalled_ids == (ids[1],)
+
+
+def test_the_panel_line_of_several_searches_says_what_each_one_found(tmp_path: Path) -> None:
+    from huichat.app.tui.screens.search import describe_results
+
+    kernel, _ids = _office(tmp_path, RetrieverConfig(min_similarity=0.0))
+    outcome = run_tool(kernel, RECALL_MEMORY, {"query": "打印机\n去年 VPN", "top_k": 1}, ToolContext(NOW))
+    kernel.close()
+    assert outcome.results is not None and len(outcome.results.parts) == 2
+    first, second = describe_results(outcome.results).split(" | ")
+    assert first == "“打印机” · 1 hit"
+    # the second search's own time, and what it found there (nothing said last year)
+    assert second.startswith("“VPN” · 去年 → ") and "1 hit" not in second

@@ -27,9 +27,12 @@ Search = Callable[[str, bool], Awaitable["SearchResults"]]
 
 
 def describe_results(results: SearchResults) -> str:
-    """The scope line: what was searched, the time understood and what it held, scan rounds, counts."""
+    """The scope line: what was searched, the time understood and what it held, scan rounds, counts;
+    for one call that searched several queries, each query's own line joined by `` | ``."""
     from huichat.memory.results import time_summary  # memory is open by now; the screen paints without it
 
+    if results.parts:
+        return " | ".join(describe_results(part) for part in results.parts)
     parts = [f"“{results.keywords or '(any)'}”"]
     if results.time_range is not None:
         parts.append(f"{results.time_range.phrase} → {results.time_range.describe()}")

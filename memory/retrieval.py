@@ -78,6 +78,9 @@ class Ask:
 Judge = Callable[[list[Candidate]], list[Candidate]]
 """Gives the candidates a hybrid ranking kept their calibration's evidence (``Retriever._candidates``)."""
 
+_JUDGED = 10
+"""How many of a hybrid ranking's best candidates are judged (``calibrated``) whatever the ``top_k``."""
+
 _NEAREST_REACH = timedelta(days=3 * 365)
 """How far from an empty range the nearest turns are looked for when the query has no keywords."""
 
@@ -285,7 +288,10 @@ class Retriever:
             found = _sources_first(found, 2 * limit, content_terms(keywords))
             # the evidence of the kept ones only: its word share reads each candidate's whole text
             pool = [c.turn.text for c in found]
-            found = judge(found[:limit]) if judge is not None else found[:limit]
+            # judged over the same reach whatever ``top_k``: a similarity is made non-increasing along
+            # the ranking, and a turn scored 0.9999 at top_k 5 and 0.9665 at top_k 2 when only the
+            # first five held the later, likelier candidate
+            found = judge(found[: max(limit, _JUDGED)]) if judge is not None else found[:limit]
         else:
             pool = []
             found = self._recent(where, limit)
@@ -297,10 +303,10 @@ class Retriever:
         scored = [
             SearchHit(c.turn, round(similarity, 6), "hit", score=c.score, evidence=c.evidence)
             for c, similarity in zip(found, similarities, strict=True)
-        ]
+        ][:limit]
         kept = _linked(scored, self.config.min_similarity, keywords, pool)
         below = next((h for h in scored if (h.similarity or 0.0) < self.config.min_similarity), None)
-        if below is not None and not kept and stands_out(evidence, self.config.min_similarity):
+        if below is not None and not kept and stands_out(evidence[:limit], self.config.min_similarity):
             below = replace(below, stands_out=True)
         return self._folded(kept, where, keywords), below
 

@@ -434,3 +434,24 @@ def test_the_vectors_held_for_search_follow_this_process_commits_and_are_read_ag
     assert hits[0].turn.id == theirs.id
     assert kernel.store.vector_reads == reads + 1
     kernel.close()
+
+
+def test_a_turns_similarity_does_not_depend_on_how_many_hits_were_asked_for(tmp_path: Path) -> None:
+    # similarity is made non-increasing along the ranking: judged over the first top_k only, a
+    # turn took the chance of a likelier candidate ranked below it at top_k 5 and not at top_k 2
+    kernel = open_kernel(tmp_path)
+    session = kernel.new_session(NOW - timedelta(days=3))
+    texts = [
+        "VPN 晚上总是断", "三楼的打印机坏了", "午饭吃饺子", "My dentist is Dr. Patel", "The printer on floor three jams",
+        "WireGuard keepalive 25 seconds", "dentist appointment moved to Friday", "饺子馆在公司楼下",
+        "打印机的墨盒没了", "VPN keeps dropping at night",
+    ]  # fmt: skip
+    for i, text in enumerate(texts):
+        kernel.append_turn(session, TurnDraft((Message("user", text),), NOW - timedelta(days=3, minutes=-30 * i)))
+    seen: dict[tuple[str, str], set[float]] = {}
+    for query in ("打印机", "VPN", "dentist", "饺子", "printer jams", "night"):
+        for top_k in (1, 2, 3, 5, 10):
+            for hit in kernel.search(SearchRequest(query, NOW, top_k, record_access=False)).hits:
+                seen.setdefault((query, hit.turn.id), set()).add(round(hit.similarity or 0.0, 6))
+    kernel.close()
+    assert {key: values for key, values in seen.items() if len(values) > 1} == {}

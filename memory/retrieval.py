@@ -142,7 +142,8 @@ class Retriever:
             return [Candidate(s.turn, n) for s, n in zip(text, shares, strict=True)], None
         scale = ask.scale or Scale.of(vector, text)
         cross = crossing.result() if crossing is not None else []
-        unembedded = frozenset(self._without_vector([s.turn.id for s in (*text, *cross)]))
+        looked_up = {s.turn.id for s in (*text, *cross)}
+        unembedded = frozenset(self._without_vector(list(looked_up)))
         wanted = content_terms(keywords)
         scores, turns, floor = self._fused(vector, text, (), fusion, scale, ask.where, cross, unembedded, wanted)
         if fusion.hop_weight > 0 and scores:
@@ -164,7 +165,9 @@ class Retriever:
         wanted_names = names(keywords)
 
         def judged(kept: list[Candidate]) -> list[Candidate]:
-            waiting = self._without_vector([c.turn.id for c in kept if c.turn.id not in cosines])
+            # the word lists' turns were looked up above; only neighbours joined since are looked up here
+            unknown = [c.turn.id for c in kept if c.turn.id not in cosines and c.turn.id not in looked_up]
+            waiting = unembedded | self._without_vector(unknown)
 
             def of(turn: Turn) -> Evidence:  # a turn still waiting for its vector has no cosine to give
                 vectorless = turn.id in waiting

@@ -29,6 +29,8 @@ class Progress:
     trace: list[Message] = field(default_factory=list)
     rounds: int = 0
     model: str = ""
+    provider: str = ""
+    """The configured provider answering (its name: what the reply is labelled with on screen)."""
     storing: bool = False
     """The turn is being stored (a stop now must not store it a second time)."""
 

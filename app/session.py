@@ -340,6 +340,7 @@ class ChatSession:
         self, text: str, provider_name: str | None, now: datetime, progress: Progress
     ) -> AsyncIterator[SessionEvent]:
         language = self._language(text)
+        progress.provider = provider_name or self.llm.default or ""
         # forgotten meanwhile, here or by another huichat (the transcript says): out of the context too
         session_file = self.handle.session_file if self.handle is not None and self.turns else None
         forgotten = await asyncio.to_thread(self.kernel.forgotten_in, session_file) if session_file else frozenset()
@@ -546,7 +547,11 @@ class ChatSession:
         messages = [Message("user", user_text), *progress.trace]
         if answer or status == STATUS_OK:
             messages.append(Message("assistant", answer))
-        draft = TurnDraft(tuple(messages), now, self.topic, tuple(progress.recalled), status, extra)
+        # who answered, as imports keep it: the reply is labelled with its provider when reopened
+        answered_by = tuple(
+            (key, value) for key, value in (("provider", progress.provider), ("model", progress.model)) if value
+        )
+        draft = TurnDraft(tuple(messages), now, self.topic, tuple(progress.recalled), status, (*extra, *answered_by))
         turn = self.kernel.append_turn(self.handle, draft)
         self.turns.append(turn)
         fields = {key: value for key, value in (("role", self.role), ("face", self.face)) if value}

@@ -78,6 +78,7 @@ async def test_a_stopped_reply_is_still_marked_when_its_session_is_opened_again(
         answer = said(app)[-1]
         assert answer.has_class("-failed") and answer.text
         assert str(answer.query_one(".note").render()) == "■ stopped — F4 asks again"
+        assert str(answer.query_one(".label").render()) == "local"  # as live: the provider that answered
 
 
 async def test_a_stopped_reply_is_in_the_next_replys_context_marked_as_cut_short(

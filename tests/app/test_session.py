@@ -135,6 +135,8 @@ async def test_a_whole_conversation_is_stored_with_anchors_and_tool_trace(
     assert [t.id for t in parsed] == [t.id for t in turns]
     assert parsed[0].recalled_ids == (remembered,)
     assert parsed[0].messages == first  # the trace comes back when the session is reopened
+    # who answered is kept with the turn, in the transcript too (the reply is labelled with it when reopened)
+    assert dict(parsed[0].extra)["provider"] == "fake" and dict(parsed[0].extra)["model"]
     # the second request carried the first turn as context (its chat only), and the system prompt's rules
     second = next(r for r in fake_llm.requests if r["messages"][-1]["content"].endswith("本地模型部署要多少显存？"))
     assert second["messages"][0]["role"] == "system" and "recall_memory" in second["messages"][0]["content"]

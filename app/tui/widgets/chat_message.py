@@ -123,7 +123,10 @@ class ChatMessage(Vertical, can_focus=True):
         widgets = [cls("user", m.text, label=m.speaker or "you") for m in user]
         tools = "\n".join(tool_lines(turn.messages))
         if said or tools:
-            speaker = next((m.speaker for m in said if m.speaker), "") or "assistant"
+            # as live: the provider that answered (kept with the turn since), else who the import names
+            speaker = (
+                dict(turn.extra).get("provider") or next((m.speaker for m in said if m.speaker), "") or "assistant"
+            )
             widgets.append(cls("assistant", "\n\n".join(m.text for m in said), label=speaker, tools=tools))
         if turn.status != STATUS_OK and widgets:
             widgets[-1].add_class("-failed")

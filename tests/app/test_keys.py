@@ -261,5 +261,8 @@ def test_while_vectors_are_computed_the_line_shortens_the_model_before_the_progr
     line = fit(parts, 120)
     assert len(line) <= 120 and line.startswith(" local  ·  session …aq60  ·  memory: 4,282 turns  ·  embedding")
     assert "about 7 min left" in line
+    # narrower: the provider's name goes before the rate and the time left
+    hundred = fit(parts, 100)
+    assert len(hundred) <= 100 and "local" not in hundred and hundred.endswith("about 7 min left")
     narrow = fit(parts, 60)
     assert len(narrow) <= 60 and "embedding 1,200 of 4,282 turns" in narrow

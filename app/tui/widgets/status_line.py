@@ -19,21 +19,23 @@ def _short(part: str) -> str:
 def fit(parts: list[str], width: int) -> str:
     """``parts`` joined on one line no wider than ``width``.
 
-    Detail goes first (each part shortened, from the first), then whole parts from the
-    left; the last part (the memory state, or the catch-up's progress while it runs) is kept longest.
+    Detail goes first (each part but the last shortened, from the first), then whole parts from
+    the left; the last part (the memory state, or the catch-up's progress with its rate and time
+    left while it runs) is kept whole longest, then shortened the same way: while vectors are
+    computed on a narrow line, the time left outranks the provider's name.
     """
     parts = [p for p in parts if p]
-    for shorter in range(len(parts) + 1):
-        candidate = [_short(p) if i < shorter else p for i, p in enumerate(parts)]
-        line = " " + _SEPARATOR.join(candidate)
-        if len(line) <= width:
-            return line
-    while len(parts) > 1:
-        parts = parts[1:]
-        line = " " + _SEPARATOR.join(_short(p) for p in parts)
-        if len(line) <= width:
-            return line
-    return (" " + _short(parts[0]))[:width] if parts else ""
+    for last in (lambda p: p, _short):
+        for shorter in range(len(parts)):
+            candidate = [_short(p) if i < shorter else p for i, p in enumerate(parts[:-1])]
+            line = " " + _SEPARATOR.join([*candidate, last(parts[-1])])
+            if len(line) <= width:
+                return line
+        for first in range(1, len(parts)):
+            line = " " + _SEPARATOR.join([*(_short(p) for p in parts[first:-1]), last(parts[-1])])
+            if len(line) <= width:
+                return line
+    return (" " + _short(parts[-1]))[:width] if parts else ""
 
 
 class StatusLine(Static):

@@ -202,6 +202,13 @@ class HuichatApp(App[int]):
         messages carry errors, paths and what was said, where "[/INST]" or "[b]" is text, not markup."""
         super().notify(message, title=title, severity=severity, timeout=timeout, markup=False)
 
+    def action_help_quit(self) -> None:
+        """ctrl+c with nothing to stop or copy: how to quit (Textual's own notice, written in markup)."""
+        for key, active in self.active_bindings.items():
+            if active.binding.action in ("quit", "app.quit"):
+                self.notify(f"Press {key} to quit the app", title="Do you want to quit?")
+                return
+
     def on_mount(self) -> None:
         # a theme picked from now on (the palette) is kept for the next start
         self.theme_changed_signal.subscribe(self, lambda theme: self.theme_choice.save(theme.name))

@@ -42,6 +42,9 @@ async def test_brackets_in_messages_tool_calls_and_ids_show_as_written(tmp_path:
     app = build_app(tmp_path, loaded_config(fake_providers(fake_llm)), kernel=kernel)
     async with app.run_test(size=(140, 40)) as pilot:
         await ready(pilot)
+        await pilot.press("ctrl+c")  # nothing to stop: Textual's notice, its markup written out
+        await pilot.pause()
+        assert [n.message for n in app._notifications if "quit" in n.message] == ["Press ctrl+q to quit the app"]
         await pilot.press("ctrl+o")
         await wait_until(pilot, lambda: isinstance(app.screen, SessionsScreen))
         rows = [str(o.prompt) for o in app.screen.query_one(OptionList)._options]

@@ -135,6 +135,29 @@ async def test_esc_cancels_an_edit_and_the_text_is_sent_as_a_new_message(tmp_pat
         assert len(kernel.session_turns(app.chat_screen.session_id or "")) == 2
 
 
+async def test_what_was_being_typed_comes_back_after_an_edit_is_cancelled_or_sent(
+    tmp_path: Path, fake_llm: FakeLLM
+) -> None:
+    fake_llm.push(Reply(text="一号回答"), Reply(text="改后的回答"))
+    kernel = deterministic_kernel(tmp_path)
+    app = build_app(tmp_path, loaded_config(fake_providers(fake_llm)), kernel=kernel)
+    async with app.run_test(size=(120, 36)) as pilot:
+        await ready(pilot)
+        screen = app.chat_screen
+        await _ask(pilot, app, "第一句", "一号回答")
+        await pilot.press(*"my unsent draft")
+        await pilot.press("ctrl+up", "up", "e")  # the first message, into the prompt
+        assert screen.prompt.text == "第一句" and screen.editing is not None
+        await pilot.press("escape")
+        assert screen.prompt.text == "my unsent draft" and screen.editing is None
+        await pilot.press("ctrl+up", "up", "e")
+        await pilot.press(*"改")
+        await pilot.press("enter")
+        await wait_until(pilot, lambda: not screen.replying and said(app)[-1].text == "改后的回答")
+        assert [m.text for m in said(app)] == ["第一句改", "改后的回答"]
+        assert screen.prompt.text == "my unsent draft"  # the edit went; the draft waits to be sent
+
+
 async def test_regenerate_with_nothing_to_regenerate_says_so(tmp_path: Path, fake_llm: FakeLLM) -> None:
     app = build_app(tmp_path, loaded_config(fake_providers(fake_llm)))
     async with app.run_test(size=(120, 36)) as pilot:

@@ -59,6 +59,8 @@ class ChatBase(Screen[None]):
         """That session's title (its topic), shown in the status line."""
         self.editing: str | None = None
         """The turn whose message is being edited in the prompt: sending it starts a new branch there."""
+        self.draft = ""
+        """What the prompt held when an edit began: given back when the edit is sent or left."""
         self.history: PromptHistory | None = None
         """The prompts sent, across sessions (↑ on an empty prompt, ctrl+r)."""
         self._memory_line = "memory: loading…"
@@ -94,6 +96,15 @@ class ChatBase(Screen[None]):
             return
         title = f"{self.session_title} · " if self.session_title else ""
         self.session_status = f"{title}session {self.session_id}"
+
+    def leave_edit(self) -> bool:
+        """Stop editing; the draft the edit set aside goes back into the prompt. True when there was one."""
+        self.editing = None
+        draft, self.draft = self.draft, ""
+        if draft:
+            self.prompt.text = draft
+            self.prompt.move_cursor(self.prompt.document.end)
+        return bool(draft)
 
     def restore_prompt(self, text: str) -> None:
         """Give the user's text back (nothing typed is ever lost)."""

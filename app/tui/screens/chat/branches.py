@@ -44,6 +44,8 @@ class ChatBranches(ChatReply):
         if not text:
             self.notify("This turn has no message of yours to edit.", timeout=3)
             return
+        if self.editing is None:  # what was being typed waits beside the edit (nothing typed is lost)
+            self.draft = self.prompt.text if self.prompt.text.strip() and self.prompt.text != text else ""
         self.editing = turn_id
         self.prompt.text = text
         self.prompt.move_cursor(self.prompt.document.end)
@@ -56,7 +58,8 @@ class ChatBranches(ChatReply):
         if not text:
             self.notify("This turn has no message of yours to ask again.", timeout=3)
             return
-        self.editing = None
+        if self.editing is not None:
+            self.leave_edit()
         self.send(text, turn_id)
 
     def _target(self, what: str) -> str | None:
@@ -89,8 +92,10 @@ class ChatBranches(ChatReply):
     def action_focus_prompt(self) -> None:
         """Esc: back to typing (an edit in progress is cancelled: its text stays, to send as a new message)."""
         if self.editing is not None:
-            self.editing = None
-            self.notify("Edit cancelled: Enter now sends the text as a new message.", timeout=4)
+            if self.leave_edit():
+                self.notify("Edit cancelled: what you were typing is back in the prompt.", timeout=4)
+            else:
+                self.notify("Edit cancelled: Enter now sends the text as a new message.", timeout=4)
         self.prompt.focus()
 
     @work(group="branch", exclusive=True, exit_on_error=False)

@@ -33,7 +33,9 @@ class ChatReply(ChatMemory):
         event.prompt.clear()
         if self.history is not None:
             self.history.add(event.text)
-        editing, self.editing = self.editing, None
+        editing = self.editing
+        if editing is not None:
+            self.leave_edit()  # the edit goes; what was being typed before it comes back
         self.send(event.text, editing)
 
     def send(self, text: str, in_place_of: str | None = None) -> None:

@@ -46,7 +46,8 @@ class ChatSessions(ChatProvider):
             self.session.role = self.role  # the role chosen stays for the next session
         self.session_id = None
         self.session_title = ""
-        self.editing = None
+        if self.editing is not None:
+            self.leave_edit()
         await self.transcript.remove_children()
         self.panel.clear()
         self.refresh_session_label()
@@ -101,7 +102,8 @@ class ChatSessions(ChatProvider):
             self.role = self.session.role
         self.session_id = session_id
         self.session_title = self.session.topic if self.session is not None else turns[-1].topic
-        self.editing = None
+        if self.editing is not None:
+            self.leave_edit()
         self.panel.clear()
         await self.transcript.remove_children()
         widgets = [widget for turn in turns for widget in ChatMessage.for_turn(turn)]

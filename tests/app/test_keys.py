@@ -5,6 +5,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from textual import events
+
 from benchmarks.fakellm import FakeLLM
 from huichat.app.tui.app import HuichatApp
 from huichat.app.tui.screens.help import HELP, HelpScreen
@@ -121,6 +123,31 @@ async def test_letters_typed_over_the_panel_or_transcript_go_to_the_prompt(tmp_p
         assert chat.prompt.has_focus and chat.prompt.text == "还有x"
         await pilot.press("down", "question_mark")  # a bound key still does what F1 says
         await wait_until(pilot, lambda: isinstance(app.screen, HelpScreen))
+
+
+async def test_a_burst_typed_over_the_panel_is_text_not_its_letter_keys(tmp_path: Path, fake_llm: FakeLLM) -> None:
+    # keys arrive faster than the focus moves: the first one of "tell me" over the panel sent the
+    # focus to the prompt, and the e behind it, already on its way to the panel, ran "correct"
+    # (an x would have forgotten the highlighted turn), and the burst's Enter opened a turn
+    app = _memory_app(tmp_path, fake_llm)
+    async with app.run_test(size=(140, 40)) as pilot:
+        await ready(pilot)
+        chat = app.chat_screen
+        await _recalled(pilot)
+        hits = len(chat.panel.hits)
+        await pilot.press("down")
+        assert chat.query_one(MemoryPanel).options.has_focus
+        for key in ("t", "e", "x", "t"):  # all queued before any is handled, as a fast typist's
+            app.post_message(events.Key(key, key))
+        await pilot.pause(0.2)
+        assert chat.prompt.has_focus and chat.prompt.text == "text" and app.screen is chat
+        assert len(chat.panel.hits) == hits and not any("Forgot" in n.message for n in app._notifications)
+        await pilot.press("down")  # into the panel on purpose: its keys are keys again…
+        assert chat.query_one(MemoryPanel).options.has_focus
+        for key in ("s", "enter"):  # …until the next burst, whose Enter sends the message
+            app.post_message(events.Key(key, key if key != "enter" else "\r"))
+        await wait_until(pilot, lambda: not chat.replying and said(app)[-2].text == "texts")
+        assert app.screen is chat and chat.prompt.text == ""
 
 
 async def test_search_keeps_its_query_box_usable(tmp_path: Path) -> None:

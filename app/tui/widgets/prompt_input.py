@@ -59,11 +59,14 @@ class PromptInput(TextArea):
         if event.key == "enter":
             event.stop()
             event.prevent_default()
-            text = self.text
-            if text.strip():
-                self.post_message(self.Submitted(self, text))
+            self.submit()
             return
         await super()._on_key(event)
+
+    def submit(self) -> None:
+        """Send what the prompt holds (nothing when it holds only spaces)."""
+        if self.text.strip():
+            self.post_message(self.Submitted(self, self.text))
 
     def action_cursor_up(self, select: bool = False) -> None:
         """An older prompt (on an empty prompt, or one showing a recalled prompt); else up a

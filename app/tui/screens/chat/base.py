@@ -61,6 +61,8 @@ class ChatBase(Screen[None]):
         """The turn whose message is being edited in the prompt: sending it starts a new branch there."""
         self.draft = ""
         """What the prompt held when an edit began: given back when the edit is sent or left."""
+        self._typed_at = 0.0
+        """When a key typed outside the prompt was last taken into it (``ChatScreen.on_key``)."""
         self.history: PromptHistory | None = None
         """The prompts sent, across sessions (↑ on an empty prompt, ctrl+r)."""
         self._memory_line = "memory: loading…"

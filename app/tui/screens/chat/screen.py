@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import time
+
 from textual import events, on, work
 from textual.app import ComposeResult
 from textual.binding import Binding
@@ -14,6 +16,10 @@ from huichat.app.tui.widgets.chat_message import ChatMessage
 from huichat.app.tui.widgets.memory_panel import MemoryPanel
 from huichat.app.tui.widgets.prompt_input import PromptInput
 from huichat.app.tui.widgets.status_line import StatusLine
+
+_BURST = 0.3
+"""Seconds after a key typed over the panel or a message went to the prompt during which the next
+keys that reach the screen are taken as more of the same typing."""
 
 
 class ChatScreen(ChatBranches):
@@ -76,11 +82,25 @@ class ChatScreen(ChatBranches):
     def on_key(self, event: events.Key) -> None:
         # a character that reached the screen unhandled was typed where nothing takes text: keys
         # typed while the app was starting (before anything had focus), or over the memory panel
-        # or the transcript. They are the words of a message, not lost keystrokes.
-        if event.is_printable and event.character and event.key not in self.active_bindings:
+        # or the transcript. They are the words of a message, not lost keystrokes. So are the keys
+        # of the same burst that were already on their way to the panel or a message when the
+        # first one moved the focus: "tell me" over the panel ran its e (correct) and l, and a
+        # burst's x would have forgotten the highlighted turn.
+        burst = time.monotonic() - self._typed_at < _BURST
+        if event.is_printable and event.character and (burst or event.key not in self.active_bindings):
             event.stop()
-            self.prompt.focus()
+            self._typed_at = time.monotonic()
+            self.set_focus(self.prompt)
             self.prompt.insert(event.character)
+        elif burst and event.key == "enter":  # the burst's Enter sends it (not: open the highlighted turn)
+            event.stop()
+            self._typed_at = 0.0
+            self.set_focus(self.prompt)
+            self.prompt.submit()
+
+    def on_descendant_focus(self, event: events.DescendantFocus) -> None:
+        if event.widget is not self.prompt:  # the focus moved on purpose (↓, ctrl+↑): its keys are keys again
+            self._typed_at = 0.0
 
     def on_screen_resume(self) -> None:
         # back from search, a turn or a dialog: typing goes to the prompt again

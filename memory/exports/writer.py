@@ -98,7 +98,9 @@ def export(
     elif fmt is ExportFormat.JSONL:
         with _atomic(target) as handle:
             for stored in sessions:
-                report.alternatives += len(stored.of_type(sidecar.ALTERNATIVE))
+                report.alternatives += len(stored.of_type(sidecar.ALTERNATIVE)) + sum(
+                    1 for _ in stored.beside_messages()
+                )
                 for line in huichat_jsonl.session_lines(stored):
                     handle.write(json.dumps(line, ensure_ascii=False, separators=(",", ":")) + "\n")
     else:

@@ -5,6 +5,8 @@ One JSON object per line, grouped by session, each with a ``record`` field:
 - ``session``: ``format`` (this layout's version), ``session_id``, ``session_file`` and the
   header's ``meta`` (title, source block);
 - ``turn``: one turn with every field (``Turn.to_record()``);
+- ``beside``: one turn kept beside the current branch (a message edited and sent again, a reply
+  asked again: ``memory.branches``), with every field, in the order written;
 - ``source``: one record of the session's import record (alternatives, skipped nodes, part
   details, imports), with its ``session_id``.
 
@@ -27,6 +29,7 @@ EXPECTED = "a huichat JSONL export (one record per line: session, turn, source)"
 FORMAT_VERSION = 1
 SESSION = "session"
 TURN = "turn"
+BESIDE = "beside"
 SOURCE = "source"
 
 
@@ -41,6 +44,8 @@ def session_lines(stored: StoredSession) -> Iterator[dict[str, Any]]:
     }
     for turn in stored.turns:
         yield {"record": TURN, **turn.to_record()}
+    for turn in stored.beside:  # read before this record kind existed, they are passed over
+        yield {"record": BESIDE, **turn.to_record()}
     for entry in stored.records:
         yield {"record": SOURCE, "session_id": stored.session_id, **entry}
 
@@ -51,12 +56,13 @@ class _Session:
         self.session_file = session_file
         self.meta = dict(meta)
         self.turns: list[Turn] = []
+        self.beside: list[Turn] = []
         self.records: list[dict[str, Any]] = []
 
     def conversation(self, label: str) -> ImportedConversation | None:
         if not self.turns:
             return None
-        stored = StoredSession(self.session_id, self.session_file, self.meta, self.turns, self.records)
+        stored = StoredSession(self.session_id, self.session_file, self.meta, self.turns, self.records, self.beside)
         return restore(stored, f"{label}#{self.session_id}")
 
 
@@ -78,7 +84,7 @@ def read(source: Source) -> Iterator[ImportedConversation]:
             raise ImportFormatError(
                 f"{source.label}: written by a newer huichat (format {item['format']}); upgrade huichat to import it"
             )
-        if kind == TURN:
+        if kind in (TURN, BESIDE):
             try:
                 turn = Turn.from_record(item)
             except (KeyError, ValueError, TypeError) as exc:
@@ -86,7 +92,7 @@ def read(source: Source) -> Iterator[ImportedConversation]:
                     f"{source.label}: line {index + 1}: not a turn ({exc}); expected {EXPECTED}"
                 ) from exc
             current.session_file = current.session_file or turn.session_file
-            current.turns.append(turn)
+            (current.turns if kind == TURN else current.beside).append(turn)
         elif kind == SOURCE:
             current.records.append({k: v for k, v in item.items() if k not in ("record", "session_id")})
     if current is not None and (done := current.conversation(source.label)) is not None:

@@ -158,6 +158,8 @@ class Planner:
                 known.add(message.id)
                 previous = message.id
             known.update(str(r.get("message", {}).get("id")) for r in stored.of_type(sidecar.ALTERNATIVE))
+            # the turns kept beside the current branch (an edit, a reply asked again) are there already
+            known.update(message.id for message, _ in stored.beside_messages())
             known.update(str(r.get("node", {}).get("id")) for r in stored.of_type(sidecar.SKIPPED))
             described = {str(r.get("id")) for r in stored.of_type(sidecar.PARTS)}
         new = tuple(m for m in conversation.messages if m.id not in known)

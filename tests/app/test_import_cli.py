@@ -272,3 +272,40 @@ def test_ctrl_c_while_embedding_stops_keeps_every_vector_and_a_rerun_computes_on
     rerun.send_signal(signal.SIGINT)
     _, err = rerun.communicate(timeout=120)
     assert rerun.returncode == 130, err
+
+
+def test_a_jsonl_export_keeps_the_branches_beside_and_another_install_keeps_them_too(tmp_path: Path) -> None:
+    # a message edited and sent again: the earlier turn stays beside the new one (F1: "kept under
+    # their own ids"); the JSONL export left it out while markdown and ChatGPT held it
+    config = _config(tmp_path)
+    kernel = runtime(load_config(config)).open_kernel()
+    handle = kernel.new_session(NOW)
+    first = kernel.append_turn(
+        handle, TurnDraft((Message("user", "我的牙医是谁？"), Message("assistant", "不知道")), NOW)
+    )
+    edited = kernel.branch_before(handle.session_id, first.id)
+    kept = kernel.append_turn(
+        edited, TurnDraft((Message("user", "我的牙医叫什么？"), Message("assistant", "Dr. Patel")), NOW)
+    )
+    kernel.close()
+    done = _huichat(config, "export", "--format", "jsonl", "--out", str(tmp_path / "all.jsonl"))
+    assert done.returncode == 0, done.stderr
+    assert "2 messages of other branches" in done.stdout
+    lines = [json.loads(line) for line in (tmp_path / "all.jsonl").read_text(encoding="utf-8").splitlines()]
+    assert [(line["record"], line["id"]) for line in lines if line["record"] in ("turn", "beside")] == [
+        ("turn", kept.id),
+        ("beside", first.id),
+    ]
+    # imported back where it came from: the branch is there already, as a turn beside (not doubled)
+    back = _huichat(config, "import", "--no-embed", str(tmp_path / "all.jsonl"))
+    assert back.returncode == 0 and "1 conversations unchanged" in back.stdout
+    again = _huichat(config, "export", "--format", "jsonl", "--out", str(tmp_path / "again.jsonl"))
+    assert "2 messages of other branches" in again.stdout
+    other = tmp_path / "other"
+    other.mkdir()
+    second = _config(other)
+    assert _huichat(second, "import", "--no-embed", str(tmp_path / "all.jsonl")).returncode == 0
+    again = _huichat(second, "export", "--format", "markdown", "--out", str(tmp_path / "md"))
+    assert again.returncode == 0 and "2 messages of other branches" in again.stdout
+    written = "".join(p.read_text(encoding="utf-8") for p in (tmp_path / "md").glob("*.md"))
+    assert "我的牙医是谁？" in written and "我的牙医叫什么？" in written

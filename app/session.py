@@ -182,6 +182,10 @@ class ChatSession:
     """The session's role (a name in ``chat.roles``; '': none), recorded in its transcript."""
     _titled_at: int | None = field(default=None, init=False)
     _language_of_session: str = field(default="", init=False)
+    _set_aside: frozenset[str] = field(default=frozenset(), init=False)
+    """The turns a new branch is about to replace (``branch_before``): still on the current branch
+    in the index until the next turn is written, they are no memory for the reply that replaces
+    them (asked again, "我的牙医是谁？" found the very answer being replaced, at 1.000)."""
 
     @classmethod
     def from_runtime(cls, runtime: Runtime, *, kernel: MemoryKernel, llm: LLMClient) -> ChatSession:
@@ -212,6 +216,7 @@ class ChatSession:
         """Continue ``session_id``'s anchor chain from now on."""
         self.handle = await asyncio.to_thread(self.kernel.resume_session, session_id)
         self.turns = await asyncio.to_thread(self.kernel.session_turns, session_id)
+        self._set_aside = frozenset()
         meta = await asyncio.to_thread(self.kernel.session_meta, self.handle.session_file)
         self.title = SessionTitle.from_meta(meta)
         self.role = str(meta.get("role") or "")
@@ -227,6 +232,7 @@ class ChatSession:
         if self.handle is None:
             raise KernelError("nothing to branch from: this session has no turn yet")
         self.handle = await asyncio.to_thread(self.kernel.branch_before, self.handle.session_id, turn_id)
+        self._set_aside = frozenset(t.id for t in self.turns if t.turn_index >= self.handle.next_index)
         self.turns = [t for t in self.turns if t.turn_index < self.handle.next_index]
 
     async def switch_branch(self, turn_id: str) -> None:
@@ -234,6 +240,7 @@ class ChatSession:
         if self.handle is None:
             raise KernelError("this session has no branches yet")
         await asyncio.to_thread(self.kernel.switch_branch, self.handle.session_file, turn_id)
+        self._set_aside = frozenset()
         self.handle = await asyncio.to_thread(self.kernel.resume_session, self.handle.session_id)
         self.turns = await asyncio.to_thread(self.kernel.session_turns, self.handle.session_id)
 
@@ -241,6 +248,7 @@ class ChatSession:
         """Forget the current session; the next message starts a new one."""
         self.handle = None
         self.turns = []
+        self._set_aside = frozenset()
         self.topic = ""
         self.title = None
         self.role = ""
@@ -345,6 +353,7 @@ class ChatSession:
         session_file = self.handle.session_file if self.handle is not None and self.turns else None
         forgotten = await asyncio.to_thread(self.kernel.forgotten_in, session_file) if session_file else frozenset()
         history, in_context = self._history(language, forgotten)
+        in_context |= self._set_aside
         provider = self.llm.provider(provider_name)
         choice = self.memory_mode(provider_name)
         recall_first = self.config.auto_recall or choice.recalls_first
@@ -553,6 +562,7 @@ class ChatSession:
         )
         draft = TurnDraft(tuple(messages), now, self.topic, tuple(progress.recalled), status, (*extra, *answered_by))
         turn = self.kernel.append_turn(self.handle, draft)
+        self._set_aside = frozenset()  # beside the new branch now: the index leaves them out
         self.turns.append(turn)
         fields = {key: value for key, value in (("role", self.role), ("face", self.face)) if value}
         if starts and fields:  # the transcript exists from its first turn on

@@ -582,3 +582,25 @@ async def test_a_turn_forgotten_mid_conversation_leaves_the_models_context(
     sent = [m["content"] for m in fake_llm.requests[-1]["messages"]]
     assert not any("4711" in content for content in sent)
     assert any(content == "今天天气不错" for content in sent)  # the rest of the conversation stays
+
+
+async def test_asked_again_the_reply_being_replaced_is_no_memory_for_its_replacement(
+    kernel: MemoryKernel, fake_llm: FakeLLM, remembered: str
+) -> None:
+    # F4 on "本地模型部署用什么？": the turn being replaced was still on the current branch in the
+    # index until the new one was written, and the search for the same words found it first
+    fake_llm.responder = _memory_answerer()
+    session = _session(kernel, fake_llm)
+    await _reply(session, "本地模型部署用什么？")
+    assert session.handle is not None
+    replaced = kernel.session_turns(session.handle.session_id)[0]
+    await session.branch_before(replaced.id)
+    events = await _reply(session, "本地模型部署用什么？")
+    found = [h.turn.id for e in events if isinstance(e, RecallFinished) and e.results for h in e.results]
+    assert found and replaced.id not in found and remembered in found
+    done = events[-1]
+    assert isinstance(done, ReplyCompleted) and done.turn.id != replaced.id
+    # the next reply searches as usual: the new branch's turn is in context, the old one beside it
+    later = await _reply(session, "本地模型部署用什么？")
+    found = [h.turn.id for e in later if isinstance(e, RecallFinished) and e.results for h in e.results]
+    assert replaced.id not in found and done.turn.id not in found

@@ -209,14 +209,16 @@ class Catalogue:
         ]
         return sorted(infos, key=lambda s: s.last, reverse=True)
 
-    def turn(self, turn_id: str) -> Turn | None:
-        """One turn read from its transcript, linked to its neighbours (None if unknown).
+    def turn(self, turn_id: str, *, beside: bool = False) -> Turn | None:
+        """One turn read from its transcript, linked to its neighbours (None if unknown); with
+        ``beside``, also a turn kept beside its session's current branch (an edit's or a reply
+        asked again's earlier turn, which the index no longer holds).
 
         A session continued after its month was archived is read whole — archived part
         first — so the turns on either side of the cut keep their links.
         """
         self.refresh()
-        holder = next((e for e in self._entries.values() if turn_id in e.ids), None)
+        holder = next((e for e in self._entries.values() if turn_id in e.ids or (beside and turn_id in e.beside)), None)
         if holder is None:
             return None
         parts = sorted(
@@ -226,7 +228,7 @@ class Catalogue:
         texts = [text for text in (self._text(key) for key in parts) if text is not None]
         relpath = parts[-1].split(_ARCHIVED)[-1]
         parsed = TurnChunker.parse("\n".join(texts), relpath, _stem(relpath))
-        return next((turn for turn in parsed.turns if turn.id == turn_id), None)
+        return next((turn for turn in (*parsed.turns, *parsed.beside) if turn.id == turn_id), None)
 
     def locate(self, turn_id: str) -> tuple[str, bool] | None:
         """The transcript (a key: archived ones hold ``::``) that holds ``turn_id``, and whether
@@ -236,6 +238,11 @@ class Catalogue:
             if turn_id in entry.ids or turn_id in entry.hidden or turn_id in entry.beside:
                 return key, turn_id in entry.hidden
         return None
+
+    def beside_ids(self, key: str) -> frozenset[str]:
+        """The turns transcript ``key`` (``locate``'s) keeps beside its current branch."""
+        entry = self._entries.get(key)
+        return frozenset(entry.beside) if entry is not None else frozenset()
 
     def _text(self, key: str) -> str | None:
         if _ARCHIVED in key:

@@ -36,7 +36,10 @@ def run(args: argparse.Namespace, runtime: Runtime) -> int:
     catalogue = runtime.open_catalogue()
     if (found := catalogue.locate(turn_id)) is not None and found[1]:
         raise CommandError(f"turn {turn_id} is forgotten (huichat forget --undo {turn_id} brings it back)")
-    turn = None if args.json else catalogue.turn(turn_id)
+    aside = found is not None and turn_id in catalogue.beside_ids(found[0])
+    turn = catalogue.turn(turn_id, beside=True) if aside or not args.json else None
+    if aside:  # the index holds the current branch only
+        print(f"huichat: turn {turn_id} is on a branch kept beside the current one (← → in the chat)", file=sys.stderr)
     if turn is None:
         turn = _indexed(runtime, turn_id)
         if not args.json:

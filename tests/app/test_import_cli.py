@@ -288,6 +288,10 @@ def test_a_jsonl_export_keeps_the_branches_beside_and_another_install_keeps_them
         edited, TurnDraft((Message("user", "我的牙医叫什么？"), Message("assistant", "Dr. Patel")), NOW)
     )
     kernel.close()
+    # the earlier turn is shown by its id, said to be beside the current branch (the index holds that one only)
+    for extra in ((), ("--json",)):
+        shown = _huichat(config, "show", first.id, *extra)
+        assert shown.returncode == 0 and "我的牙医是谁？" in shown.stdout and "kept beside" in shown.stderr
     done = _huichat(config, "export", "--format", "jsonl", "--out", str(tmp_path / "all.jsonl"))
     assert done.returncode == 0, done.stderr
     assert "2 messages of other branches" in done.stdout

@@ -62,7 +62,7 @@ def search(
 ) -> ToolOutcome:
     """Search memory and put the results in the seed's format, as ``recall_memory`` answers
     (auto-recall calls it directly with the user's message). Raises ``KernelError``."""
-    return answered(kernel, kernel.search(_request(query, context, top_k, filter_expr)))
+    return answered(kernel, kernel.search(_request(query, context, top_k, filter_expr)), bool(context.exclude_ids))
 
 
 def _request(query: str, context: ToolContext, top_k: int | None, filter_expr: str | None) -> SearchRequest:
@@ -104,7 +104,7 @@ def search_several(
                 if (r.turn.id in fresh if r.role == "hit" else r.hit_id in fresh and r.turn.id not in shown | fresh)
             ),
         )
-        body = answered(kernel, left).content if left.results or not again else ""
+        body = answered(kernel, left, bool(context.exclude_ids)).content if left.results or not again else ""
         if again:
             line = "已在上面的检索结果中 (hits shown above): " + ", ".join(f"[id:{turn_id}]" for turn_id in again)
             body = f"{body}\n{line}" if body else line
@@ -128,11 +128,15 @@ def search_several(
     return ToolOutcome("\n\n".join(sections), results, recalled, trace="; ".join(traces))
 
 
-def answered(kernel: MemoryKernel, results: SearchResults) -> ToolOutcome:
-    """A search's results as ``recall_memory`` answers: the seed's format, or one line when nothing matched."""
+def answered(kernel: MemoryKernel, results: SearchResults, conversation: bool = False) -> ToolOutcome:
+    """A search's results as ``recall_memory`` answers: the seed's format, or one line when nothing
+    matched — and, when the conversation so far was left out of the search (``conversation``), a
+    line that says so: asked in the session where it was said, a fact is above, not in memory."""
     if not results.results:
         scope = f" in {results.time_range.describe()}" if results.time_range else ""
         content = f"没有找到相关记忆{scope}。(no relevant memory{scope})"
+        if conversation:
+            content += "\n本次对话中已说过的内容不在检索范围内，见上文。(this conversation is not searched: see above)"
         if results.below is not None:
             near = results.below
             snippet = " ".join(near.turn.text.split())[:80]

@@ -151,3 +151,19 @@ def test_the_panel_line_of_several_searches_says_what_each_one_found(tmp_path: P
     assert first == "“打印机” · 1 hit"
     # the second search's own time, and what it found there (nothing said last year)
     assert second.startswith("“VPN” · 去年 → ") and "1 hit" not in second
+
+
+def test_with_nothing_found_outside_the_conversation_the_model_is_pointed_above(tmp_path: Path) -> None:
+    # asked in the session where it was said, the fact is in the model's context and left out of
+    # the search: "no relevant memory" alone read as "I never heard of it"
+    kernel, ids = _office(tmp_path, RetrieverConfig(min_similarity=0.0))
+    outcome = run_tool(kernel, RECALL_MEMORY, {"query": "打印机"}, ToolContext(NOW, exclude_ids=frozenset(ids)))
+    kernel.close()
+    kernel, _ids = _office(tmp_path / "other", RetrieverConfig(min_similarity=1.0))
+    alone = run_tool(kernel, RECALL_MEMORY, {"query": "打印机"}, ToolContext(NOW))  # nothing left out
+    kernel.close()
+    assert outcome.content.splitlines() == [
+        "没有找到相关记忆。(no relevant memory)",
+        "本次对话中已说过的内容不在检索范围内，见上文。(this conversation is not searched: see above)",
+    ]
+    assert "see above" not in alone.content and alone.content.startswith("没有找到相关记忆")

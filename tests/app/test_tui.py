@@ -96,13 +96,19 @@ async def test_a_reply_that_recalls_nothing_says_so_in_the_panel(tmp_path: Path,
     # the panel said "Recalling…" at the start of every reply and kept saying it when none came
     kernel = deterministic_kernel(tmp_path)
     seed_memory(kernel)
-    fake_llm.responder = lambda body: memory_model(body) if "部署" in str(body["messages"]) else Reply(text="Noted.")
+    fake_llm.responder = lambda body: (
+        memory_model(body)
+        if "部署" in str(body["messages"])
+        else Reply(text="Noted. " * 8, chunk_chars=4, chunk_delay=0.05)
+    )
     app = build_app(tmp_path, loaded_config(fake_providers(fake_llm)), kernel=kernel)
     async with app.run_test(size=(140, 40)) as pilot:
         await ready(pilot)
         panel = app.chat_screen.query_one(MemoryPanel)
         await pilot.press(*"I like green tea", "enter")
-        await wait_until(pilot, lambda: _idle(app) and len(said(app)) == 2)
+        await wait_until(pilot, lambda: len(said(app)) == 2 and bool(said(app)[1].text))
+        assert "Recalling" not in str(panel.query_one(".scope").render())  # streaming, no search asked for
+        await wait_until(pilot, lambda: _idle(app))
         assert str(panel.query_one(".scope").render()) == "Nothing recalled for this reply."
         await pilot.press(*"上周三我们用什么部署的？", "enter")
         await wait_until(pilot, lambda: _idle(app) and len(said(app)) == 4)

@@ -90,7 +90,7 @@ class ChatReply(ChatMemory):
                 return
             user_message.state = "done"
             user_message.set_note("")
-            self.panel.clear("Recalling…")
+            self.panel.clear("Waiting for the reply: memory is searched when it is needed…")
             self.recalled = False
             provider = self.huichat.provider_name
             answer = ChatMessage("assistant", label=provider or "assistant")
@@ -123,11 +123,13 @@ class ChatReply(ChatMemory):
 
     async def show_event(self, event: SessionEvent, asked: ChatMessage, answer: ChatMessage) -> None:
         """Render one event of the reply to ``asked``."""
-        from huichat.app.session import RecallFinished, ReplyCompleted, ReplyFailed, ToolCalled
+        from huichat.app.session import RecallFinished, RecallStarted, ReplyCompleted, ReplyFailed, ToolCalled
         from huichat.providers.events import TextDelta
 
         if isinstance(event, TextDelta):
             await answer.append(event.text)
+        elif isinstance(event, RecallStarted) and self.recalled is False:  # the first search of this reply
+            self.panel.clear("Recalling…")
         elif isinstance(event, ToolCalled):
             answer.add_tool_note(call_label(event.name, event.arguments))
         elif isinstance(event, RecallFinished):

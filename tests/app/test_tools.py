@@ -167,3 +167,27 @@ def test_with_nothing_found_outside_the_conversation_the_model_is_pointed_above(
         "本次对话中已说过的内容不在检索范围内，见上文。(this conversation is not searched: see above)",
     ]
     assert "see above" not in alone.content and alone.content.startswith("没有找到相关记忆")
+
+
+def test_a_stopped_or_failed_turn_found_says_so_in_the_panel(tmp_path: Path) -> None:
+    from huichat.app.tui.widgets.memory_panel import hit_prompt
+    from huichat.memory.results import SearchRequest
+    from huichat.memory.turns import STATUS_FAILED, STOPPED
+
+    kernel = open_kernel(tmp_path)
+    session = kernel.new_session(NOW)
+    for i, error in enumerate((STOPPED, "the provider ended the reply without finishing it", "")):
+        kernel.append_turn(
+            session,
+            TurnDraft(
+                (Message("user", f"打印机第 {i} 次"), Message("assistant", "…")),
+                NOW + timedelta(minutes=i),
+                status=STATUS_FAILED if error else "ok",
+                extra=(("error", error),) if error else (),
+            ),
+        )
+    found = kernel.search(SearchRequest("打印机", NOW + timedelta(hours=1), 5, include_failed=True))
+    kernel.close()
+    shown = {h.turn.messages[0].text: str(hit_prompt(h, ZONE, 80)) for h in found.hits}
+    assert "■ stopped" in shown["打印机第 0 次"] and "⚠ failed" in shown["打印机第 1 次"]
+    assert "stopped" not in shown["打印机第 2 次"] and "failed" not in shown["打印机第 2 次"]

@@ -30,6 +30,7 @@ def hit_prompt(hit: SearchHit, zone: tzinfo, snippet_chars: int, *, similar_to: 
     how many near-duplicates it stands for (``+N similar``; ``+`` shows them).
     """
     from huichat.memory.results import placement  # memory is open once there are hits; the panel paints without it
+    from huichat.memory.turns import STATUS_OK, STOPPED
 
     turn = hit.turn
     local = turn.timestamp.astimezone(zone)
@@ -50,6 +51,8 @@ def hit_prompt(hit: SearchHit, zone: tzinfo, snippet_chars: int, *, similar_to: 
         text.append(f" · linked to {hit.linked_to} by {', '.join(hit.linked_by)}", style="magenta")
     if hit.similar:
         text.append(f" +{len(hit.similar)} similar", style="bold")
+    if turn.status != STATUS_OK:  # found with ctrl+t: a reply stopped or failed says so, as in the chat
+        text.append(" · ■ stopped" if dict(turn.extra).get("error") == STOPPED else " · ⚠ failed", style="red")
     snippet = " ".join(turn.text.split())
     if len(snippet) > snippet_chars:
         snippet = snippet[: snippet_chars - 1] + "…"

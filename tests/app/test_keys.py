@@ -108,14 +108,20 @@ async def test_the_prompt_panel_and_search_keys_move_focus_predictably(tmp_path:
         await wait_until(pilot, lambda: app.screen is chat)
 
 
+async def _into_the_panel(pilot: Any) -> Any:
+    """Memory loaded, a reply that recalled, and the focus moved (↓) into the panel's hits: the chat screen."""
+    await ready(pilot)
+    chat = pilot.app.chat_screen
+    await _recalled(pilot)
+    await pilot.press("down")
+    assert chat.query_one(MemoryPanel).options.has_focus
+    return chat
+
+
 async def test_letters_typed_over_the_panel_or_transcript_go_to_the_prompt(tmp_path: Path, fake_llm: FakeLLM) -> None:
     app = _memory_app(tmp_path, fake_llm)
     async with app.run_test(size=(140, 40)) as pilot:
-        await ready(pilot)
-        chat = app.chat_screen
-        await _recalled(pilot)
-        await pilot.press("down")
-        assert chat.query_one(MemoryPanel).options.has_focus
+        chat = await _into_the_panel(pilot)
         await pilot.press(*"还有")  # not lost: the prompt takes them, and keeps the focus
         assert chat.prompt.has_focus and chat.prompt.text == "还有"
         chat.query_one("#transcript").focus()
@@ -131,12 +137,8 @@ async def test_a_burst_typed_over_the_panel_is_text_not_its_letter_keys(tmp_path
     # (an x would have forgotten the highlighted turn), and the burst's Enter opened a turn
     app = _memory_app(tmp_path, fake_llm)
     async with app.run_test(size=(140, 40)) as pilot:
-        await ready(pilot)
-        chat = app.chat_screen
-        await _recalled(pilot)
+        chat = await _into_the_panel(pilot)
         hits = len(chat.panel.hits)
-        await pilot.press("down")
-        assert chat.query_one(MemoryPanel).options.has_focus
         for key in ("t", "e", "x", "t"):  # all queued before any is handled, as a fast typist's
             app.post_message(events.Key(key, key))
         await pilot.pause(0.2)

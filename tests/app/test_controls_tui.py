@@ -323,3 +323,26 @@ async def test_at_start_up_the_users_own_last_session_is_continued_not_an_api_cl
     async with app.run_test(size=(120, 36)) as pilot:
         await wait_until(pilot, lambda: app.chat_screen.session_id is not None)
         assert app.chat_screen.session_id == own.session_id
+
+
+async def test_a_message_letter_that_cannot_act_while_streaming_is_said_not_typed(
+    tmp_path: Path, fake_llm: FakeLLM
+) -> None:
+    # e on the message being answered (no stored turn yet) fell through to the prompt as text
+    fake_llm.push(Reply(text=LONG, chunk_chars=2, chunk_delay=0.05))
+    app = build_app(tmp_path, loaded_config(fake_providers(fake_llm)))
+    async with app.run_test(size=(120, 36)) as pilot:
+        await ready(pilot)
+        screen = app.chat_screen
+        await pilot.press(*"讲个长故事", "enter")
+        await wait_until(pilot, lambda: len(said(app)) == 2 and len(said(app)[-1].text) >= 4)
+        await pilot.press(*"draft")
+        await pilot.pause(0.4)  # a pause: what follows is no longer the same burst of typing
+        await pilot.press("ctrl+up", "up")
+        assert app.focused is said(app)[0] and screen.replying
+        await pilot.press("e")
+        await pilot.pause()
+        assert screen.prompt.text == "draft" and screen.editing is None
+        assert any(n.message == "Wait for the current reply to finish." for n in app._notifications)
+        await pilot.press("escape")
+        await wait_until(pilot, lambda: not screen.replying)

@@ -17,6 +17,9 @@ from huichat.app.tui.widgets.memory_panel import MemoryPanel
 from huichat.app.tui.widgets.prompt_input import PromptInput
 from huichat.app.tui.widgets.status_line import StatusLine
 
+_MESSAGE_LETTERS = frozenset(b.key for b in ChatMessage.BINDINGS if isinstance(b, Binding) and len(b.key) == 1)
+"""A message's letter keys (c, b, e, r): on a message they are never text, even when they cannot act."""
+
 _BURST = 0.3
 """Seconds after a key typed over the panel or a message went to the prompt during which the next
 keys that reach the screen are taken as more of the same typing."""
@@ -87,6 +90,13 @@ class ChatScreen(ChatBranches):
         # first one moved the focus: "tell me" over the panel ran its e (correct) and l, and a
         # burst's x would have forgotten the highlighted turn.
         burst = time.monotonic() - self._typed_at < _BURST
+        message_key = event.key in _MESSAGE_LETTERS and event.key not in self.active_bindings
+        if not burst and message_key and isinstance(self.focused, ChatMessage):
+            # e or r on a message that cannot take them now: said, not typed into the draft
+            event.stop()
+            why = "Wait for the current reply to finish." if self.replying else "This message has no stored turn."
+            self.notify(why, timeout=3)
+            return
         if event.is_printable and event.character and (burst or event.key not in self.active_bindings):
             event.stop()
             self._typed_at = time.monotonic()

@@ -73,6 +73,8 @@ async def test_a_stopped_reply_is_still_marked_when_its_session_is_opened_again(
         await pilot.press("escape")
         await wait_until(pilot, lambda: not screen.replying)
         assert screen.session_id is not None
+        # the stopped turn is stored, and the status line counts it at once (not after the next reply)
+        await wait_until(pilot, lambda: screen.memory_status.startswith("memory: 1 turn "))
         await screen.open_session(screen.session_id)
         await pilot.pause()
         answer = said(app)[-1]
@@ -346,3 +348,14 @@ async def test_a_message_letter_that_cannot_act_while_streaming_is_said_not_type
         assert any(n.message == "Wait for the current reply to finish." for n in app._notifications)
         await pilot.press("escape")
         await wait_until(pilot, lambda: not screen.replying)
+
+
+async def test_a_message_of_only_spaces_is_not_sent_and_says_why(tmp_path: Path, fake_llm: FakeLLM) -> None:
+    app = build_app(tmp_path, loaded_config(fake_providers(fake_llm)))
+    async with app.run_test(size=(120, 36)) as pilot:
+        await ready(pilot)
+        await pilot.press("enter")  # empty: nothing happens, nothing is said
+        await pilot.press("space", "space", "enter")
+        await pilot.pause()
+        assert [n.message for n in app._notifications] == ["Nothing to send: the message holds only spaces."]
+        assert said(app) == [] and fake_llm.requests == []

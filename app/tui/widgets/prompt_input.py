@@ -64,9 +64,11 @@ class PromptInput(TextArea):
         await super()._on_key(event)
 
     def submit(self) -> None:
-        """Send what the prompt holds (nothing when it holds only spaces)."""
+        """Send what the prompt holds (nothing when it is empty; when it holds only spaces, that is said)."""
         if self.text.strip():
             self.post_message(self.Submitted(self, self.text))
+        elif self.text:
+            self.notify("Nothing to send: the message holds only spaces.", timeout=2)
 
     def action_cursor_up(self, select: bool = False) -> None:
         """An older prompt (on an empty prompt, or one showing a recalled prompt); else up a

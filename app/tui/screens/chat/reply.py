@@ -120,6 +120,7 @@ class ChatReply(ChatMemory):
             self.session_id = session.handle.session_id
             self.session_title = session.topic
             self.refresh_session_label()
+            self.call_later(self.update_memory_status)  # the stopped turn is stored: it counts
 
     async def show_event(self, event: SessionEvent, asked: ChatMessage, answer: ChatMessage) -> None:
         """Render one event of the reply to ``asked``."""
@@ -159,6 +160,7 @@ class ChatReply(ChatMemory):
                 self.session_id = event.turn.session_id
                 self.session_title = event.turn.topic
                 self.refresh_session_label()
+                await self.update_memory_status()  # the failed turn is stored: it counts
                 await self.show_branches(event.turn.session_file)
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:

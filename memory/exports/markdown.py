@@ -89,11 +89,15 @@ def render(stored: StoredSession, conversation: ImportedConversation, zone: tzin
         topic = f" · {turn.topic}" if turn.topic and turn.topic != title else ""
         lines += ["---", "", f"## {format_local_time(turn.timestamp, zone)}{topic}", ""]
         speaker = None
+        answered_by = dict(turn.extra).get("model", "")  # a reply made in huichat names its model
         for message in turn.messages:
             if message.kind in ("text", "attachment"):
-                if message.who != speaker:
-                    lines += [f"**{message.who}**", ""]
-                    speaker = message.who
+                who = (
+                    answered_by if message.role == "assistant" and not message.speaker and answered_by else message.who
+                )
+                if who != speaker:
+                    lines += [f"**{who}**", ""]
+                    speaker = who
                 body = message.text if message.kind == "text" else f"*{message.text}*"
                 lines += [body or "*(empty)*", ""]
             else:  # reasoning, tool calls and results, raw content: folded away

@@ -236,6 +236,8 @@ def decode_turn(turn: Turn, previous: str | None) -> list[tuple[ImportedMessage,
         previous = message.id
     kept = [("topic", turn.topic), ("status", turn.status), ("recalled", " ".join(turn.recalled_ids))]
     native_extra = tuple((k, v) for k, v in [*kept, *turn.extra] if v) if not ids else ()
+    # the model that answered, kept with a reply made in huichat (as an import keeps its source's)
+    answered_by = dict(turn.extra).get("model", "") if not ids else ""
     for index in range(position, len(turn.messages)):
         said = turn.messages[index]
         message = ImportedMessage(
@@ -245,6 +247,7 @@ def decode_turn(turn: Turn, previous: str | None) -> list[tuple[ImportedMessage,
             parts=(Part(PART_OF_KIND.get(said.kind, PartKind.UNKNOWN), said.text),),
             time=SourceTime(turn.timestamp.isoformat(), turn.timestamp),
             speaker=said.speaker,
+            model=answered_by if said.role == "assistant" and said.is_chat else "",
             source_turn=turn.id,
             extra=native_extra,
             held_by=turn.id,

@@ -313,3 +313,27 @@ def test_a_jsonl_export_keeps_the_branches_beside_and_another_install_keeps_them
     assert again.returncode == 0 and "2 messages of other branches" in again.stdout
     written = "".join(p.read_text(encoding="utf-8") for p in (tmp_path / "md").glob("*.md"))
     assert "我的牙医是谁？" in written and "我的牙医叫什么？" in written
+
+
+def test_the_model_that_answered_in_huichat_goes_out_with_the_export(tmp_path: Path) -> None:
+    config = _config(tmp_path)
+    kernel = runtime(load_config(config)).open_kernel()
+    kernel.append_turn(
+        kernel.new_session(NOW),
+        TurnDraft(
+            (Message("user", "hi"), Message("assistant", "hello")),
+            NOW,
+            extra=(("provider", "local"), ("model", "qwen2.5-coder-1.5b")),
+        ),
+    )
+    kernel.close()
+    done = _huichat(config, "export", "--format", "chatgpt", "--out", str(tmp_path / "c.json"))
+    assert done.returncode == 0, done.stderr
+    nodes = json.loads((tmp_path / "c.json").read_text(encoding="utf-8"))[0]["mapping"].values()
+    slugs = {
+        n["message"]["author"]["role"]: n["message"]["metadata"].get("model_slug") for n in nodes if n.get("message")
+    }
+    assert slugs["assistant"] == "qwen2.5-coder-1.5b" and slugs["user"] is None
+    done = _huichat(config, "export", "--format", "markdown", "--out", str(tmp_path / "md"))
+    written = "".join(p.read_text(encoding="utf-8") for p in (tmp_path / "md").glob("*.md"))
+    assert "qwen2.5-coder-1.5b" in written

@@ -13,7 +13,7 @@ from dataclasses import dataclass, replace
 
 from huichat.memory.calibration import Evidence
 from huichat.memory.results import Scored
-from huichat.memory.turns import CONTEXT_GAP, Turn
+from huichat.memory.turns import CONTEXT_GAP, Turn, in_context
 from huichat.memory.words import content_terms, has_cjk
 
 
@@ -213,9 +213,9 @@ def words_before_neighbours(
             continue
         for sign in (-1, 1):
             other = position.get((turn.session_id, turn.turn_index + sign))
-            if other is None or abs(turns[other].timestamp - turn.timestamp) > CONTEXT_GAP:
+            if other is None or not in_context(turn, turns[other]):
                 continue
-            if final[turn_id] > final.get(other, final[turn_id]) and holding(other):
+            if final[turn_id] > final[other] and holding(other):
                 final[turn_id] = final[other] - _BELOW
     return final
 

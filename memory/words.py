@@ -29,7 +29,7 @@ from __future__ import annotations
 import functools
 import re
 import unicodedata
-from collections.abc import Container
+from collections.abc import Collection, Container, Mapping
 
 _CJK = "\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff"
 _LETTER = "A-Za-z0-9\u00c0-\u024f\u0370-\u03ff\u0400-\u04ff"
@@ -224,12 +224,30 @@ def _stem(word: str) -> str:
     return word[:-1] if word.endswith("s") else word
 
 
-def words_share(query: str | frozenset[str], text: str) -> float:
+def words_share(query: str | frozenset[str], text: str, across: Mapping[str, Collection[str]] | None = None) -> float:
     """The share of ``query``'s content terms that ``text`` holds (0 when the query has none);
     ``query`` may be its ``content_terms`` already, worked out once for a search's candidates.
-    A CJK character the query holds alone is held by a text that has it anywhere (猫 by 猫咪)."""
+    A CJK character the query holds alone is held by a text that has it anywhere (猫 by 猫咪).
+
+    ``across`` gives terms their words in the other script (``memory.crossling.translations``): a
+    term is held by a text that holds one of them — "tent" by 我发小拿走了我的帐篷, 辣椒 by "no chili
+    for Lina" — as a Chinese word anywhere in it, an English gloss as all its words."""
     wanted = content_terms(query) if isinstance(query, str) else query
     if not wanted:
         return 0.0
-    held = content_terms(text) | (set(_IS_CJK.findall(unicodedata.normalize("NFKC", text))) - _STOPS)
-    return len(wanted & held) / len(wanted)
+    normal = unicodedata.normalize("NFKC", text)
+    held = content_terms(text) | (set(_IS_CJK.findall(normal)) - _STOPS)
+    found = wanted & held
+    for term in wanted - found if across else ():
+        if any(_holds(normal, held, word) for word in (across or {}).get(term, ())):
+            found = found | {term}
+    return len(found) / len(wanted)
+
+
+def _holds(normal: str, held: frozenset[str] | set[str], word: str) -> bool:
+    """Whether a text (NFKC ``normal``, its terms ``held``) holds ``word``: a CJK word anywhere, a
+    Latin one (a gloss of one or two words) as all its content terms."""
+    if _IS_CJK.match(word):
+        return word in normal
+    terms = content_terms(word)
+    return bool(terms) and terms <= held

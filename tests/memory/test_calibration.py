@@ -279,6 +279,9 @@ def life(tmp_path: Path, e5: Embedder) -> Iterator[MemoryKernel]:
         ("朵朵有什么东西不能吃？", "花生过敏"),
         ("where is Anna relocating to?", "Lisbon"),
         ("打印机修好了吗", "打印机"),
+        # a question in English about what was said in Chinese: its words held in the other script
+        ("is my daughter allergic to peanuts?", "花生过敏"),
+        ("the printer jammed again", "打印机"),
     ],
 )
 def test_a_paraphrase_finds_its_memory(life: MemoryKernel, query: str, expected: str) -> None:

@@ -32,6 +32,15 @@ def test_the_querys_words_in_the_other_script(query: str, found: set[str], not_f
     assert len(terms) <= crossling.MOST
 
 
+def test_each_query_term_with_its_words_in_the_other_script() -> None:
+    found = crossling.translations("Who took my tent, and the chili?")
+    assert "帐篷" in found["tent"] and "辣椒" in found["chili"]
+    assert not {"who", "my", "and", "the"} & set(found)  # no function word
+    assert not any(len(word) == 1 for words in found.values() for word in words)  # 点, 水: too much of any text
+    assert "chili" in crossling.translations("表姐不吃辣椒")["辣椒"]
+    assert crossling.translations("What did Lina do?") == {}  # a name and function words: nothing
+
+
 def test_a_turn_that_says_it_in_the_other_language_is_lifted(tmp_path: Path) -> None:
     kernel = open_kernel(tmp_path)
     session = kernel.new_session(NOW - timedelta(days=3))

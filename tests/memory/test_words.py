@@ -111,6 +111,16 @@ def test_a_chinese_name_starts_with_a_surname_and_is_no_dictionary_word() -> Non
     assert chinese_names("Riverside Clinic moved", words) == frozenset()
 
 
+def test_a_querys_word_said_in_the_other_script_is_held() -> None:
+    across = {"tent": frozenset({"帐篷"}), "chili": frozenset({"辣椒"}), "辣椒": frozenset({"hot pepper"})}
+    assert words_share("tent", "我发小拿走了我的帐篷") == 0.0
+    assert words_share("tent", "我发小拿走了我的帐篷", across) == 1.0
+    assert words_share("Who took my tent?", "我发小拿走了我的帐篷", across) == 0.5  # took, tent
+    assert words_share("辣椒", "no hot peppers for Lina", across) == 1.0  # a gloss: all its words
+    assert words_share("辣椒", "a pepper mill", across) == 0.0
+    assert words_share("tent", "Lina", {"tent": frozenset({"the"})}) == 0.0  # a gloss of function words holds nothing
+
+
 def test_a_text_holds_both_scripts_when_it_has_chinese_and_latin_letters() -> None:
     answer = "Here is how I would approach the migration, step by step. " * 30
     assert both_scripts(f"user: 帮我写一封请假邮件 assistant: {answer}")  # a Chinese question, an English answer

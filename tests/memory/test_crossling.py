@@ -39,6 +39,7 @@ def test_each_query_term_with_its_words_in_the_other_script() -> None:
     assert not any(len(word) == 1 for words in found.values() for word in words)  # 点, 水: too much of any text
     assert "chili" in crossling.translations("表姐不吃辣椒")["辣椒"]
     assert crossling.translations("What did Lina do?") == {}  # a name and function words: nothing
+    assert "冰淇淋" in crossling.translations("ice cream")["ice"]  # a gloss of two words, for both
 
 
 def test_a_turn_that_says_it_in_the_other_language_is_lifted(tmp_path: Path) -> None:

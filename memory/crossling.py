@@ -71,14 +71,18 @@ class _Dictionary:
 
 def _load(path: Path) -> Maps | None:
     try:
-        english, renderings = json.loads(path.read_text(encoding="utf-8"))
-        return _maps({word: list(glosses) for word, glosses in english.items()}, renderings)
+        english, chinese, renderings = json.loads(path.read_text(encoding="utf-8"))
+        return (
+            {word: tuple(glosses) for word, glosses in english.items()},
+            {gloss: tuple(words) for gloss, words in chinese.items()},
+            {gloss: tuple(words) for gloss, words in renderings.items()},
+        )
     except (OSError, ValueError, TypeError, AttributeError):
         return None
 
 
 def _maps(to_english: dict[str, list[str]], renderings: dict[str, list[str]]) -> Maps:
-    """The three maps from the first and the last (the cache holds those two)."""
+    """The three maps, the second made from the last."""
     searched = {
         gloss: [word for word in words if not STOP.search(word)]
         for gloss, words in renderings.items()
@@ -97,7 +101,7 @@ def _save(path: Path, maps: Maps) -> None:
     partial = path.with_name(f".{path.name}.{os.getpid()}.tmp")
     descriptor = os.open(partial, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
     with os.fdopen(descriptor, "w", encoding="utf-8") as handle:
-        json.dump([maps[0], maps[2]], handle, ensure_ascii=False)
+        json.dump(maps, handle, ensure_ascii=False)
     partial.replace(path)
 
 

@@ -56,7 +56,9 @@ class Fusion:
     """How many of the first ranking's best turns the second hop starts from."""
     cross_weight: float = 0.2
     """Weight of the list the query's words in the other script find (``memory.crossling``): a
-    turn that says the query's thing in the other language ("roommate David" for 室友David)."""
+    turn that says the query's thing in the other language ("roommate David" for 室友David).
+    Where the query's own words are in no turn (full text found nothing: an English question over
+    a Chinese memory) that list stands in for full text, at ``text_weight``."""
     speaker_share: float = 0.3
     """Added to the fused score of a turn said by someone the query names ("what has Melanie
     painted?"): in an imported chat between named people, a question about a person is mostly
@@ -148,7 +150,14 @@ def fuse(
         (fusion.vector_weight, vector, scale.vector, True),
         (fusion.text_weight, text, scale.text, False),
         (fusion.hop_weight, hop, Standard.of([s.score for s in hop]) if hop else None, True),
-        (fusion.cross_weight, cross, Standard.of([s.score for s in cross], 0.0) if cross else None, False),
+        # the query's words in the other script stand in for its own where those are in no turn at all
+        # (an English question over a Chinese memory): the only words that can be matched
+        (
+            fusion.cross_weight if text else fusion.text_weight,
+            cross,
+            Standard.of([s.score for s in cross], 0.0) if cross else None,
+            False,
+        ),
     ):
         if standard is None:
             continue  # this index had nothing at all for the query: the other decides alone

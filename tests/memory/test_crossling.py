@@ -66,6 +66,33 @@ def test_a_turn_that_says_it_in_the_other_language_is_lifted(tmp_path: Path) -> 
     assert lead_with > lead_without + 0.1  # the name alone ties it with every other David
 
 
+def test_an_english_question_over_a_chinese_memory_is_ranked_by_its_words_in_chinese(tmp_path: Path) -> None:
+    # none of the question's own words is in any turn: its words in Chinese are the only words to match,
+    # and they count as much as its own would (before, the vector's noise ranked first and took the
+    # match's similarity along the ranking)
+    kernel = open_kernel(tmp_path)
+    said = [
+        "同事王伟跳槽去了华为",
+        "表姐李娜不吃辣椒",
+        "我闺蜜吴芳养了只仓鼠",
+        "发小赵敏借走了我的吸尘器",
+        "晚上想吃火锅",
+        "下午开了三个会，头都大了",
+        "记得交水电费",
+    ]
+    session = kernel.new_session(NOW - timedelta(days=3))
+    drafts = [TurnDraft((Message("user", t),), NOW - timedelta(days=3, minutes=-30 * i)) for i, t in enumerate(said)]
+    turns = dict(zip(said, kernel.append_turns(session, drafts), strict=True))
+    for question, answer in (
+        ("Who has a hamster?", "我闺蜜吴芳养了只仓鼠"),
+        ("Who borrowed my vacuum cleaner?", "发小赵敏借走了我的吸尘器"),
+    ):
+        hits = kernel.search(SearchRequest(question, NOW, 3, record_access=False)).hits
+        assert hits[0].turn.id == turns[answer].id
+        assert (hits[0].similarity or 0.0) > 0.5 > (hits[1].similarity or 0.0)
+    kernel.close()
+
+
 def test_chinese_words_are_not_searched_for_in_a_memory_without_chinese(tmp_path: Path) -> None:
     kernel = open_kernel(tmp_path)
     session = kernel.new_session(NOW - timedelta(days=3))

@@ -25,7 +25,7 @@ from huichat.memory.imports.codec import decode_turn
 from huichat.memory.imports.sidecar import parse_records, sidecar_of
 from huichat.memory.tombstones import CORRECTION, PURGED
 from huichat.memory.transcript_parse import MARKER, decode_transcript, parse_transcript, turn_block
-from huichat.memory.turns import Message
+from huichat.memory.turns import Message, one_line
 
 if TYPE_CHECKING:
     from huichat.memory.kernel import MemoryKernel
@@ -143,7 +143,7 @@ def _without_titles(text: str, texts: list[str]) -> str:
     pieces.append(text[position:])
     cleaned = "".join(pieces)
     for topic in topics:
-        cleaned = cleaned.replace(f" · 话题: {topic}\n", f" · 话题: {PURGED_TITLE}\n")
+        cleaned = cleaned.replace(f" · 话题: {one_line(topic)}\n", f" · 话题: {PURGED_TITLE}\n")
     return cleaned
 
 

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from huichat.memory.timeparse import Role, TimeRange
 from huichat.memory.transcript import format_local_time
-from huichat.memory.turns import ImportanceParts, Turn, anchor_line
+from huichat.memory.turns import ImportanceParts, Turn, anchor_line, one_line
 
 if TYPE_CHECKING:
     from huichat.memory.calibration import Evidence
@@ -310,7 +310,7 @@ def format_turn(
     does a ``link`` (``link_line``: the hit whose names a linked hit holds).
     """
     head = anchor_line(turn.id, turn.prev_id, turn.next_id, similarity)
-    where = f"📁 {turn.session_file} | 话题: {turn.topic or '—'} | {format_local_time(turn.timestamp, zone)}"
+    where = f"📁 {turn.session_file} | 话题: {one_line(turn.topic) or '—'} | {format_local_time(turn.timestamp, zone)}"
     if note:
         where += f"\n🕒 {note}"
     if link:

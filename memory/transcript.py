@@ -34,7 +34,7 @@ from huichat.memory.transcript_parse import (
     encoded_length,
     parse_transcript,
 )
-from huichat.memory.turns import STATUS_OK, TEXT, Turn, anchor_line
+from huichat.memory.turns import STATUS_OK, TEXT, Turn, anchor_line, one_line
 
 if TYPE_CHECKING:
     from huichat.memory.shared_transcripts import SharedTranscripts
@@ -62,7 +62,8 @@ _TRANSCRIPT_FIELDS = ("id", "turn_index", "timestamp", "topic", "recalled_ids", 
 
 def render_turn(turn: Turn, zone: tzinfo | None, next_id: str | None = None) -> str:
     """The Markdown block of one turn, as appended to its transcript."""
-    topic = f" · 话题: {turn.topic}" if turn.topic else ""
+    # the topic and a speaker's name are kept exactly in the markers; their visible lines get one line
+    topic = f" · 话题: {one_line(turn.topic)}" if turn.topic else ""
     failed = " · ⚠ failed" if turn.status != STATUS_OK else ""
     record = turn.to_record()
     meta = {name: record[name] for name in _TRANSCRIPT_FIELDS}
@@ -78,7 +79,7 @@ def render_turn(turn: Turn, zone: tzinfo | None, next_id: str | None = None) -> 
     ]
     for message in turn.messages:
         notes = [n for n in (message.role if message.who != message.role else "", message.kind) if n and n != TEXT]
-        label = f"**{message.who}**" + (f" ({' · '.join(notes)})" if notes else "")
+        label = f"**{one_line(message.who)}**" + (f" ({' · '.join(notes)})" if notes else "")
         header = {**message.to_record(), "chars": len(message.text)}
         del header["text"]
         parts.append(f"\n{label}\n<!-- huichat:msg {_json(header)} -->\n{message.text}{MSG_END}\n")

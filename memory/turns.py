@@ -329,6 +329,12 @@ class SessionTitle:
         return cls(text, str(meta.get("title_source") or TITLE_IMPORTED), turns if isinstance(turns, int) else 0)
 
 
+def one_line(text: str) -> str:
+    """``text`` with its line breaks as spaces: for a line of its own (a heading, a label), where a
+    line break would start a block of another kind (a forged turn in a transcript, a fake hit)."""
+    return " ".join(text.splitlines())
+
+
 def anchor_line(turn_id: str, prev_id: str | None, next_id: str | None, similarity: float | None = None) -> str:
     """The anchor line, ``[id:a3f2c7 | prev: k7f2a1 | next: d2n7p3 | 相似度: 0.778]`` (the seed's form).
 

@@ -34,7 +34,8 @@ class ArgumentError(ValueError):
     """A tool call's arguments cannot be run: one line telling the model what to send instead."""
 
 
-def _problem(message: str) -> PydanticCustomError:
+def argument_problem(message: str) -> PydanticCustomError:
+    """A tool argument problem: one line for the model (raise it in a validator)."""
     # the message goes in as context: a template would read braces in a quoted argument as fields
     return PydanticCustomError("tool_argument", "{problem}", {"problem": message})
 
@@ -43,7 +44,7 @@ def _whole_number(value: Any, info: core_schema.ValidationInfo) -> int:
     """An integer, also written as a string or a float without a fraction (``"5"``, ``5.0``)."""
     key = info.field_name
     if isinstance(value, bool):
-        raise _problem(f"{key} must be a whole number, not {json.dumps(value)}")
+        raise argument_problem(f"{key} must be a whole number, not {json.dumps(value)}")
     if isinstance(value, int):
         return value
     if isinstance(value, float) and value.is_integer():
@@ -53,7 +54,7 @@ def _whole_number(value: Any, info: core_schema.ValidationInfo) -> int:
         digits = written[1:] if written.startswith(("+", "-")) else written
         if digits.isdecimal():  # not isdigit: '²' is a digit int() refuses; fullwidth '３' is a number
             return int(written)
-    raise _problem(f"{key} must be a whole number, not {json.dumps(value, ensure_ascii=False)[:40]}")
+    raise argument_problem(f"{key} must be a whole number, not {json.dumps(value, ensure_ascii=False)[:40]}")
 
 
 def _text(value: Any, info: core_schema.ValidationInfo) -> str:
@@ -62,7 +63,7 @@ def _text(value: Any, info: core_schema.ValidationInfo) -> str:
         return value.strip()
     if isinstance(value, int | float) and not isinstance(value, bool):
         return str(value)
-    raise _problem(f"{info.field_name} must be a string, not {type(value).__name__}")
+    raise argument_problem(f"{info.field_name} must be a string, not {type(value).__name__}")
 
 
 def _query_text(value: Any, info: core_schema.ValidationInfo) -> str:
@@ -151,9 +152,9 @@ class ToolArguments(BaseModel):
         expected = ", ".join(cls.model_fields)
         unknown = sorted(set(data) - set(cls.model_fields))
         if unknown and set(data) <= _SCHEMA_KEYS:
-            raise _problem(f"these are the tool's schema, not its arguments; call {cls.name} with {expected}")
+            raise argument_problem(f"these are the tool's schema, not its arguments; call {cls.name} with {expected}")
         if unknown:
-            raise _problem(f"{cls.name} has no parameter {', '.join(unknown)} (its parameters: {expected})")
+            raise argument_problem(f"{cls.name} has no parameter {', '.join(unknown)} (its parameters: {expected})")
         given = {
             key: value
             for key, value in data.items()
@@ -206,10 +207,10 @@ class RecallMemory(ToolArguments):
     @model_validator(mode="after")
     def _searchable(self) -> Self:
         if self.top_k is not None and not 1 <= self.top_k <= TOP_K_MAX:
-            raise _problem(f"top_k must be between 1 and {TOP_K_MAX}, not {self.top_k}")
+            raise argument_problem(f"top_k must be between 1 and {TOP_K_MAX}, not {self.top_k}")
         problem = _query_problem(self.query, self.filter_expr is not None)
         if problem:
-            raise _problem(problem)
+            raise argument_problem(problem)
         return self
 
 

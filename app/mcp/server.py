@@ -10,15 +10,26 @@ call and degrades like the HTTP face: a search then says why memory is unavailab
 from __future__ import annotations
 
 import asyncio
-from typing import Any
+from typing import Any, Self
 
 import mcp_types as types
 from mcp.server.lowlevel import Server
 from mcp.server.stdio import stdio_server
+from pydantic import Field, model_validator
 
 from huichat import __version__
 from huichat.app.runtime import Runtime
-from huichat.app.tool_arguments import RECALL_BY_ID, RECALL_MEMORY, TOOLS
+from huichat.app.tool_arguments import (
+    RECALL_BY_ID,
+    RECALL_MEMORY,
+    TOOLS,
+    ArgumentError,
+    OptionalText,
+    OptionalWholeNumber,
+    Text,
+    ToolArguments,
+    argument_problem,
+)
 from huichat.app.tools import ERROR_PREFIX, ToolContext, run_tool
 from huichat.app.users.memories import Memory, Stores
 from huichat.memory.errors import KernelError
@@ -27,28 +38,48 @@ from huichat.memory.turns import Message, TurnDraft, anchor_line
 
 LIST_SESSIONS = "list_sessions"
 REMEMBER = "remember"
+SESSIONS_MAX = 500
+"""The most sessions one ``list_sessions`` call lists."""
+
+
+class ListSessions(ToolArguments):
+    """``list_sessions``: the stored sessions, most recent first."""
+
+    name = LIST_SESSIONS
+    description = "列出已保存的会话（最近的在前）。List stored sessions, most recent first."
+
+    limit: OptionalWholeNumber = Field(
+        None, description="最多返回多少个会话，默认 20", json_schema_extra={"default": 20}
+    )
+
+    @model_validator(mode="after")
+    def _in_range(self) -> Self:
+        if self.limit is not None and not 1 <= self.limit <= SESSIONS_MAX:
+            raise argument_problem(f"limit must be between 1 and {SESSIONS_MAX}, not {self.limit}")
+        return self
+
+
+class Remember(ToolArguments):
+    """``remember`` (with ``--allow-write``): one exchange, or a note, stored as a turn."""
+
+    name = REMEMBER
+    description = "把一段对话存入长期记忆。Store one exchange (or a note) in long-term memory."
+
+    text: Text = Field(description="用户说的话，或要记住的内容")
+    reply: OptionalText = Field(None, description="助手的回答（可选）")
+    topic: OptionalText = Field(None, description="话题（可选）")
+
+    @model_validator(mode="after")
+    def _said(self) -> Self:
+        if not self.text:
+            raise argument_problem("remember needs text: what was said, or the note to keep")
+        return self
+
+
 _SCHEMAS: dict[str, tuple[str, dict[str, Any]]] = {
-    tool["function"]["name"]: (tool["function"]["description"], tool["function"]["parameters"]) for tool in TOOLS
+    tool["function"]["name"]: (tool["function"]["description"], tool["function"]["parameters"])
+    for tool in [*TOOLS, ListSessions.tool_schema(), Remember.tool_schema()]
 }
-_SCHEMAS[LIST_SESSIONS] = (
-    "列出已保存的会话（最近的在前）。List stored sessions, most recent first.",
-    {
-        "type": "object",
-        "properties": {"limit": {"type": "integer", "description": "最多返回多少个会话，默认 20", "default": 20}},
-    },
-)
-_SCHEMAS[REMEMBER] = (
-    "把一段对话存入长期记忆。Store one exchange (or a note) in long-term memory.",
-    {
-        "type": "object",
-        "properties": {
-            "text": {"type": "string", "description": "用户说的话，或要记住的内容"},
-            "reply": {"type": "string", "description": "助手的回答（可选）"},
-            "topic": {"type": "string", "description": "话题（可选）"},
-        },
-        "required": ["text"],
-    },
-)
 
 
 class MemoryTools:
@@ -78,16 +109,13 @@ class MemoryTools:
             return outcome.content, bool(outcome.error)
         try:
             if name == LIST_SESSIONS:
-                return await asyncio.to_thread(self._sessions, kernel, arguments), False
-            return await asyncio.to_thread(self._remember, kernel, arguments, now), False
-        except KernelError as exc:
+                return await asyncio.to_thread(self._sessions, kernel, ListSessions.read(arguments)), False
+            return await asyncio.to_thread(self._remember, kernel, Remember.read(arguments), now), False
+        except (ArgumentError, KernelError) as exc:
             return f"{ERROR_PREFIX}{exc}", True
 
-    def _sessions(self, kernel: Any, arguments: dict[str, Any]) -> str:
-        try:
-            limit = max(1, min(500, int(arguments.get("limit") or 20)))
-        except (TypeError, ValueError):
-            limit = 20
+    def _sessions(self, kernel: Any, arguments: ListSessions) -> str:
+        limit = arguments.limit or 20
         zone = self.runtime.zone.tz
         rows = [
             f"{s.session_id} | 📁 {s.session_file} | {s.last.astimezone(zone):%Y-%m-%d %H:%M} | "
@@ -96,15 +124,15 @@ class MemoryTools:
         ]
         return "\n".join(rows) if rows else "没有会话。(no sessions)"
 
-    def _remember(self, kernel: Any, arguments: dict[str, Any], now: Any) -> str:
-        text = str(arguments.get("text") or "").strip()
-        if not text:
-            return f"{ERROR_PREFIX}'text' is empty"
-        reply = str(arguments.get("reply") or "").strip()
+    def _remember(self, kernel: Any, arguments: Remember, now: Any) -> str:
+        text, reply = arguments.text, arguments.reply or ""
+        chat = self.runtime.loaded.config.chat
+        if (problem := chat.message_problem(text) or chat.message_problem(reply)) is not None:
+            raise ArgumentError(problem)
         messages = (Message("user", text), Message("assistant", reply)) if reply else (Message("note", text),)
         if self._session is None:
             self._session = kernel.new_session(now)
-        turn = kernel.append_turn(self._session, TurnDraft(messages, now, str(arguments.get("topic") or "")))
+        turn = kernel.append_turn(self._session, TurnDraft(messages, now, arguments.topic or ""))
         kept = "" if kernel.health.usable else " (memory is degraded: indexed when it is back)"
         return f"stored{kept}\n\n{anchor_line(turn.id, turn.prev_id, None, None)}\n\n📁 {turn.session_file}"
 

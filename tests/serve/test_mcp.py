@@ -84,3 +84,27 @@ async def test_allow_write_adds_remember_and_the_turn_is_recallable(config: Path
     assert "我的猫叫豆豆" in found.content[0].text  # type: ignore[union-attr]
     transcripts = list((config.parent / "data" / "sessions").glob("*/*/chat_*.md"))
     assert any("我的猫叫豆豆" in p.read_text(encoding="utf-8") for p in transcripts)
+
+
+async def test_bad_arguments_of_list_sessions_and_remember_are_errors_the_host_sees(config: Path) -> None:
+    # the host reads is_error: an error said only in the text reads as success (and was stored)
+    async with stdio_client(_params(config, "--allow-write")) as (read, write), ClientSession(read, write) as client:
+        await client.initialize()
+        tools = {t.name: t for t in (await client.list_tools()).tools}
+        assert tools["list_sessions"].input_schema["properties"]["limit"]["default"] == 20
+        assert tools["remember"].input_schema["required"] == ["text"]
+        refused = {
+            "remember needs text": ("remember", {"text": "  "}),
+            "text must be a string, not dict": ("remember", {"text": {"a": 1}}),
+            "at most": ("remember", {"text": "长" * 32_001}),
+            "remember has no parameter when": ("remember", {"text": "x", "when": "now"}),
+            "limit must be between 1 and 500, not -1": ("list_sessions", {"limit": -1}),
+            "limit must be a whole number": ("list_sessions", {"limit": "abc"}),
+        }
+        for expected, (name, arguments) in refused.items():
+            answer = await client.call_tool(name, arguments)
+            assert answer.is_error and expected in answer.content[0].text, (name, arguments)  # type: ignore[union-attr]
+        listed = await client.call_tool("list_sessions", {"limit": "1"})
+    assert not listed.is_error and "1 turns | 本地模型部署用什么" in listed.content[0].text  # type: ignore[union-attr]
+    transcripts = list((config.parent / "data" / "sessions").glob("*/*/chat_*.md"))
+    assert len(transcripts) == 1  # nothing refused was stored

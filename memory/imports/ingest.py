@@ -202,7 +202,8 @@ class Planner:
                 )
             )
         title = conversation.title
-        retitle = stored is not None and bool(title) and title != str(stored.meta.get("title") or "")
+        # a session written in huichat exports its turns' topic as its title: read back, it is no new one
+        retitle = stored is not None and bool(title) and title != stored.title
         return Plan(
             conversation=conversation,
             session_id=session_id,

@@ -56,6 +56,11 @@ class StoredSession:
         return block if isinstance(block, dict) else {}
 
     @property
+    def title(self) -> str:
+        """The title its turns show: the header's latest, else (no title recorded) its first turn's topic."""
+        return str(self.meta.get("title") or "") or (self.turns[0].topic if self.turns else "")
+
+    @property
     def key(self) -> tuple[str, str]:
         """(service, conversation id): a session written in huichat is its own conversation."""
         source = self.source

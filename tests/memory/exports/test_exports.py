@@ -139,3 +139,20 @@ def test_a_selection_takes_whole_sessions_by_time_or_id(tmp_path: Path) -> None:
                      Selection(since=datetime(2030, 1, 1, tzinfo=ZONE)), ZONE)  # fmt: skip
     assert nothing.sessions == 0 and not (tmp_path / "none.jsonl").exists()
     kernel.close()
+
+
+def test_a_session_written_in_huichat_imports_back_where_it_came_from_unchanged(tmp_path: Path) -> None:
+    # its title is the first message's clause (no model titled it): read back, that is no new title
+    kernel = open_kernel(tmp_path / "memory")
+    session = kernel.new_session(NOW)
+    said = (
+        Message("user", "My sister Lena lives in Shanghai, and she works at a bank."),
+        Message("assistant", "Noted."),
+    )
+    kernel.append_turn(session, TurnDraft(said, NOW, "My sister Lena lives in…"))
+    path = _export(tmp_path, ExportFormat.JSONL, "out.jsonl")
+    transcripts = {p: p.read_bytes() for p in (tmp_path / "memory" / "sessions").glob("*/*/*")}
+    tally = import_conversations(kernel, iter_conversations(path), NOW)
+    assert (tally.unchanged, tally.extended_sessions, tally.retitled, tally.messages) == (1, 0, 0, 0)
+    assert {p: p.read_bytes() for p in (tmp_path / "memory" / "sessions").glob("*/*/*")} == transcripts
+    kernel.close()

@@ -6,8 +6,9 @@ shown, logged or stored (a failed turn keeps its error in the transcript and the
 and ``huichat export --redact`` passes every message through it. Shapes replaced: bearer
 and basic credentials, OpenAI/DeepSeek/Anthropic/OpenRouter (``sk-…``) and Google
 (``AIza…``) keys, AWS access key ids (``AKIA…``), GitHub (``ghp_…``, ``github_pat_…``) and
-Slack (``xoxb-…``) tokens, ``api_key=…``-style parameters; ``secrets`` are exact values
-(the configured providers' keys) hidden wherever they appear, with truncated echoes.
+Slack (``xoxb-…``) tokens, huichat serve's own keys (``hc_…``), ``api_key=…``-style
+parameters; ``secrets`` are exact values (the configured providers' keys) hidden wherever
+they appear, with truncated echoes.
 """
 
 from __future__ import annotations
@@ -30,6 +31,7 @@ _SHAPES = (
     re.compile(r"\bgh[pousr]_[A-Za-z0-9]{30,}\b"),  # GitHub tokens
     re.compile(r"\bgithub_pat_[A-Za-z0-9_]{30,}\b"),
     re.compile(r"\bxox[abposr]-[A-Za-z0-9-]{10,}"),  # Slack tokens
+    re.compile(r"\bhc_[0-9a-f]{8}_[A-Za-z0-9_\-]{20,}"),  # huichat serve's own keys
 )
 
 

@@ -23,6 +23,8 @@ KEY = "k3y-0123456789abcdefABCDEF"
         ("header was Authorization: Bearer eyJhbGciOiJIUzI1NiJ9.payload.sig", "eyJhbGciOiJIUzI1NiJ9"),
         ('{"api_key": "abcdef123456789"}', "abcdef123456789"),
         ("GET https://x.example/v1?key=AIzaSyA1234567890abcdefghijklmnop", "AIzaSyA1234567890"),
+        # huichat serve's own keys, pasted into a chat (export --redact)
+        ("my key is hc_c3eee3a5_aqMZF6VDRdZVNwg5dgLI1EIs7e-PNmfiqHlERgtf3I0.", "aqMZF6VDRdZVNwg5dgLI1EIs7e"),
     ],
 )
 def test_keys_and_tokens_are_redacted(text: str, leak: str) -> None:

@@ -85,12 +85,10 @@ def install_error_handlers(app: FastAPI, *, deadline_seconds: float, retry_secon
         assert isinstance(exc, StarletteHTTPException)
         return error_response(exc.status_code, str(exc.detail), exc.headers)
 
-    async def invalid(_request: Request, exc: Exception) -> JSONResponse:
+    async def invalid(request: Request, exc: Exception) -> JSONResponse:
         assert isinstance(exc, RequestValidationError)
-        problems = []
-        for error in exc.errors()[:3]:
-            where = ".".join(str(part) for part in error.get("loc", ()) if part != "body")
-            problems.append(f"{where or 'body'}: {error.get('msg', 'invalid')}")
+        sent_json = _is_json(request.headers.get("content-type", ""))
+        problems = [_problem(error, sent_json) for error in exc.errors()[:3]]
         return error_response(400, "invalid request: " + "; ".join(problems))
 
     async def kernel_error(_request: Request, exc: Exception) -> JSONResponse:
@@ -108,6 +106,25 @@ def install_error_handlers(app: FastAPI, *, deadline_seconds: float, retry_secon
     app.add_exception_handler(RequestValidationError, invalid)
     app.add_exception_handler(KernelError, kernel_error)
     app.add_middleware(Unexpected)
+
+
+def _is_json(content_type: str) -> bool:
+    media = content_type.split(";", 1)[0].strip().lower()
+    return media == "application/json" or media.endswith("+json")
+
+
+def _problem(error: Mapping[str, Any], sent_json: bool) -> str:
+    """One validation error as a line: a body that is no JSON says what to send instead."""
+    loc = tuple(error.get("loc", ()))
+    if error.get("type") == "json_invalid":
+        reason = str((error.get("ctx") or {}).get("error") or "cannot be read")
+        at = f" at character {loc[1]}" if len(loc) > 1 else ""
+        return f"the body is not valid JSON ({reason}{at})"
+    if loc == ("body",) and not sent_json:
+        # FastAPI reads a body as JSON only when it is declared so (curl -d declares a form)
+        return "the body must be a JSON object, sent with 'Content-Type: application/json'"
+    where = ".".join(str(part) for part in loc if part != "body")
+    return f"{where or 'body'}: {error.get('msg', 'invalid')}"
 
 
 def unavailable_headers(retry_seconds: float) -> dict[str, str]:

@@ -94,6 +94,25 @@ def test_a_malformed_turn_id_is_400_and_an_unknown_one_404(server: Server) -> No
         assert unknown.status_code == 404 and unknown.json()["error"]["code"] == 404
 
 
+def test_a_body_that_is_not_json_says_so(server: Server) -> None:
+    # curl -d without -H 'Content-Type: application/json', or a JSON cut short: the message names
+    # what to fix, not a location ('9') and a parser's words
+    with server.client(server.key("default")) as client:
+        broken = client.post("/v1/memory/search", content=b'{"query":', headers={"Content-Type": "application/json"})
+        assert broken.status_code == 400
+        assert broken.json()["error"]["message"].startswith("invalid request: the body is not valid JSON (")
+        assert "at character 9" in broken.json()["error"]["message"]
+        form = client.post(
+            "/v1/memory/search",
+            content=b'{"query": "x"}',
+            headers={"Content-Type": "application/x-www-form-urlencoded"},
+        )
+        assert form.status_code == 400
+        assert "Content-Type: application/json" in form.json()["error"]["message"]
+        not_an_object = client.post("/v1/memory/search", json=[1, 2])
+        assert not_an_object.status_code == 400 and "Content-Type" not in not_an_object.json()["error"]["message"]
+
+
 def test_an_unexpected_failure_is_a_json_500_naming_no_internals(tmp_path: Path) -> None:
     config = tmp_path / "config.yaml"
     config.write_text(

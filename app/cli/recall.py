@@ -40,6 +40,9 @@ def run(args: argparse.Namespace, runtime: Runtime) -> int:
 
     if args.top_k is not None and not 1 <= args.top_k <= MAX_TOP_K:
         raise CommandError(f"--top-k must be between 1 and {MAX_TOP_K} (got {args.top_k})")
+    if not args.query.strip() and not args.filter_expr:
+        # the kernel would list recent turns, each marked 相似度 1.000: no search at all
+        raise CommandError("the query is empty: give the words to search for (or a time filter with --filter)")
     now = moment(args.now, runtime)
     kernel = runtime.open_kernel()
     try:

@@ -8,11 +8,12 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-from typing import Annotated, Any
+from typing import Annotated, Any, Self
 
 from fastapi import APIRouter, Query, Request
 from fastapi.responses import PlainTextResponse
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic_core import PydanticCustomError
 
 from huichat.app.runtime import Runtime
 from huichat.app.serve.auth import Caller, Principal, user_for
@@ -42,6 +43,13 @@ class SearchBody(BaseModel):
     max_results: int = Field(default=5, ge=1, le=50, description="hits wanted")
     filter: str | None = Field(default=None, description="kernel filter, e.g. \"timestamp >= '2026-04-06'\"")
     context_window: int = Field(default=0, ge=0, le=10, description="neighbouring turns (±N) around each hit")
+
+    @model_validator(mode="after")
+    def _something_to_search(self) -> Self:
+        # the kernel would list recent turns, each with similarity 1.0: no search at all
+        if not self.query.strip() and not self.filter:
+            raise PydanticCustomError("empty_query", "query is empty: give the words to search for (or a filter)")
+        return self
 
 
 def body_limits(runtime: Runtime) -> dict[str, int]:

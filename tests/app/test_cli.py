@@ -152,6 +152,18 @@ def test_recall_with_a_broken_filter_is_one_line(store: tuple[Path, list[str]]) 
     assert len(done.stderr.strip().splitlines()) == 1
 
 
+def test_recall_of_nothing_is_one_line_not_every_turn_at_similarity_one(store: tuple[Path, list[str]]) -> None:
+    config, ids = store
+    for query in ("", "   "):
+        done = _huichat(config, "recall", query)
+        assert done.returncode == 1 and done.stdout == ""
+        assert done.stderr.strip() == (
+            "huichat: error: the query is empty: give the words to search for (or a time filter with --filter)"
+        )
+    listed = _huichat(config, "recall", "", "--filter", "timestamp >= '2020-01-01'")  # a filter alone is a search
+    assert listed.returncode == 0 and f"[id:{ids[0]} |" in listed.stdout
+
+
 def test_show_and_sessions(store: tuple[Path, list[str]]) -> None:
     config, ids = store
     done = _huichat(config, "show", ids[1])

@@ -99,6 +99,18 @@ def test_a_symlinked_transcript_is_not_followed(server: Server) -> None:
     assert linked.status_code == 404 and through.status_code == 404
 
 
+def test_an_empty_query_without_a_filter_is_400_not_every_turn(server: Server) -> None:
+    with server.client(server.key("liam")) as http:
+        for query in ("", "  "):
+            empty = http.post("/v1/memory/search", json={"query": query})
+            assert empty.status_code == 400, empty.text
+            assert empty.json()["error"]["message"] == (
+                "invalid request: body: query is empty: give the words to search for (or a filter)"
+            )
+        listed = http.post("/v1/memory/search", json={"query": "", "filter": "timestamp >= '2020-01-01'"})
+        assert listed.status_code == 200
+
+
 def test_bodies_over_the_limit_get_413_declared_or_chunked(server: Server) -> None:
     big = b'{"query": "' + b"a" * 5000 + b'"}'
     with server.client(server.key("liam")) as http:

@@ -22,7 +22,7 @@ from fastapi.responses import JSONResponse, StreamingResponse
 from pydantic import BaseModel, ConfigDict, Field
 
 from huichat.app.serve.auth import Caller, user_for
-from huichat.app.serve.conversations import SESSION_HEADER, Conversation, UnknownSession, dialogue
+from huichat.app.serve.conversations import SESSION_HEADER, BadSessionId, Conversation, UnknownSession, dialogue
 from huichat.app.serve.errors import MEMORY_HEADER, ApiError, error_body
 from huichat.app.serve.service import Service, service_of
 from huichat.app.session import ReplyCompleted, ReplyFailed, estimate_tokens
@@ -167,6 +167,8 @@ async def chat_completions(
     kernel = await service.kernel(user)
     try:
         conversation = await service.conversations.find(user, kernel, await service.llm(), said, session_header)
+    except BadSessionId as exc:
+        raise ApiError(400, str(exc)) from None
     except UnknownSession as exc:
         raise ApiError(404, str(exc)) from None
     queue: asyncio.Queue[str | Finished] = asyncio.Queue()

@@ -49,6 +49,10 @@ class UnknownSession(KernelError):
     """An ``X-Huichat-Session`` that names no session of this user."""
 
 
+class BadSessionId(KernelError):
+    """An ``X-Huichat-Session`` that is not a session id at all."""
+
+
 def message_text(content: Any) -> str:
     """The text of an OpenAI message ``content``: a string, or a list of parts (text parts joined)."""
     if isinstance(content, str):
@@ -126,7 +130,7 @@ class Conversations:
 
     async def _named(self, user: str, kernel: MemoryKernel, llm: LLMClient, session_id: str) -> Conversation:
         if not SESSION_ID.match(session_id):
-            raise UnknownSession(f"'{session_id[:64]}' is not a session id")
+            raise BadSessionId(f"'{session_id[:64]}' is not a session id ({SESSION_HEADER})")
         known = self._by_id.get((user, session_id)) if self.shared is None else None
         if known is None:
             session = ChatSession.from_runtime(self.runtime, kernel=kernel, llm=llm)

@@ -123,7 +123,15 @@ def test_an_explicit_session_header_continues_that_session(server: Server) -> No
             json={"model": "fake", "messages": [{"role": "user", "content": "c"}]},
             headers={"X-Huichat-Session": "20200101-000000-none"},
         )
+        malformed = http.post(
+            "/v1/chat/completions",
+            json={"model": "fake", "messages": [{"role": "user", "content": "d"}]},
+            headers={"X-Huichat-Session": "../../etc"},
+        )
     assert unknown.status_code == 404
+    # a malformed id is the client's mistake, as a malformed turn id is: 400, not "not found"
+    assert malformed.status_code == 400 and malformed.json()["error"]["type"] == "invalid_request_error"
+    assert malformed.json()["error"]["message"] == "'../../etc' is not a session id (X-Huichat-Session)"
 
 
 @pytest.mark.parametrize(

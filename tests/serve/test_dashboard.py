@@ -75,3 +75,17 @@ def test_the_dashboard_draws_real_data_offline(server: Server, tmp_path: Path) -
     assert state == "memory: ok"
     assert hosts == {urlparse(server.url).netloc}  # nothing from a CDN
     assert problems == []
+
+
+def test_the_dashboard_without_a_key_says_where_to_type_it(server: Server) -> None:
+    # its reader has no request to add a header to: the API's "send 'Authorization: Bearer <key>'" is no help
+    with sync_api.sync_playwright() as playwright:
+        browser = playwright.chromium.launch(executable_path=CHROMIUM, args=BROWSER_ARGS)
+        try:
+            page = browser.new_page()
+            page.goto(f"{server.url}/v1/memory/viz", wait_until="networkidle")
+            page.wait_for_function("() => document.getElementById('message').textContent !== ''", timeout=20_000)
+            message = page.inner_text("#message")
+        finally:
+            browser.close()
+    assert message == "Type an API key (hc_…) into the API key field above to see a memory."

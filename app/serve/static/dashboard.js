@@ -16,7 +16,7 @@ async function getJSON(path) {
   const body = await response.json().catch(() => ({}));
   if (!response.ok) {
     const reason = (body.error && body.error.message) || response.statusText;
-    throw new Error(response.status + ": " + reason);
+    throw Object.assign(new Error(response.status + ": " + reason), { status: response.status });
   }
   return body;
 }
@@ -121,7 +121,11 @@ async function reload(withUsers) {
     if (withUsers) await loadUsers();
     await loadStats();
   } catch (error) {
-    $("message").textContent = error.message;
+    // the API's 401 says to send a header: here the key is typed into the page
+    const untyped = error.status === 401 && !sessionStorage.getItem("huichat-key");
+    $("message").textContent = untyped
+      ? "Type an API key (hc_…) into the API key field above to see a memory."
+      : error.message;
   }
 }
 

@@ -18,6 +18,7 @@ from mcp.server.stdio import stdio_server
 from pydantic import Field, model_validator
 
 from huichat import __version__
+from huichat.app.errors import CommandError
 from huichat.app.runtime import Runtime
 from huichat.app.tool_arguments import (
     RECALL_BY_ID,
@@ -31,6 +32,7 @@ from huichat.app.tool_arguments import (
     argument_problem,
 )
 from huichat.app.tools import ERROR_PREFIX, ToolContext, run_tool
+from huichat.app.users.keys import KeyRing
 from huichat.app.users.memories import Memory, Stores
 from huichat.memory.errors import KernelError
 from huichat.memory.kernel import SessionHandle
@@ -38,6 +40,7 @@ from huichat.memory.turns import Message, TurnDraft, anchor_line
 
 LIST_SESSIONS = "list_sessions"
 REMEMBER = "remember"
+EXIT_USAGE = 2
 SESSIONS_MAX = 500
 """The most sessions one ``list_sessions`` call lists."""
 
@@ -163,9 +166,21 @@ def build_server(tools: MemoryTools) -> Server[Any]:
 
 
 def run_mcp(runtime: Runtime, user: str | None, allow_write: bool) -> int:
-    """Serve MCP on stdin/stdout until the host closes the pipe."""
+    """Serve MCP on stdin/stdout until the host closes the pipe.
+
+    A read-only host names an existing user (a typo would serve an empty memory); one that may
+    write may make a new user's memory, as a chat client's first message does."""
     stores = Stores(runtime)
-    memory = stores.memory(user or stores.owner)
+    name = user or stores.owner
+    if not allow_write:
+        known = stores.users(k.user for k in KeyRing.configured(runtime.loaded).entries())
+        if name not in known:
+            raise CommandError(
+                f"--user: no user '{name}' (users: {', '.join(known)}); "
+                "--allow-write lets the host make a new user's memory",
+                EXIT_USAGE,
+            )
+    memory = stores.memory(name)
     server = build_server(MemoryTools(runtime, memory, allow_write))
 
     async def serve() -> None:

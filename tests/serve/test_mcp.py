@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import subprocess
 import sys
 from pathlib import Path
 
@@ -108,3 +109,32 @@ async def test_bad_arguments_of_list_sessions_and_remember_are_errors_the_host_s
     assert not listed.is_error and "1 turns | 本地模型部署用什么" in listed.content[0].text  # type: ignore[union-attr]
     transcripts = list((config.parent / "data" / "sessions").glob("*/*/chat_*.md"))
     assert len(transcripts) == 1  # nothing refused was stored
+
+
+def test_a_user_that_does_not_exist_is_refused_at_start_unless_the_host_may_write(config: Path) -> None:
+    # a typo in the host's config would otherwise serve an empty memory: "no sessions", "no relevant memory"
+    params = _params(config, "--user", "alcie")
+    done = subprocess.run(
+        [params.command, *params.args],
+        input="",
+        capture_output=True,
+        text=True,
+        env=params.env,
+        cwd=params.cwd,
+        timeout=60,
+    )
+    assert done.returncode == 2
+    assert done.stderr.strip() == (
+        "huichat: error: --user: no user 'alcie' (users: default); --allow-write lets the host make a new user's memory"
+    )
+    assert not (config.parent / "data" / "users" / "alcie").exists()
+    created = subprocess.run(
+        [params.command, *params.args, "--allow-write"],
+        input="",
+        capture_output=True,
+        text=True,
+        env=params.env,
+        cwd=params.cwd,
+        timeout=60,
+    )
+    assert created.returncode == 0, created.stderr

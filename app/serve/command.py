@@ -7,6 +7,7 @@ import asyncio
 import contextlib
 import logging
 import os
+import socket
 import sys
 from typing import TYPE_CHECKING
 
@@ -21,7 +22,27 @@ HELP = "serve chat with memory (OpenAI-compatible), the memory API, a dashboard"
 def add_parser(parser: argparse.ArgumentParser) -> None:
     """Where to listen."""
     parser.add_argument("--host", metavar="ADDR", help="address to listen on (default serve.host, 127.0.0.1)")
-    parser.add_argument("--port", type=int, metavar="N", help="port to listen on (default serve.port, 8000)")
+    parser.add_argument("--port", type=_port, metavar="N", help="port to listen on (default serve.port, 8000)")
+
+
+def _port(text: str) -> int:
+    try:
+        port = int(text)
+    except ValueError:
+        port = 0
+    if not 1 <= port <= 65535:
+        raise argparse.ArgumentTypeError(f"{text} is not a port (1-65535)")
+    return port
+
+
+def _listen(host: str, port: int) -> socket.socket:
+    """The listening socket, bound before anything says the server runs (a busy port is one line)."""
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    try:
+        return socket.create_server((host, port), family=family)
+    except OSError as exc:
+        reason = os.strerror(exc.errno) if exc.errno else str(exc)  # create_server repeats the address
+        raise CommandError(f"cannot listen on {host}:{port}: {reason}") from None
 
 
 _GRACE_SECONDS = 1
@@ -42,6 +63,7 @@ def run(args: argparse.Namespace, runtime: Runtime) -> int:
         active = [k for k in KeyRing.configured(runtime.loaded).entries() if k.active]
     except KeyRingError as exc:
         raise CommandError(str(exc)) from None
+    listening = _listen(host, port)
     where = f"http://{host if ':' not in host else f'[{host}]'}:{port}"
     print(f"huichat serve: {where}  ·  API docs {where}/docs  ·  dashboard {where}/v1/memory/viz", flush=True)
     if active:
@@ -63,7 +85,7 @@ def run(args: argparse.Namespace, runtime: Runtime) -> int:
     )
     loop = asyncio.new_event_loop()
     with contextlib.suppress(KeyboardInterrupt):  # Ctrl-C: uvicorn has shut down, memory is closed
-        loop.run_until_complete(server.serve())
+        loop.run_until_complete(server.serve(sockets=[listening]))
     # a search past its caller may still run in a worker thread (LanceDB and the model cannot be
     # interrupted): memory is closed, so the process ends without waiting for it
     logging.shutdown()

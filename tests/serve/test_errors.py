@@ -4,8 +4,11 @@ from __future__ import annotations
 
 import contextlib
 import json
+import os
 import signal
 import socket
+import subprocess
+import sys
 import threading
 import time
 from collections.abc import Iterator
@@ -21,7 +24,7 @@ from huichat.app.config import load_config
 from huichat.app.serve.app import create_app
 from huichat.app.users.keys import KeyRing
 from huichat.app.wiring import runtime
-from tests.serve.conftest import Server, free_port, model, start_server, stop_server, write_config
+from tests.serve.conftest import ROOT, Server, free_port, model, start_server, stop_server, write_config
 
 
 @pytest.fixture(scope="module")
@@ -218,3 +221,27 @@ def test_searches_and_health_checks_are_answered_while_the_llm_client_is_built(t
         finally:
             release.touch()
             stop_server(process)
+
+
+def _serve_once(config: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    env = {**os.environ, "PYTHONPATH": str(ROOT), "HF_HUB_OFFLINE": "1"}
+    command = [sys.executable, "-m", "huichat", "--config", str(config), "serve", *args]
+    return subprocess.run(command, capture_output=True, text=True, env=env, cwd=ROOT, timeout=120)
+
+
+def test_a_port_that_cannot_be_listened_on_is_one_line_before_any_banner(tmp_path: Path) -> None:
+    # the banner said "huichat serve: http://127.0.0.1:PORT" and then uvicorn failed (a busy
+    # port), or a traceback followed it (--port 99999)
+    config = tmp_path / "config.yaml"
+    config.write_text(f"embedding:\n  model_path: hash\nstorage:\n  data_dir: {tmp_path / 'data'}\n", encoding="utf-8")
+    with socket.socket() as busy:
+        busy.bind(("127.0.0.1", 0))
+        busy.listen()
+        port = busy.getsockname()[1]
+        taken = _serve_once(config, "--port", str(port))
+    assert taken.returncode == 1 and taken.stdout == ""
+    assert taken.stderr.strip() == f"huichat: error: cannot listen on 127.0.0.1:{port}: Address already in use"
+    out_of_range = _serve_once(config, "--port", "99999")
+    assert out_of_range.returncode == 2 and out_of_range.stdout == ""
+    assert "--port: 99999 is not a port (1-65535)" in out_of_range.stderr
+    assert "Traceback" not in out_of_range.stderr

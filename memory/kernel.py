@@ -755,6 +755,7 @@ class MemoryKernel:
         """
         with self._lock:
             lost = not full and self.index_lost()
+            was_empty = lost and self.store.count() == 0
             if lost:
                 self.manifest.clear()
             self._rebuilding = full or lost
@@ -769,7 +770,7 @@ class MemoryKernel:
             # the lock is taken batch by batch: a reply can be stored while the index is rebuilt
             report = reconciler.run(full=full or lost, only=None if lost else only)
             with self._lock:
-                report.rebuilt = lost
+                report.rebuilt, report.was_empty = lost, was_empty
                 # at open (or any full pass) duplicates go; a pass over a few named files leaves that to it
                 report.duplicates = self.store.remove_duplicates() if only is None else 0
         except KernelError:

@@ -58,7 +58,10 @@ class ReconcileReport:
     duplicates: int = 0
     """Extra index rows of one turn id that were removed."""
     rebuilt: bool = False
-    """The index was missing or empty while transcripts exist, and was rebuilt from them."""
+    """Every transcript was read again: the index was missing or empty while transcripts exist,
+    or the manifest was written for another index (made again by another process)."""
+    was_empty: bool = False
+    """The index held no turn when that full pass began (it was missing or emptied)."""
     access_lost: bool = False
     """A rebuild could not read every access statistic from the old (damaged) index."""
     changed_ids: set[str] = field(default_factory=set)
@@ -76,8 +79,11 @@ class ReconcileReport:
         """What to tell the user, one line each; empty when everything was in order. With
         ``limit``, at most that many lines, the last saying how many more there are."""
         lines: list[str] = []
-        if self.rebuilt:
+        if self.rebuilt and self.was_empty:
             lines.append(f"the memory index was missing or empty: rebuilt {self.added} turns from the transcripts")
+        elif self.rebuilt and self.added:
+            # a manifest about another index (a rebuild elsewhere, cut short?): what it lacked is back
+            lines.append(f"the memory index lacked {self.added} turns: added them from the transcripts")
         lines.extend(f"repaired {line}" for line in self.repaired)
         lines.extend(f"could not read {line}" for line in self.problems)
         lines.extend(f"could not read transcript {name}" for name in self.unreadable)

@@ -381,6 +381,23 @@ def test_a_manifest_written_for_another_index_is_not_believed(tmp_path: Path) ->
     assert reopened.index_lost()
     report = reopened.reconcile()
     assert report.rebuilt and reopened.count() == 3
+    assert report.notices() == ["the memory index lacked 2 turns: added them from the transcripts"]
+
+
+def test_a_manifest_an_older_process_wrote_after_a_reindex_elsewhere_raises_no_false_alarm(tmp_path: Path) -> None:
+    # huichat serve held memory open while `huichat reindex` ran; serve's manifest, still about
+    # the old index, was written when it stopped: the next command said "the memory index was
+    # missing or empty: rebuilt 0 turns" of an index that held every turn
+    server = open_kernel(tmp_path)
+    _session(server, 3)
+    reindexer = open_kernel(tmp_path)
+    reindexer.reindex()
+    reindexer.close()
+    server.close()
+    reopened = open_kernel(tmp_path)
+    assert reopened.last_report is not None and reopened.last_report.notices() == []
+    assert reopened.count() == 3
+    reopened.close()
 
 
 def test_a_bad_turn_id_is_quoted_without_its_line_breaks(kernel: MemoryKernel) -> None:

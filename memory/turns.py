@@ -395,8 +395,9 @@ def new_turn_id() -> str:
 
 
 def parse_turn_id(value: str) -> str | None:
-    """The id in what a user typed (``A3F2C7``, ``id:a3f2c7``, `` a3f2c7 ``), or None when it is not one."""
-    cleaned = (value or "").strip().lower().removeprefix("id:").strip()
+    """The id in what a user typed or copied (``A3F2C7``, ``id:a3f2c7``, ``[id:a3f2c7]`` as an anchor
+    line begins, `` a3f2c7 ``), or None when it is not one."""
+    cleaned = (value or "").strip().removeprefix("[").removesuffix("]").strip().lower().removeprefix("id:").strip()
     return cleaned if is_turn_id(cleaned) else None
 
 
@@ -415,7 +416,7 @@ def asked_turn_id(query: str) -> tuple[str, bool] | None:
     ``[id:tsr5bv]``, as results print them), else None. A bare id is also a word (``python`` has
     the shape of one): where no turn has it, it is searched for; ``id:`` says it is none."""
     inner = query.strip().removeprefix("[").removesuffix("]").strip()
-    turn_id = parse_turn_id(inner)
+    turn_id = parse_turn_id(query)
     return (turn_id, inner.lower().startswith("id:")) if turn_id is not None else None
 
 

@@ -170,6 +170,10 @@ def test_show_and_sessions(store: tuple[Path, list[str]]) -> None:
     assert done.returncode == 0 and done.stdout.startswith(f"[id:{ids[1]} | prev: {ids[0]} | next: none")
     missing = _huichat(config, "show", "zzzzzz")
     assert missing.returncode == 1 and "no turn with id zzzzzz" in missing.stderr
+    # as the anchor line prints it (and recall takes it): copied with its bracket
+    for copied in (f"[id:{ids[1]}]", f"[id:{ids[1]}", f"ID:{ids[1].upper()}"):
+        done = _huichat(config, "show", copied)
+        assert done.returncode == 0 and done.stdout.startswith(f"[id:{ids[1]} | prev: {ids[0]} |"), done.stderr
     listed = json.loads(_huichat(config, "sessions", "--json").stdout)
     assert listed[0]["turns"] == 2 and listed[0]["first_message"] == "本地模型部署用什么工具"
     as_json = json.loads(_huichat(config, "show", ids[1], "--json").stdout)

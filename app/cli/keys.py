@@ -52,7 +52,11 @@ def run(args: argparse.Namespace, runtime: Runtime) -> int:
                 admin = " admin" if row["admin"] else ""
                 print(f"{row['id']}  {row['user']:<16} created {row['created']}  {state}{admin}")
             return 0
+        earlier = next((k for k in ring.entries() if k.id == args.key_id.strip()), None)
         key = ring.revoke(args.key_id, runtime.clock())
+        if earlier is not None and not earlier.active:  # revoke keeps the first time
+            print(f"key {key.id} of user '{key.user}' was already revoked ({key.revoked})")
+            return 0
         print(f"revoked key {key.id} of user '{key.user}'")
         return 0
     except (KeyRingError, UnknownUser) as exc:

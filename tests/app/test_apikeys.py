@@ -93,5 +93,9 @@ def test_the_keys_command_creates_lists_and_revokes(tmp_path: Path, capsys: pyte
     assert main(["--config", str(config), "keys", "list"]) == 0
     listed = capsys.readouterr().out
     assert "revoked" in listed and token not in listed
+    revoked_at = listed.split("  revoked ", 1)[1].split()[0]
+    # revoked again: said so, with when (it said "revoked key … of user 'carol'" a second time)
+    assert main(["--config", str(config), "keys", "revoke", key_id]) == 0
+    assert capsys.readouterr().out == f"key {key_id} of user 'carol' was already revoked ({revoked_at})\n"
     assert main(["--config", str(config), "keys", "create", "--user", "Bad Name"]) == 1
     assert "not a user name" in capsys.readouterr().err

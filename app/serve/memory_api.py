@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import json
 from typing import Annotated, Any, Self
 
 from fastapi import APIRouter, Query, Request
@@ -168,6 +169,7 @@ async def transcript_file(
 @router.post("/sync", summary="Reconcile the index with the transcripts (and reopen degraded memory)")
 async def sync(request: Request, caller: Caller, user: UserParam = None) -> dict[str, Any]:
     """Turns added, updated and removed; a degraded memory is reopened first."""
+    await _no_options(request, "sync")
     service = service_of(request)
     name = user_for(request, caller, user)
     kernel = await service.memory(name).reopen()
@@ -222,7 +224,29 @@ async def stats(request: Request, caller: Caller, user: UserParam = None) -> dic
     return {"user": name, **collected.to_record()}
 
 
+_DRY_RUNS = {"consolidate": "huichat consolidate --dry-run", "cleanup": "huichat lifecycle run --dry-run"}
+_DRY_RUNS["promote"] = _DRY_RUNS["cleanup"]
+
+
+async def _no_options(request: Request, name: str) -> None:
+    """A route that takes no body refuses one holding options (another API's ``dry_run``): run
+    without them, it would do what the client asked it not to."""
+    raw = (await request.body()).strip()
+    if not raw:
+        return
+    try:
+        sent = json.loads(raw)
+    except ValueError:
+        sent = None
+    if sent == {}:
+        return
+    what = ", ".join(sorted(str(k) for k in sent))[:200] if isinstance(sent, dict) else "a body"
+    hint = f"; {_DRY_RUNS[name]} shows what it would do" if name in _DRY_RUNS else ""
+    raise ApiError(400, f"{request.url.path} takes no options (sent: {what}){hint}")
+
+
 async def _job(name: str, request: Request, caller: Principal, user: str | None) -> dict[str, Any]:
+    await _no_options(request, name)
     job = JOBS[name]
     service = service_of(request)
     who = user_for(request, caller, user)

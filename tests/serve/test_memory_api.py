@@ -192,6 +192,23 @@ def test_memory_endpoints_answer_in_the_seeds_shapes(server: Server) -> None:
         assert cleanup["cleaned"] == 0 and cleanup["skipped"] is None
 
 
+def test_a_job_asked_with_options_it_does_not_take_is_400_and_does_not_run(server: Server) -> None:
+    # {"dry_run": true} ran the job for real: an option the route does not know must be heard
+    with server.client(server.key("pia")) as http:
+        refused = http.post("/v1/memory/consolidate", json={"dry_run": True})
+        assert refused.status_code == 400
+        assert refused.json()["error"]["message"] == (
+            "/v1/memory/consolidate takes no options (sent: dry_run); huichat consolidate --dry-run shows what it would do"
+        )
+        assert http.post("/v1/memory/cleanup", json={}).status_code == 200  # an empty object is no option
+        assert (
+            http.post("/v1/memory/sync", content=b"[1]", headers={"Content-Type": "application/json"}).status_code
+            == 400
+        )
+    log = server.data_dir / "users" / "pia" / "lifecycle.jsonl"
+    assert not log.exists() or "consolidat" not in log.read_text(encoding="utf-8")
+
+
 def test_memory_degrades_instead_of_failing_and_comes_back(server: Server) -> None:
     with server.client(server.key("olga")) as http:
         _say(http, "before the failure")

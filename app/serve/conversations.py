@@ -9,7 +9,9 @@ question; the earlier messages say which conversation it belongs to:
   server remembers the hash of the conversation *including* that reply, so the client's
   next request (which sends it back) continues the same session.
 
-A conversation the server does not know (a new client, or a restart) starts a new
+On one machine the hashes are also appended to the user's ``serve-conversations.jsonl``
+(0600; hashes only, no words), so a conversation continues its session after a restart.
+A conversation the server does not know (a new client, or one forgotten) starts a new
 session; its earlier messages are given to the model as context but are not stored (the
 client owns them). Client system messages are not used: the server's system prompt
 carries the memory rules.
@@ -18,14 +20,18 @@ carries the memory rules.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import hashlib
 import json
 import logging
+import os
 import re
+import threading
 from collections import OrderedDict
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from huichat.app.runtime import Runtime
@@ -43,6 +49,8 @@ SESSION_HEADER = "X-Huichat-Session"
 SESSION_ID = re.compile(r"^[A-Za-z0-9_-]{1,64}$")
 _REMEMBERED = 20_000
 """Conversation hashes kept (oldest forgotten first); a forgotten one starts a new session."""
+SAVED_FILE = "serve-conversations.jsonl"
+"""In a user's data folder (one machine): ``{"said": hash, "session": id}`` a line, oldest first."""
 
 
 class UnknownSession(KernelError):
@@ -105,6 +113,10 @@ class Conversations:
         self.shared = shared
         self._by_hash: OrderedDict[str, Conversation] = OrderedDict()
         self._by_id: dict[tuple[str, str], Conversation] = {}
+        self._saved: dict[str, OrderedDict[str, str]] = {}
+        """Per user: conversation hash -> session id, as read from its ``SAVED_FILE`` (one machine)."""
+        self._saved_lock = threading.Lock()
+        """Replies of one user end in worker threads at once: one reads or appends at a time."""
 
     async def find(
         self,
@@ -123,6 +135,11 @@ class Conversations:
         if known is not None:
             known.session.continue_in(kernel)
             return known
+        if earlier and self.shared is None:  # this process was restarted since: the file knows
+            saved = await asyncio.to_thread(self._saved_of, user, kernel.data_dir)
+            if (stored_id := saved.get(digest(user, earlier))) is not None:
+                with contextlib.suppress(UnknownSession):  # a session gone since starts anew
+                    return await self._named(user, kernel, llm, stored_id)
         session = ChatSession.from_runtime(self.runtime, kernel=kernel, llm=llm)
         session.face = "serve"  # the terminal app does not continue an API client's session at start-up
         session.turns = _context_turns(earlier, self.runtime.clock())
@@ -164,6 +181,8 @@ class Conversations:
             return
         if session_id is not None:
             self._by_id.setdefault((user, session_id), conversation)
+            data_dir = conversation.session.kernel.data_dir
+            await asyncio.to_thread(self._save, user, data_dir, digest(user, said), session_id)
         self._by_hash[digest(user, said)] = conversation
         self._by_hash.move_to_end(digest(user, said))
         while len(self._by_hash) > _REMEMBERED:
@@ -172,6 +191,52 @@ class Conversations:
             live = {id(c) for c in self._by_hash.values()}
             for key in [k for k, c in self._by_id.items() if id(c) not in live]:
                 del self._by_id[key]
+
+    def _saved_of(self, user: str, data_dir: Path) -> OrderedDict[str, str]:
+        """The user's saved hashes, read once (a damaged line is skipped: the cost is a new session)."""
+        with self._saved_lock:
+            return self._read_saved(user, data_dir)
+
+    def _read_saved(self, user: str, data_dir: Path) -> OrderedDict[str, str]:
+        if user not in self._saved:
+            saved: OrderedDict[str, str] = OrderedDict()
+            with contextlib.suppress(FileNotFoundError):
+                for line in (data_dir / SAVED_FILE).read_text(encoding="utf-8").splitlines():
+                    with contextlib.suppress(ValueError, TypeError, KeyError):
+                        entry = json.loads(line)
+                        saved[str(entry["said"])] = str(entry["session"])
+                        saved.move_to_end(str(entry["said"]))
+            while len(saved) > _REMEMBERED:
+                saved.popitem(last=False)
+            self._saved[user] = saved
+        return self._saved[user]
+
+    def _save(self, user: str, data_dir: Path, said_digest: str, session_id: str) -> None:
+        with self._saved_lock:
+            self._append_saved(user, data_dir, said_digest, session_id)
+
+    def _append_saved(self, user: str, data_dir: Path, said_digest: str, session_id: str) -> None:
+        saved = self._read_saved(user, data_dir)
+        saved[said_digest] = session_id
+        saved.move_to_end(said_digest)
+        path = data_dir / SAVED_FILE
+        try:
+            if len(saved) > _REMEMBERED:  # the oldest go: the file is written anew, once in a while
+                while len(saved) > _REMEMBERED // 2:
+                    saved.popitem(last=False)
+                lines = "".join(_saved_line(k, v) for k, v in saved.items())
+                descriptor = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+            else:
+                lines = _saved_line(said_digest, session_id)
+                descriptor = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
+            with os.fdopen(descriptor, "w", encoding="utf-8") as file:
+                file.write(lines)
+        except OSError as exc:  # the reply stands; only its continuation after a restart is lost
+            log.warning("cannot save conversation of %s in %s: %s", user, path, exc)
+
+
+def _saved_line(said_digest: str, session_id: str) -> str:
+    return json.dumps({"said": said_digest, "session": session_id}) + "\n"
 
 
 def _conversation_object(user: str, said_digest: str) -> str:

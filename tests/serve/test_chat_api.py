@@ -4,12 +4,16 @@ from __future__ import annotations
 
 import json
 import time
+from datetime import UTC, datetime
+from pathlib import Path
 
 import httpx
 import openai
 import pytest
 
-from tests.serve.conftest import Server
+from benchmarks.fakellm import FakeLLM
+from huichat.app.users.keys import KeyRing
+from tests.serve.conftest import Server, free_port, model, start_server, stop_server, write_config
 
 pytestmark = pytest.mark.slow
 
@@ -55,6 +59,33 @@ def test_each_request_is_answered_by_the_model_it_names_also_in_a_continued_conv
     second = client.chat.completions.create(model="other", messages=[*said, {"role": "user", "content": "第二个"}])
     assert server.llm.requests[-1]["model"] == "other-model"
     assert second.model_extra["huichat"]["session_id"] == first.model_extra["huichat"]["session_id"]  # type: ignore[index]
+
+
+def test_a_conversation_continues_its_session_after_the_server_restarts(tmp_path: Path) -> None:
+    # a client that sends the whole history went on in a new session after every restart (a deploy)
+    said = [{"role": "user", "content": "第一个问题"}]
+    answers = []
+    with FakeLLM(responder=model) as llm:
+        port = free_port()
+        config = write_config(tmp_path, llm, port)
+        key = KeyRing(tmp_path / "data").create("rita", datetime.now(UTC))[1]
+        for question in ("第二个问题", "第三个问题"):
+            process = start_server(config, port, tmp_path / "serve.log")
+            try:
+                with httpx.Client(base_url=f"http://127.0.0.1:{port}", timeout=60) as http:
+                    reply = http.post(
+                        "/v1/chat/completions",
+                        json={"model": "fake", "messages": said},
+                        headers={"Authorization": f"Bearer {key}"},
+                    ).json()
+            finally:
+                stop_server(process)
+            answers.append(reply["huichat"])
+            said += [{"role": "assistant", "content": reply["choices"][0]["message"]["content"]}]
+            said += [{"role": "user", "content": question}]
+    assert answers[1]["session_id"] == answers[0]["session_id"]
+    saved = tmp_path / "data" / "users" / "rita" / "serve-conversations.jsonl"
+    assert oct(saved.stat().st_mode & 0o777) == "0o600" and "第一个问题" not in saved.read_text(encoding="utf-8")
 
 
 def test_raw_sse_has_the_standard_chunks_and_done(server: Server) -> None:

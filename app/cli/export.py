@@ -93,6 +93,8 @@ def run(args: argparse.Namespace, runtime: Runtime) -> int:
             redact=redactor,
             progress=step,
         )
+    if not report.sessions and args.session:
+        raise CommandError(f"no session '{args.session[:64]}' (huichat sessions lists them); nothing was written")
     if not report.sessions:
         print("no session matches; nothing was written")
         return 0

@@ -92,6 +92,12 @@ def test_export_in_each_format_and_jsonl_back_into_another_install(tmp_path: Pat
     assert bad.returncode == 1 and "not a date" in bad.stderr
     none = _huichat(config, "export", "--format", "jsonl", "--out", str(tmp_path / "y.jsonl"), "--since", "2030-01-01")
     assert none.returncode == 0 and "nothing was written" in none.stdout and not (tmp_path / "y.jsonl").exists()
+    # a session named that is none is a mistake (a range with nothing in it is not)
+    unknown = _huichat(config, "export", "--format", "jsonl", "--out", str(tmp_path / "z.jsonl"), "--session", "nope")
+    assert unknown.returncode == 1 and not (tmp_path / "z.jsonl").exists()
+    assert (
+        unknown.stderr.strip() == "huichat: error: no session 'nope' (huichat sessions lists them); nothing was written"
+    )
 
 
 def _turn_ids(export: Path) -> list[str]:

@@ -3,6 +3,7 @@
 Only the layout huichat writes is accepted — ``<YYYY>-W<ww>/<YYYY-MM-DD>/chat_<session>.md``
 — so ``..``, absolute paths, backslashes and encoded tricks fail the pattern (400); a
 symlink anywhere on the way, or a file that resolves outside the folder, is not found (404).
+A forgotten turn's block is left out, as exports leave it out (its tombstone stays).
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ from pathlib import Path
 from huichat.app.serve.errors import ApiError
 from huichat.memory.archive import ARCHIVE_DIR, read_archive
 from huichat.memory.errors import KernelError
+from huichat.memory.transcript_parse import parse_transcript, turn_block
 
 TRANSCRIPT_PATH = re.compile(r"^(\d{4}-W\d{2})/((\d{4}-\d{2})-\d{2})/chat_[A-Za-z0-9_-][A-Za-z0-9_.-]{0,120}\.md$")
 
@@ -41,7 +43,7 @@ def read_transcript(root: Path, relative: str) -> str:
     found = _on_disk(root, relative)
     if found is not None:
         try:
-            return found.read_bytes().decode("utf-8")
+            return _without_forgotten(found.read_bytes().decode("utf-8"), relative)
         except (OSError, UnicodeDecodeError) as exc:
             raise ApiError(404, f"transcript '{relative}' cannot be read: {exc}") from None
     archive = root / ARCHIVE_DIR / f"{match.group(3)}.tar.zst"
@@ -51,5 +53,14 @@ def read_transcript(root: Path, relative: str) -> str:
         except KernelError:
             members = {}
         if relative in members:
-            return members[relative]
+            return _without_forgotten(members[relative], relative)
     raise ApiError(404, f"no transcript '{relative}'")
+
+
+def _without_forgotten(text: str, relative: str) -> str:
+    """``text`` without the blocks of the turns a tombstone forgot (undo brings them back)."""
+    for turn_id in parse_transcript(text, relative).forgotten:
+        found = turn_block(text, turn_id)
+        if found is not None:
+            text = text[: found[0]] + text[found[1] :]
+    return text

@@ -58,3 +58,26 @@ def test_forgetting_answers_in_the_apis_error_shapes(server: Server) -> None:
         unknown = http.delete("/v1/memory/turn/zzzzzz")
         assert unknown.status_code == 404
         assert unknown.json()["error"]["message"] == "no turn with id zzzzzz"
+
+
+def test_a_forgotten_turn_leaves_the_transcript_the_file_route_serves(server: Server) -> None:
+    # as it leaves exports: GET /v1/memory/file gave its words to any client after the forget
+    with server.client(server.key("sten")) as http:
+        kept = _said(http, "my bike is green")
+        secret = http.post(
+            "/v1/chat/completions",
+            json={
+                "model": "fake",
+                "messages": [
+                    {"role": "user", "content": "my bike is green"},
+                    {"role": "assistant", "content": "收到：my bike is green"},
+                    {"role": "user", "content": "my bank PIN is 9931"},
+                ],
+            },
+        ).json()["huichat"]
+        assert http.delete(f"/v1/memory/turn/{secret['turn_id']}").status_code == 200
+        path = http.get("/v1/memory/sessions").json()["sessions"][0]["session_file"]
+        hidden = http.get("/v1/memory/file", params={"path": path}).text
+        assert "9931" not in hidden and "my bike is green" in hidden and f"[id:{kept} |" in hidden
+        assert http.delete(f"/v1/memory/turn/{secret['turn_id']}", params={"undo": "true"}).status_code == 200
+        assert "9931" in http.get("/v1/memory/file", params={"path": path}).text

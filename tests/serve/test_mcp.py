@@ -114,27 +114,23 @@ async def test_bad_arguments_of_list_sessions_and_remember_are_errors_the_host_s
 def test_a_user_that_does_not_exist_is_refused_at_start_unless_the_host_may_write(config: Path) -> None:
     # a typo in the host's config would otherwise serve an empty memory: "no sessions", "no relevant memory"
     params = _params(config, "--user", "alcie")
-    done = subprocess.run(
-        [params.command, *params.args],
-        input="",
-        capture_output=True,
-        text=True,
-        env=params.env,
-        cwd=params.cwd,
-        timeout=60,
-    )
+
+    def started(*more: str) -> subprocess.CompletedProcess[str]:  # the host closes the pipe at once
+        return subprocess.run(
+            [params.command, *params.args, *more],
+            input="",
+            capture_output=True,
+            text=True,
+            env=params.env,
+            cwd=params.cwd,
+            timeout=60,
+        )
+
+    done = started()
     assert done.returncode == 2
     assert done.stderr.strip() == (
         "huichat: error: --user: no user 'alcie' (users: default); --allow-write lets the host make a new user's memory"
     )
     assert not (config.parent / "data" / "users" / "alcie").exists()
-    created = subprocess.run(
-        [params.command, *params.args, "--allow-write"],
-        input="",
-        capture_output=True,
-        text=True,
-        env=params.env,
-        cwd=params.cwd,
-        timeout=60,
-    )
+    created = started("--allow-write")
     assert created.returncode == 0, created.stderr

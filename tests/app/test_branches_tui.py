@@ -186,3 +186,21 @@ async def test_switching_to_a_longer_branch_updates_the_turn_count_in_the_status
         await pilot.press("ctrl+up", "left")  # back to the three turns
         await wait_until(pilot, lambda: said(app)[-1].text == "三号回答")
         await wait_until(pilot, lambda: "memory: 3 turns" in screen.memory_status)
+
+
+async def test_a_reply_asked_again_and_stopped_is_marked_as_a_branch_at_once(tmp_path: Path, fake_llm: FakeLLM) -> None:
+    long = "这是一个很长的回答，" * 40
+    fake_llm.push(Reply(text="部署在 alpha 机器"), Reply(text=long, chunk_chars=2, chunk_delay=0.05))
+    kernel = deterministic_kernel(tmp_path)
+    app = build_app(tmp_path, loaded_config(fake_providers(fake_llm)), kernel=kernel)
+    async with app.run_test(size=(120, 36)) as pilot:
+        await ready(pilot)
+        screen = app.chat_screen
+        await _ask(pilot, app, "部署在哪", "部署在 alpha 机器")
+        await pilot.press("f4")  # asked again, and stopped while it streams
+        await wait_until(pilot, lambda: said(app)[-1].text.startswith("这是"))
+        await pilot.press("escape")
+        await wait_until(pilot, lambda: not screen.replying)
+        assert said(app)[-1].state == "stopped"
+        # the stopped reply is a branch beside the good one: ← can reach it, so the label says so
+        await wait_until(pilot, lambda: "‹ 2/2 ›" in _label(said(app)[-1]))

@@ -121,6 +121,8 @@ class ChatReply(ChatMemory):
             self.session_title = session.topic
             self.refresh_session_label()
             self.call_later(self.update_memory_status)  # the stopped turn is stored: it counts
+            if kept is not None:  # a stopped F4, r or edit is a branch beside the reply it replaced
+                await self.show_branches(kept.session_file)
 
     async def show_event(self, event: SessionEvent, asked: ChatMessage, answer: ChatMessage) -> None:
         """Render one event of the reply to ``asked``."""

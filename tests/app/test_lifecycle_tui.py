@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from datetime import timedelta
 from pathlib import Path
 
@@ -114,3 +115,21 @@ async def test_a_transcript_changed_on_disk_refreshes_the_panel(tmp_path: Path) 
         path.write_text(path.read_text(encoding="utf-8").replace("8G", "12G"), encoding="utf-8")
         await wait_until(pilot, lambda: any("12G" in h.turn.text for h in panel.hits))
     kernel.close()
+
+
+async def test_a_first_weeks_turns_stand_as_a_column_from_zero_in_the_weeks_chart(tmp_path: Path) -> None:
+    kernel = deterministic_kernel(tmp_path)
+    session = kernel.new_session(NOW)
+    for text in (FACT, "车钥匙在门口的抽屉里"):
+        kernel.append_turn(session, TurnDraft((Message("user", text), Message("assistant", "记住了。")), NOW, "车位"))
+    app = build_app(tmp_path, loaded_config(), kernel=kernel)
+    async with app.run_test(size=(120, 36)) as pilot:
+        await ready(pilot)
+        await pilot.press("f3")
+        await wait_until(pilot, lambda: isinstance(app.screen, StatsScreen))
+        chart = app.screen.query_one("#weeks-chart", PlotextPlot)
+        await wait_until(pilot, lambda: "(last 1)" in str(chart.render()))
+        drawn = str(chart.render())
+        # one week is one point: drawn as a line it was a single braille dot on an axis around it
+        assert re.search(r"(?<![\d.])0(\.0+)?┤", drawn)  # the y axis starts at zero
+        assert sum(0x2800 < ord(c) <= 0x28FF for c in drawn) >= 5

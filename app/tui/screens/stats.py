@@ -122,7 +122,9 @@ class StatsScreen(Screen[None]):
         plt.title(f"Turns per week (last {len(labels)})")
         if labels:
             positions = [float(i) for i in range(len(labels))]
-            plt.plot(positions, values, marker="braille")
+            # filled down to a y axis from zero: a first week alone is one point, drawn as a line it was one dot
+            plt.plot(positions, values, marker="braille", fillx=True)
+            plt.ylim(0, max(max(values), 1))
             step = max(1, len(labels) // 6)
             plt.xticks(positions[::step], labels[::step])
         chart.refresh()

@@ -578,6 +578,13 @@ class MemoryKernel:
         with self._reading() as store:
             found = store.get([cleaned]).get(cleaned)
         if found is None:
+            located = self.catalogue.locate(cleaned)
+            if located is not None and not located[1] and cleaned in self.catalogue.beside_ids(located[0]):
+                return RecallResult(
+                    None,
+                    f"turn {cleaned} is on a branch kept beside the current one, which recall does not hold "
+                    f"(← → on its turn in the chat; huichat show {cleaned} prints it)",
+                )
             return RecallResult(None, f"no turn with id {cleaned}")
         return RecallResult(found)
 

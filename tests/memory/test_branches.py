@@ -122,3 +122,16 @@ def test_a_session_packed_into_an_archive_keeps_its_branches(tmp_path: Path) -> 
     handle = kernel.resume_session(first.session_id)
     assert handle.last_turn is not None and handle.last_turn.id == edited.id and not handle.fork
     kernel.close()
+
+
+def test_a_turn_kept_beside_the_current_branch_is_asked_for_by_id_and_the_answer_says_where_it_is(
+    kernel: MemoryKernel,
+) -> None:
+    first, second, _third = _three_turns(kernel)
+    kernel.append_turn(kernel.branch_before(first.session_id, second.id), _draft("端口改成多少了", "端口 9090", 5))
+    found = kernel.recall_by_id(f"id:{second.id}")
+    assert found.turn is None  # recall holds the current branch only
+    # the turn exists (huichat show prints it): "no turn with id" sent the user looking for a lost turn
+    assert "no turn" not in found.error
+    assert "branch kept beside" in found.error and f"huichat show {second.id}" in found.error
+    assert kernel.recall_by_id("zzzzzz").error == "no turn with id zzzzzz"

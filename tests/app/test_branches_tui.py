@@ -204,3 +204,28 @@ async def test_a_reply_asked_again_and_stopped_is_marked_as_a_branch_at_once(tmp
         assert said(app)[-1].state == "stopped"
         # the stopped reply is a branch beside the good one: ← can reach it, so the label says so
         await wait_until(pilot, lambda: "‹ 2/2 ›" in _label(said(app)[-1]))
+
+
+async def test_the_id_of_a_reply_asked_again_in_search_says_where_that_turn_is(
+    tmp_path: Path, fake_llm: FakeLLM
+) -> None:
+    from huichat.app.tui.screens.search import SearchScreen
+
+    fake_llm.push(Reply(text="部署在 alpha 机器"), Reply(text="部署在 beta 机器"))
+    kernel = deterministic_kernel(tmp_path)
+    app = build_app(tmp_path, loaded_config(fake_providers(fake_llm)), kernel=kernel)
+    async with app.run_test(size=(120, 36)) as pilot:
+        await ready(pilot)
+        screen = app.chat_screen
+        await _ask(pilot, app, "部署在哪", "部署在 alpha 机器")
+        earlier = said(app)[-1].turn_id
+        await pilot.press("f4")
+        await wait_until(pilot, lambda: not screen.replying and said(app)[-1].text == "部署在 beta 机器")
+        await pilot.press("ctrl+f")
+        await wait_until(pilot, lambda: isinstance(app.screen, SearchScreen))
+        await pilot.press(*f"id:{earlier}", "enter")
+        search = app.screen
+        assert isinstance(search, SearchScreen)
+        # the turn exists beside the current branch: "No turn with id" told the user it was lost
+        scope = search.results.query_one(".scope")
+        await wait_until(pilot, lambda: "branch kept beside" in str(scope.render()))

@@ -13,17 +13,21 @@ from textual.containers import Vertical
 from textual.screen import Screen
 from textual.widgets import Footer, Header, Input, OptionList
 
-from huichat.app.tui.screens.turn_detail import Fetch, TurnDetailScreen
+from huichat.app.tui.screens.turn_detail import TurnDetailScreen
 from huichat.app.tui.widgets.memory_panel import MemoryPanel
 from huichat.memory.errors import KernelError
 from huichat.memory.turns import asked_turn_id
 
 if TYPE_CHECKING:
-    from huichat.memory.results import SearchResults
+    from huichat.memory.results import RecallResult, SearchResults
+    from huichat.memory.turns import Turn
 
 
 Search = Callable[[str, bool], Awaitable["SearchResults"]]
 """``search(query, include_failed)``."""
+
+Recall = Callable[[str], Awaitable["RecallResult"]]
+"""``recall(turn_id)``: the turn, or why there is none."""
 
 
 def describe_results(results: SearchResults) -> str:
@@ -79,12 +83,12 @@ class SearchScreen(Screen[None]):
     ]
 
     def __init__(
-        self, search: Search, fetch: Fetch, zone: tzinfo, snippet_chars: int, cursor_blink: bool = True
+        self, search: Search, recall: Recall, zone: tzinfo, snippet_chars: int, cursor_blink: bool = True
     ) -> None:
         super().__init__()
         self.cursor_blink = cursor_blink
         self.search = search
-        self.fetch = fetch
+        self.recall = recall
         self.zone = zone
         self.snippet_chars = snippet_chars
         self.include_failed = False
@@ -153,13 +157,13 @@ class SearchScreen(Screen[None]):
         asked = asked_turn_id(query)
         if asked is not None:
             turn_id, explicit = asked
-            turn = await self.fetch(turn_id)
-            if turn is not None:
+            found = await self.recall(turn_id)
+            if found.turn is not None:
                 self.results.clear(f"Turn {turn_id} opened · Esc comes back here.")
-                await self.app.push_screen(TurnDetailScreen(turn, turn.id, self.fetch, self.zone))
+                await self.app.push_screen(TurnDetailScreen(found.turn, found.turn.id, self.fetch, self.zone))
                 return
-            if explicit:
-                self.results.clear(f"No turn with id {turn_id}.")
+            if explicit:  # unknown, or kept beside the current branch: the kernel says which
+                self.results.clear(f"{found.error[:1].upper()}{found.error[1:]}.")
                 return
         self.results.clear("Searching…")
         try:
@@ -168,6 +172,10 @@ class SearchScreen(Screen[None]):
             self.results.clear(f"⚠ {exc}")
             return
         self.results.show(list(results), describe_results(results))
+
+    async def fetch(self, turn_id: str) -> Turn | None:
+        """A turn by id, or None (the turn view walks prev / next with it)."""
+        return (await self.recall(turn_id)).turn
 
     async def on_memory_panel_turn_chosen(self, event: MemoryPanel.TurnChosen) -> None:
         turn = await self.fetch(event.turn_id)

@@ -15,7 +15,7 @@ from huichat.memory.errors import KernelError
 from huichat.memory.health import IndexState
 
 if TYPE_CHECKING:
-    from huichat.memory.results import SearchResults
+    from huichat.memory.results import RecallResult, SearchResults
     from huichat.memory.turns import Turn
 
 
@@ -152,10 +152,16 @@ class ChatMemory(ChatSessions):
 
     async def fetch_turn(self, turn_id: str) -> Turn | None:
         """A turn by id, off the UI thread (None when memory is unavailable or the id unknown)."""
+        return (await self.recall_turn(turn_id)).turn
+
+    async def recall_turn(self, turn_id: str) -> RecallResult:
+        """A turn by id, or why there is none (unknown, kept beside the current branch, memory unavailable)."""
+        from huichat.memory.results import RecallResult
+
         try:
-            return await self.gateway.turn(turn_id)
-        except KernelError:
-            return None
+            return await self.gateway.recall_by_id(turn_id)
+        except KernelError as exc:
+            return RecallResult(None, str(exc))
 
     async def search_memory(self, query: str, include_failed: bool = False) -> SearchResults:
         """The kernel's search as the user sees it (time words resolved, neighbours around hits)."""

@@ -186,7 +186,7 @@ class ChatScreen(ChatBranches):
         runtime = self.huichat.runtime
         ui = runtime.loaded.config.ui
         self.app.push_screen(
-            SearchScreen(self.search_memory, self.fetch_turn, runtime.zone.tz, ui.snippet_chars, ui.cursor_blink)
+            SearchScreen(self.search_memory, self.recall_turn, runtime.zone.tz, ui.snippet_chars, ui.cursor_blink)
         )
 
     def action_help(self) -> None:

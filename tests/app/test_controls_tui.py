@@ -359,3 +359,21 @@ async def test_a_message_of_only_spaces_is_not_sent_and_says_why(tmp_path: Path,
         await pilot.pause()
         assert [n.message for n in app._notifications] == ["Nothing to send: the message holds only spaces."]
         assert said(app) == [] and fake_llm.requests == []
+
+
+async def test_what_is_typed_right_after_enter_stays_in_the_prompt(tmp_path: Path, fake_llm: FakeLLM) -> None:
+    from textual import events
+
+    fake_llm.push(Reply(text="好的"))
+    app = build_app(tmp_path, loaded_config(fake_providers(fake_llm)), kernel=deterministic_kernel(tmp_path))
+    async with app.run_test(size=(120, 36)) as pilot:
+        await ready(pilot)
+        screen = app.chat_screen
+        # one read from a terminal: the next message begun before the first one has left
+        for key, char in (("h", "h"), ("i", "i"), ("enter", "\r"), ("w", "w"), ("o", "o")):
+            event = events.Key(key, char)
+            event.set_sender(app)
+            app.post_message(event)
+        await wait_until(pilot, lambda: len(said(app)) == 2 and not screen.replying and said(app)[-1].text == "好的")
+        assert said(app)[0].text == "hi"
+        assert screen.prompt.text == "wo"  # was wiped with the sent message

@@ -70,6 +70,13 @@ class PromptInput(TextArea):
         elif self.text:
             self.notify("Nothing to send: the message holds only spaces.", timeout=2)
 
+    def take(self, sent: str) -> None:
+        """The message ``sent`` has left: remove it, keeping what was typed after it while the
+        screen was still handling it (clearing everything lost the next message's first keys)."""
+        rest = self.text[len(sent) :] if self.text.startswith(sent) else ""
+        self.text = rest
+        self.move_cursor(self.document.end)
+
     def action_cursor_up(self, select: bool = False) -> None:
         """An older prompt (on an empty prompt, or one showing a recalled prompt); else up a
         (wrapped) line; from where the cursor cannot go further up, leave the prompt."""

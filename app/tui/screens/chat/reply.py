@@ -30,7 +30,7 @@ class ChatReply(ChatMemory):
         if problem:  # the text stays in the prompt
             self.notify(problem, severity="error", timeout=8)
             return
-        event.prompt.clear()
+        event.prompt.take(event.text)
         if self.history is not None:
             self.history.add(event.text)
         editing = self.editing

@@ -3,6 +3,8 @@ it again, switch between the branches, and what the model, search and a reopened
 
 from __future__ import annotations
 
+import contextlib
+from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
@@ -34,6 +36,19 @@ def _context(request: dict[str, Any]) -> str:
     return "\n".join(str(m["content"]) for m in request["messages"][:-1])
 
 
+@contextlib.asynccontextmanager
+async def _chat(
+    tmp_path: Path, fake_llm: FakeLLM, *replies: Reply
+) -> AsyncIterator[tuple[Any, HuichatApp, MemoryKernel]]:
+    """The app on a deterministic memory, ready, with the model's ``replies`` queued."""
+    fake_llm.push(*replies)
+    kernel = deterministic_kernel(tmp_path)
+    app = build_app(tmp_path, loaded_config(fake_providers(fake_llm)), kernel=kernel)
+    async with app.run_test(size=(120, 36)) as pilot:
+        await ready(pilot)
+        yield pilot, app, kernel
+
+
 async def _ask(pilot: Any, app: HuichatApp, text: str, answer: str) -> None:
     await pilot.press(*text)
     await pilot.press("enter")
@@ -47,13 +62,14 @@ def _found(kernel: MemoryKernel, query: str) -> list[str]:
 async def test_regenerate_keeps_the_good_answer_beside_the_new_one_and_switching_changes_the_context(
     tmp_path: Path, fake_llm: FakeLLM
 ) -> None:
-    fake_llm.push(
-        Reply(text="部署在 alpha 机器"), Reply(text="部署在 beta 机器"), Reply(text="好的"), Reply(text="明白")
-    )
-    kernel = deterministic_kernel(tmp_path)
-    app = build_app(tmp_path, loaded_config(fake_providers(fake_llm)), kernel=kernel)
-    async with app.run_test(size=(120, 36)) as pilot:
-        await ready(pilot)
+    async with _chat(
+        tmp_path,
+        fake_llm,
+        Reply(text="部署在 alpha 机器"),
+        Reply(text="部署在 beta 机器"),
+        Reply(text="好的"),
+        Reply(text="明白"),
+    ) as (pilot, app, kernel):
         screen = app.chat_screen
         await _ask(pilot, app, "部署在哪", "部署在 alpha 机器")
         await pilot.press("f4")  # a good answer, asked again
@@ -89,11 +105,11 @@ async def test_regenerate_keeps_the_good_answer_beside_the_new_one_and_switching
 async def test_an_edited_message_is_sent_as_a_new_branch_and_the_earlier_turns_are_kept(
     tmp_path: Path, fake_llm: FakeLLM
 ) -> None:
-    fake_llm.push(Reply(text="一号回答"), Reply(text="二号回答"), Reply(text="改后的回答"))
-    kernel = deterministic_kernel(tmp_path)
-    app = build_app(tmp_path, loaded_config(fake_providers(fake_llm)), kernel=kernel)
-    async with app.run_test(size=(120, 36)) as pilot:
-        await ready(pilot)
+    async with _chat(tmp_path, fake_llm, Reply(text="一号回答"), Reply(text="二号回答"), Reply(text="改后的回答")) as (
+        pilot,
+        app,
+        kernel,
+    ):
         screen = app.chat_screen
         await _ask(pilot, app, "第一句", "一号回答")
         await _ask(pilot, app, "第二句", "二号回答")
@@ -119,11 +135,7 @@ async def test_an_edited_message_is_sent_as_a_new_branch_and_the_earlier_turns_a
 
 
 async def test_esc_cancels_an_edit_and_the_text_is_sent_as_a_new_message(tmp_path: Path, fake_llm: FakeLLM) -> None:
-    fake_llm.push(Reply(text="一号回答"), Reply(text="又一句的回答"))
-    kernel = deterministic_kernel(tmp_path)
-    app = build_app(tmp_path, loaded_config(fake_providers(fake_llm)), kernel=kernel)
-    async with app.run_test(size=(120, 36)) as pilot:
-        await ready(pilot)
+    async with _chat(tmp_path, fake_llm, Reply(text="一号回答"), Reply(text="又一句的回答")) as (pilot, app, kernel):
         await _ask(pilot, app, "第一句", "一号回答")
         await pilot.press("ctrl+up", "e")
         assert app.chat_screen.prompt.text == "第一句"
@@ -138,11 +150,7 @@ async def test_esc_cancels_an_edit_and_the_text_is_sent_as_a_new_message(tmp_pat
 async def test_what_was_being_typed_comes_back_after_an_edit_is_cancelled_or_sent(
     tmp_path: Path, fake_llm: FakeLLM
 ) -> None:
-    fake_llm.push(Reply(text="一号回答"), Reply(text="改后的回答"))
-    kernel = deterministic_kernel(tmp_path)
-    app = build_app(tmp_path, loaded_config(fake_providers(fake_llm)), kernel=kernel)
-    async with app.run_test(size=(120, 36)) as pilot:
-        await ready(pilot)
+    async with _chat(tmp_path, fake_llm, Reply(text="一号回答"), Reply(text="改后的回答")) as (pilot, app, _kernel):
         screen = app.chat_screen
         await _ask(pilot, app, "第一句", "一号回答")
         await pilot.press(*"my unsent draft")
@@ -171,11 +179,14 @@ async def test_regenerate_with_nothing_to_regenerate_says_so(tmp_path: Path, fak
 async def test_switching_to_a_longer_branch_updates_the_turn_count_in_the_status_line(
     tmp_path: Path, fake_llm: FakeLLM
 ) -> None:
-    fake_llm.push(Reply(text="一号回答"), Reply(text="二号回答"), Reply(text="三号回答"), Reply(text="改后的回答"))
-    kernel = deterministic_kernel(tmp_path)
-    app = build_app(tmp_path, loaded_config(fake_providers(fake_llm)), kernel=kernel)
-    async with app.run_test(size=(120, 36)) as pilot:
-        await ready(pilot)
+    async with _chat(
+        tmp_path,
+        fake_llm,
+        Reply(text="一号回答"),
+        Reply(text="二号回答"),
+        Reply(text="三号回答"),
+        Reply(text="改后的回答"),
+    ) as (pilot, app, _kernel):
         screen = app.chat_screen
         for text, answer in (("第一句", "一号回答"), ("第二句", "二号回答"), ("第三句", "三号回答")):
             await _ask(pilot, app, text, answer)
@@ -190,11 +201,9 @@ async def test_switching_to_a_longer_branch_updates_the_turn_count_in_the_status
 
 async def test_a_reply_asked_again_and_stopped_is_marked_as_a_branch_at_once(tmp_path: Path, fake_llm: FakeLLM) -> None:
     long = "这是一个很长的回答，" * 40
-    fake_llm.push(Reply(text="部署在 alpha 机器"), Reply(text=long, chunk_chars=2, chunk_delay=0.05))
-    kernel = deterministic_kernel(tmp_path)
-    app = build_app(tmp_path, loaded_config(fake_providers(fake_llm)), kernel=kernel)
-    async with app.run_test(size=(120, 36)) as pilot:
-        await ready(pilot)
+    async with _chat(
+        tmp_path, fake_llm, Reply(text="部署在 alpha 机器"), Reply(text=long, chunk_chars=2, chunk_delay=0.05)
+    ) as (pilot, app, _kernel):
         screen = app.chat_screen
         await _ask(pilot, app, "部署在哪", "部署在 alpha 机器")
         await pilot.press("f4")  # asked again, and stopped while it streams
@@ -211,11 +220,11 @@ async def test_the_id_of_a_reply_asked_again_in_search_says_where_that_turn_is(
 ) -> None:
     from huichat.app.tui.screens.search import SearchScreen
 
-    fake_llm.push(Reply(text="部署在 alpha 机器"), Reply(text="部署在 beta 机器"))
-    kernel = deterministic_kernel(tmp_path)
-    app = build_app(tmp_path, loaded_config(fake_providers(fake_llm)), kernel=kernel)
-    async with app.run_test(size=(120, 36)) as pilot:
-        await ready(pilot)
+    async with _chat(tmp_path, fake_llm, Reply(text="部署在 alpha 机器"), Reply(text="部署在 beta 机器")) as (
+        pilot,
+        app,
+        _kernel,
+    ):
         screen = app.chat_screen
         await _ask(pilot, app, "部署在哪", "部署在 alpha 机器")
         earlier = said(app)[-1].turn_id

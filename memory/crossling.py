@@ -158,15 +158,12 @@ def translations(query: str, folder: Path | None = None) -> dict[str, frozenset[
     for piece in _dictionary_words(query, to_english):
         for term in content_terms(piece):
             found.setdefault(term, set()).update(to_english[piece])
-    named = {name.casefold() for name in names(query)}
-    latin = [word.lower() for word in _LATIN_WORD.findall(query)]
-    for lowered in latin:
-        if lowered in FUNCTION_EN or lowered in named:
-            continue
+    for lowered in _english_words(query):
         for term in content_terms(lowered):  # the word as written, else as the term cuts it (peanuts: peanut)
             written = renderings.get(lowered) or renderings.get(term, ())
             if written:
                 found.setdefault(term, set()).update(written)
+    latin = [word.lower() for word in _LATIN_WORD.findall(query)]
     for phrase in map(" ".join, itertools.pairwise(latin)):  # a gloss of two words: ice cream → 冰淇淋
         for term in content_terms(phrase) if phrase in renderings else ():
             found.setdefault(term, set()).update(renderings[phrase])
@@ -197,9 +194,13 @@ def cross_terms(query: str, folder: Path | None = None, most: int = MOST) -> lis
     ones (not function words, not the names it gives); at most ``most``, in the query's order."""
     to_english, to_chinese, _ = _DICTIONARY.maps(folder)
     found: list[str] = [gloss for piece in _dictionary_words(query, to_english) for gloss in to_english[piece]]
-    named = {name.casefold() for name in names(query)}
-    for word in _LATIN_WORD.findall(query):
-        lowered = word.lower()
-        if lowered not in FUNCTION_EN and lowered not in named:
-            found.extend(to_chinese.get(lowered, ()))
+    for lowered in _english_words(query):
+        found.extend(to_chinese.get(lowered, ()))
     return list(dict.fromkeys(found))[:most]
+
+
+def _english_words(query: str) -> list[str]:
+    """The query's Latin words, lowered, that are neither function words nor names it gives."""
+    named = {name.casefold() for name in names(query)}
+    lowered = (word.lower() for word in _LATIN_WORD.findall(query))
+    return [word for word in lowered if word not in FUNCTION_EN and word not in named]

@@ -238,9 +238,8 @@ def words_share(query: str | frozenset[str], text: str, across: Mapping[str, Col
     normal = unicodedata.normalize("NFKC", text)
     held = content_terms(text) | (set(_IS_CJK.findall(normal)) - _STOPS)
     found = wanted & held
-    for term in wanted - found if across else ():
-        if any(_holds(normal, held, word) for word in (across or {}).get(term, ())):
-            found = found | {term}
+    if across:
+        found |= {term for term in wanted - found if any(_holds(normal, held, word) for word in across.get(term, ()))}
     return len(found) / len(wanted)
 
 

@@ -27,9 +27,10 @@ def source_path(tmp_path: Path, name: str) -> Path:
 
 
 def stored_conversations(root: Path) -> list[ImportedConversation]:
-    """Every session under ``root`` read back as the conversation it holds."""
+    """Every session under ``root`` read back as the conversation it holds (an import record that an
+    import killed inside its first line left holds none: the import run again takes its place)."""
     locator = SessionLocator(root / "sessions")
-    return [restore(locator.load(f), f) for f in locator.session_files()]
+    return [restore(locator.load(f), f) for f in locator.session_files() if not locator.abandoned(f)]
 
 
 def canonical(conversation: ImportedConversation) -> tuple[Any, ...]:

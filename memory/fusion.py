@@ -63,6 +63,10 @@ class Fusion:
     """Added to the fused score of a turn said by someone the query names ("what has Melanie
     painted?"): in an imported chat between named people, a question about a person is mostly
     answered by what that person said. Roles (user, assistant) are not names."""
+    other_person: float = 2.0
+    """Taken from the fused score of a turn that names a person the query names only under another
+    relation ("HR Jason" for "my friend Jason's gift", 导师Sophie for 我客户Sophie; ``memory.people``):
+    one name is worn by several people."""
 
     def for_query(self, keywords: str) -> Fusion:
         """The fusion for this query: ``cjk_weights`` when it holds CJK characters."""

@@ -46,6 +46,7 @@ from huichat.memory.fusion import (
     spread_context,
     words_before_neighbours,
 )
+from huichat.memory.people import introduced, someone_else
 from huichat.memory.results import (
     Mode,
     OnRound,
@@ -165,6 +166,7 @@ class Retriever:
         for turn_id, turn in turns.items():
             if named and any(m.speaker in named for m in turn.messages):
                 scores[turn_id] = scores.get(turn_id, floor) + fusion.speaker_share
+        self._others_lowered(keywords, turns, scores, floor, fusion)
         ranked = sorted(turns.values(), key=lambda t: (-scores.get(t.id, floor), -t.timestamp.timestamp()))
         cosines = {s.turn.id: s.score for s in vector}
         lowest = min(cosines.values(), default=0.0)
@@ -196,6 +198,21 @@ class Retriever:
             return [replace(c, evidence=of(c.turn)) for c in kept]
 
         return [Candidate(t, scores.get(t.id, floor)) for t in ranked], judged
+
+    def _others_lowered(
+        self, keywords: str, turns: dict[str, Turn], scores: dict[str, float], floor: float, fusion: Fusion
+    ) -> None:
+        """Lower the turns that name a person the query names only as someone else's ("HR Jason"
+        for "my friend Jason's gift", ``memory.people``) by ``Fusion.other_person``."""
+        if fusion.other_person <= 0:
+            return
+        words = chinese_words(self.reference_dir)
+        wanted = introduced(keywords, words)
+        if not wanted:
+            return
+        for turn_id, turn in turns.items():
+            if someone_else(wanted, turn.text):
+                scores[turn_id] = scores.get(turn_id, floor) - fusion.other_person
 
     def _fused(
         self,

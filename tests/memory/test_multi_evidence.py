@@ -305,3 +305,21 @@ def test_the_turn_holding_a_short_query_ranks_above_the_next_turn_it_lifts(e5_ke
         for i, text in enumerate(said)
     ]
     assert [h.turn.id for h in _hits(e5_kernel, "花生")][:1] == [turns[2].id]
+
+
+def test_a_turn_naming_the_asked_name_as_someone_elses_ranks_below_the_persons_own(tmp_path: Path) -> None:
+    """Two people called Jason: HR Jason, and a friend Jason (introduced in Chinese). A question about
+    the friend's gift finds the HR one's turn first by its words (gift, cost, Jason)."""
+    kernel = open_kernel(tmp_path, HashEmbedder(256))
+    try:
+        draw = random.Random(3)
+        for day in range(12):
+            _said(kernel, 40 - day, ("", " ".join(draw.sample(_FILLER, 5))))
+        (other,) = _said(kernel, 9, ("", "HR Jason gave me a gift card, it cost a lot"))
+        (friend,) = _said(kernel, 8, ("", "好朋友Jason 的生日礼物是乐高"))
+        kernel.maintain(force=True)
+        question = "What gift did my friend Jason get, and what did it cost?"
+        assert _ranked(kernel, question, replace(Fusion(), other_person=0.0), 2)[0] == other.id
+        assert _ranked(kernel, question, Fusion(), 2)[0] == friend.id
+    finally:
+        kernel.close()

@@ -1,0 +1,45 @@
+"""Who a text introduces, and as whose what (``memory.people``)."""
+
+from __future__ import annotations
+
+from huichat.memory.people import introduced, someone_else
+
+_WORDS = frozenset({"高兴", "周末"})
+"""A dictionary's words (the real one is CC-CEDICT's, ``memory.crossling.chinese_words``)."""
+
+
+def _relations(text: str) -> dict[str, int]:
+    """Each introduced name with the number of relations it is given."""
+    return {name: len(relations) for name, relations in introduced(text, _WORDS).items()}
+
+
+def test_a_name_right_after_a_relation_word_is_introduced_in_either_language() -> None:
+    assert _relations("Which gift cost more, my friend Jason's or HR Cindy's?") == {"jason": 1, "cindy": 1}
+    assert _relations("是我前同事李娜做 demo早，还是HR Leo做 demo早？") == {"李娜": 1, "leo": 1}
+    assert _relations("和ex-colleague李娜 align 过") == {"李娜": 1}
+    assert _relations("组里的同事Cindy 请我喝了 coffee") == {"cindy": 1}
+    # a three-character name by its first pair, as another text about that person holds it
+    assert _relations("我妹妹林晓雨在杭州读大学") == {"林晓": 1}
+
+
+def test_what_only_looks_like_a_relation_and_a_name_is_not_read_as_one() -> None:
+    assert introduced("at 6 pm Jason called", _WORDS) == {}  # pm in lower case is a time
+    assert introduced("同事高兴地说周末加班", _WORDS) == {}  # 高兴 is a word, not a name
+    assert introduced("Jason's son called", _WORDS) == {}  # no name after the relation
+    assert introduced("Mason Tom", _WORDS) == {}  # son inside a word is no relation
+
+
+def test_the_same_relation_in_the_other_language_is_the_same_person() -> None:
+    asked = introduced("What did my friend Jason get for his birthday?", _WORDS)
+    assert not someone_else(asked, "好朋友Jason 的生日礼物是乐高")
+    assert someone_else(asked, "HR Jason 请我喝了 coffee")
+    assert not someone_else(asked, "Jason 请我喝了 coffee")  # no relation said: maybe the friend
+    assert not someone_else(asked, "HR Jason and my friend Jason both came")
+    assert not someone_else(asked, "HR Cindy 请我喝了 coffee")  # another name altogether
+
+
+def test_a_text_about_one_of_two_people_asked_about_is_not_someone_else() -> None:
+    asked = introduced("是我前同事李娜做 demo早，还是HR Leo做 demo早？", _WORDS)
+    assert not someone_else(asked, "下周五要给HR Leo demo 支付模块，前台李娜也来")
+    assert someone_else(asked, "HR李娜tomorrow要看推荐系统的 demo")
+    assert not someone_else(asked, "HR李娜和HR Leo一起看 demo")

@@ -334,9 +334,20 @@ def stands_out(evidence: Sequence[Evidence], threshold: float, calibration: Cali
     return first >= threshold / REACH and all(first >= LEAD * other for other in rest)
 
 
-def calibrated(evidence: Sequence[Evidence], calibration: Calibration = CALIBRATION) -> list[float]:
-    """The similarity of each candidate of one ranking (best first), non-increasing along it."""
+def calibrated(
+    evidence: Sequence[Evidence], calibration: Calibration = CALIBRATION, lowered: Sequence[bool] = ()
+) -> list[float]:
+    """The similarity of each candidate of one ranking (best first), non-increasing along it.
+
+    A candidate the ranking ``lowered`` for what its words cannot show (it names the asked person
+    as someone else's, ``memory.people``) is held to the similarity of those above it: its own
+    evidence must not lift them (an unrelated turn ranked above it would inherit 0.99)."""
     values = [calibration.probability(e) for e in evidence]
+    above = 1.0
+    for i, is_lowered in enumerate(lowered):
+        if is_lowered:
+            values[i] = min(values[i], above)
+        above = min(above, values[i])
     for i in range(len(values) - 2, -1, -1):
         values[i] = max(values[i], values[i + 1])
     return values

@@ -124,6 +124,8 @@ class Candidate:
     turn: Turn
     score: float
     evidence: Evidence | None = None
+    someone_else: bool = False
+    """Lowered for naming the asked person only as someone else's (``Fusion.other_person``)."""
 
 
 def normalise_bm25(scores: Sequence[float]) -> list[float]:

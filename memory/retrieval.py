@@ -166,7 +166,7 @@ class Retriever:
         for turn_id, turn in turns.items():
             if named and any(m.speaker in named for m in turn.messages):
                 scores[turn_id] = scores.get(turn_id, floor) + fusion.speaker_share
-        self._others_lowered(keywords, turns, scores, floor, fusion)
+        others = self._others_lowered(keywords, turns, scores, floor, fusion)
         ranked = sorted(turns.values(), key=lambda t: (-scores.get(t.id, floor), -t.timestamp.timestamp()))
         cosines = {s.turn.id: s.score for s in vector}
         lowest = min(cosines.values(), default=0.0)
@@ -197,22 +197,23 @@ class Retriever:
 
             return [replace(c, evidence=of(c.turn)) for c in kept]
 
-        return [Candidate(t, scores.get(t.id, floor)) for t in ranked], judged
+        return [Candidate(t, scores.get(t.id, floor), someone_else=t.id in others) for t in ranked], judged
 
     def _others_lowered(
         self, keywords: str, turns: dict[str, Turn], scores: dict[str, float], floor: float, fusion: Fusion
-    ) -> None:
+    ) -> set[str]:
         """Lower the turns that name a person the query names only as someone else's ("HR Jason"
-        for "my friend Jason's gift", ``memory.people``) by ``Fusion.other_person``."""
+        for "my friend Jason's gift", ``memory.people``) by ``Fusion.other_person``; their ids."""
         if fusion.other_person <= 0:
-            return
+            return set()
         words = chinese_words(self.reference_dir)
         wanted = introduced(keywords, words)
         if not wanted:
-            return
-        for turn_id, turn in turns.items():
-            if someone_else(wanted, turn.text):
-                scores[turn_id] = scores.get(turn_id, floor) - fusion.other_person
+            return set()
+        lowered = {turn_id for turn_id, turn in turns.items() if someone_else(wanted, turn.text)}
+        for turn_id in lowered:
+            scores[turn_id] = scores.get(turn_id, floor) - fusion.other_person
+        return lowered
 
     def _fused(
         self,
@@ -330,7 +331,7 @@ class Retriever:
         if len(evidence) != len(found) or not found:
             hits = [SearchHit(c.turn, round(c.score, 6), "hit", score=c.score) for c in found if c.score > 0]
             return self._folded(hits, where, keywords), None
-        similarities = calibrated(evidence)
+        similarities = calibrated(evidence, lowered=[c.someone_else for c in found])
         scored = [
             SearchHit(c.turn, round(similarity, 6), "hit", score=c.score, evidence=c.evidence)
             for c, similarity in zip(found, similarities, strict=True)

@@ -39,6 +39,19 @@ def test_similarity_never_rises_down_the_ranking() -> None:
     assert values[2] == CALIBRATION.probability(evidence[2])
 
 
+def test_a_lowered_candidate_lifts_none_of_those_above_it() -> None:
+    # the third names the asked person as someone else's: ranked last, its strong words lift nobody
+    evidence = [
+        Evidence(cosine=0.90, bm25=9.0, background=0.72, spread=0.03),
+        Evidence(cosine=0.70, bm25=0.0, background=0.72, spread=0.03),
+        Evidence(cosine=0.90, bm25=9.0, background=0.72, spread=0.03),
+    ]
+    own = [CALIBRATION.probability(e) for e in evidence]
+    assert calibrated(evidence)[1] == own[2]
+    assert calibrated(evidence, lowered=[False, False, True]) == [own[0], own[1], own[1]]
+    assert calibrated(evidence, lowered=[True, False, False]) == [own[0], own[2], own[2]]
+
+
 def test_stronger_evidence_means_higher_similarity() -> None:
     weak = Evidence(cosine=0.76, bm25=0.0, background=0.72, spread=0.03)
     assert CALIBRATION.probability(weak) < CALIBRATION.probability(Evidence(0.86, 0.0, 0.72, 0.03))

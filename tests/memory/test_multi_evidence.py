@@ -323,3 +323,14 @@ def test_a_turn_naming_the_asked_name_as_someone_elses_ranks_below_the_persons_o
         assert _ranked(kernel, question, Fusion(), 2)[0] == friend.id
     finally:
         kernel.close()
+
+
+def test_a_new_users_question_about_one_of_two_namesakes_finds_that_one_alone(e5_kernel: MemoryKernel) -> None:
+    """On the bundled model with the default threshold: the other Jason's turn is no hit, and it
+    lends its similarity to no unrelated turn ranked above it (the passport at 0.997 before)."""
+    other = _told(e5_kernel, 9, "HR Jason gave me a Starbucks gift card for my birthday")
+    friend = _told(e5_kernel, 8, "Bought a Lego set as a birthday gift for my friend Jason, 1,579 yuan")
+    _told(e5_kernel, 7, "Need to renew my passport before March")
+    _told(e5_kernel, 6, "周末去爬香山，记得带水")
+    assert [h.turn.id for h in _hits(e5_kernel, "What birthday gift did my friend Jason get?")] == [friend.id]
+    assert [h.turn.id for h in _hits(e5_kernel, "What gift did HR Jason give me?")] == [other.id]

@@ -78,33 +78,47 @@ async def _check(service: Service, request: Request, token: str) -> ApiKey | Non
     """argon2 for a key not verified yet: admitted while the key id and the client address have
     failures to spare (429 before any work), then run in the service's key-check thread, one at
     a time at a lower priority, so a flood of wrong secrets costs the server a bounded amount
-    and never holds the event loop."""
+    and never holds the event loop. A check that runs no argon2 (an unknown or revoked key, a
+    wrong secret resent) is counted against its key id only: one client resending a stale key
+    must not lock the others behind its address (a proxy) out."""
     key_id = KeyRing.key_id(token)
     if key_id is None:
         return None  # malformed: refused without argon2
-    identities = _identities(key_id, request.client.host if request.client else None)
-    wait = service.key_checks.admit(*identities)
-    if wait is not None:
-        raise await _too_many_failures(key_id, wait)
+    costly = service.keys.checkable(token)
+    identities = _identities(key_id, _client(request.scope) if costly else None)
+    refused = service.key_checks.admit(*identities)
+    if refused is not None:
+        raise await _too_many_failures(key_id, *refused)
     key: ApiKey | None = None
     try:
-        key = await asyncio.get_running_loop().run_in_executor(service.key_checker, service.keys.verify, token)
+        if costly:
+            key = await asyncio.get_running_loop().run_in_executor(service.key_checker, service.keys.verify, token)
+        else:
+            key = service.keys.verify(token)
     finally:
         service.key_checks.finish(*identities, failed=key is None)
     return key
 
 
-def _identities(key_id: str, client: str | None) -> tuple[str, str]:
-    """What failed key checks are counted against: the key id, and the client's address."""
-    return f"key:{key_id}", f"client:{client or 'unknown'}"
+def _client(scope: Scope) -> str:
+    client = scope.get("client")
+    return str(client[0]) if client else "unknown"
 
 
-async def _too_many_failures(key_id: str, wait: int) -> ApiError:
+def _identities(key_id: str, client: str | None) -> tuple[str, ...]:
+    """What failed key checks are counted against: the key id, and the client's address (when given)."""
+    return (f"key:{key_id}",) if client is None else (f"key:{key_id}", f"client:{client}")
+
+
+async def _too_many_failures(key_id: str, wait: int, full: list[str]) -> ApiError:
     """The 429 of a caller with no failed key checks to spare, after the refusal's pause."""
     await asyncio.sleep(min(wait, REFUSAL_PAUSE))
+    spent = " and ".join(
+        f"for key {key_id}" if identity.startswith("key:") else "from this address" for identity in full
+    )
     return ApiError(
         429,
-        f"too many failed API key checks for key {key_id} or from this address; retry in {wait} s",
+        f"too many failed API key checks {spent}; retry in {wait} s",
         {"Retry-After": str(wait)},
     )
 
@@ -131,9 +145,9 @@ class KeyCheckGate:
         key_id = KeyRing.key_id(token) if scheme.lower() == "bearer" else None
         if key_id is None or self.service.keys.remembered(token) is not None:
             return None
-        client = scope.get("client")
-        wait = self.service.key_checks.refusal(*_identities(key_id, client[0] if client else None))
-        return None if wait is None else await _too_many_failures(key_id, wait)
+        client = _client(scope) if self.service.keys.checkable(token) else None
+        refused = self.service.key_checks.refusal(*_identities(key_id, client))
+        return None if refused is None else await _too_many_failures(key_id, *refused)
 
 
 Caller = Annotated[Principal, Depends(principal)]

@@ -43,21 +43,22 @@ class FailureLimiter:
         self._limiter = MovingWindowRateLimiter(MemoryStorage())
         self._running: Counter[str] = Counter()
 
-    def refusal(self, *identities: str) -> int | None:
-        """None while every identity has room for a check; else whole seconds until each would."""
+    def refusal(self, *identities: str) -> tuple[int, list[str]] | None:
+        """None while every identity has room for a check; else whole seconds until each would,
+        and the identities that have none."""
         full = [i for i in identities if self._room(i) <= 0]
         if not full:
             return None
         resets = (self._limiter.get_window_stats(self._item, i).reset_time for i in full)
-        return max(1, math.ceil(max(resets) - time.time()))
+        return max(1, math.ceil(max(resets) - time.time())), full
 
-    def admit(self, *identities: str) -> int | None:
+    def admit(self, *identities: str) -> tuple[int, list[str]] | None:
         """Start a check for every identity if each has room: None; else (nothing started) the
         ``refusal``. Called from the event loop only, so the count is atomic."""
-        wait = self.refusal(*identities)
-        if wait is None:
+        refused = self.refusal(*identities)
+        if refused is None:
             self._running.update(identities)
-        return wait
+        return refused
 
     def finish(self, *identities: str, failed: bool) -> None:
         """A check ``admit`` started has ended; a failed one is counted against each identity."""

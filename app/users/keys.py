@@ -282,6 +282,19 @@ class KeyRing:
         match = _TOKEN.match(token.strip())
         return match.group(1) if match else None
 
+    def checkable(self, token: str) -> bool:
+        """True when ``verify`` would run argon2 for ``token``: its key is stored and active, and
+        the token was neither verified nor refused for it yet. Any other check costs nothing."""
+        match = _TOKEN.match(token.strip())
+        if match is None:
+            return False
+        digest = hashlib.sha256(token.strip().encode()).hexdigest()
+        with self._lock:
+            key = self._current().get(match.group(1))
+            if key is None or not key.active:
+                return False
+            return self._verified.get(digest) != key.id and self._refused.get(digest) != key
+
     def verify(self, token: str) -> ApiKey | None:
         """The active key ``token`` belongs to, or None (malformed, unknown, revoked or wrong).
 

@@ -137,3 +137,29 @@ def test_many_users_keys_from_one_address_all_get_in(running: Running) -> None:
     assert running.hasher.calls == len(tokens)
     wrong = f"hc_{KeyRing.key_id(tokens[0])}_{'z' * 43}"
     assert [_status(running.url, wrong).status_code for _ in range(CHECKS + 1)] == [401] * CHECKS + [429]
+
+
+def test_a_client_resending_a_stale_key_does_not_lock_others_behind_its_address_out(running: Running) -> None:
+    # one app behind a proxy keeps sending a revoked key, another an id that never existed
+    stale, stale_token = running.keys.create("old", datetime.now(UTC))
+    running.keys.revoke(stale.id, datetime.now(UTC))
+    unknown = "hc_deadbeef_" + "q" * 43
+    for token in (stale_token, unknown):
+        codes = [_status(running.url, token).status_code for _ in range(CHECKS + 2)]
+        assert codes == [401] * CHECKS + [429] * 2  # limited per key id
+    # a colleague's key, never checked yet (a new key, or any key after a restart), from the same address
+    _, fresh = running.keys.create("carol", datetime.now(UTC))
+    assert _status(running.url, fresh).status_code == 200
+    assert running.hasher.calls == 1  # none of the stale checks ran argon2
+
+
+def test_the_429_says_whether_the_key_or_the_address_is_limited(running: Running) -> None:
+    ids = [running.keys.create(f"user{i}", datetime.now(UTC))[0].id for i in range(CHECKS)]
+    for key_id in ids:  # a wrong secret for each: argon2 runs, the address spends its allowance
+        assert _status(running.url, f"hc_{key_id}_{'w' * 43}").status_code == 401
+    key, token = running.keys.create("dave", datetime.now(UTC))
+    limited = _status(running.url, token)
+    assert limited.status_code == 429
+    message = limited.json()["error"]["message"]
+    assert "from this address" in message and key.id not in message
+    assert f"retry in {limited.headers['Retry-After']} s" in message

@@ -3,8 +3,11 @@
 The body is read here first (at most the limit, which is small) and then handed on, so
 a chunked body without a Content-Length is refused the same way as one that declares it.
 A route whose body is small by nature (a search: one bounded query) has its own, smaller
-limit: a megabyte sent there is refused by its declared length, never read and parsed.
+limit: a megabyte sent there is refused by its declared length, never kept or parsed.
 The refusal waits ``REFUSAL_PAUSE`` first, so a client that resends at once is slowed down.
+Before it, the rest of the body is read and dropped (up to ``_DRAINED_BYTES``): most clients
+(urllib, requests, httpx) send the whole body before they read an answer, and a connection
+closed on unread data is reset, so they would see "connection reset" instead of the 413.
 """
 
 from __future__ import annotations
@@ -15,6 +18,12 @@ from collections.abc import Mapping
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from huichat.app.serve.errors import REFUSAL_PAUSE, send_error
+
+_DRAINED_BYTES = 64 * 1024 * 1024
+"""The most of a refused body read to its end so that its client can read the 413 (what
+nginx's lingering close does); a larger one is cut off, and its client sees the reset."""
+_DRAIN_SECONDS = 30.0
+"""How long a refused body may take to arrive before the connection is cut."""
 
 
 class BodyLimit:
@@ -33,6 +42,8 @@ class BodyLimit:
         limit = min(self.max_bytes, self.routes.get(scope.get("path", ""), self.max_bytes))
         declared = dict(scope.get("headers") or []).get(b"content-length")
         if declared is not None and (not declared.isdigit() or int(declared) > limit):
+            if declared.isdigit() and int(declared) <= _DRAINED_BYTES:
+                await _drain(receive)
             await self._refuse(send, limit)
             return
         parts: list[bytes] = []
@@ -45,6 +56,8 @@ class BodyLimit:
             parts.append(message.get("body", b""))
             size += len(parts[-1])
             if size > limit:
+                if message.get("more_body", False):
+                    await _drain(receive, size)
                 await self._refuse(send, limit)
                 return
             if not message.get("more_body", False):
@@ -55,6 +68,24 @@ class BodyLimit:
     async def _refuse(self, send: Send, limit: int) -> None:
         await asyncio.sleep(REFUSAL_PAUSE)
         await send_error(send, 413, f"the request body is larger than {limit} bytes")
+
+
+async def _drain(receive: Receive, size: int = 0) -> None:
+    """Read and drop the rest of a refused body while it keeps arriving (a pause of
+    ``REFUSAL_PAUSE`` ends it), within ``_DRAIN_SECONDS`` and ``_DRAINED_BYTES`` (``size``: what
+    was read of it already). A client that waits for the answer before it sends loses a pause."""
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + _DRAIN_SECONDS
+    while size <= _DRAINED_BYTES and (left := deadline - loop.time()) > 0:
+        try:
+            message = await asyncio.wait_for(receive(), min(REFUSAL_PAUSE, left))
+        except TimeoutError:
+            return
+        if message["type"] != "http.request":
+            return
+        size += len(message.get("body", b""))
+        if not message.get("more_body", False):
+            return
 
 
 def _replay(messages: list[Message], receive: Receive) -> Receive:

@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import json
 import shutil
 import socket
 import time
+import urllib.error
+import urllib.request
 from datetime import UTC, datetime
 
 import httpx
@@ -251,3 +254,19 @@ def test_docs_and_cors_are_local_and_off_by_default(server: Server) -> None:
             headers={"Origin": "https://evil.example", "Access-Control-Request-Method": "POST"},
         )
     assert "access-control-allow-origin" not in preflight.headers
+
+
+def test_a_client_that_sends_its_whole_body_first_reads_the_413_not_a_reset(server: Server) -> None:
+    # urllib (like requests and httpx) writes all of the body before it reads the answer; megabytes
+    # more than the socket buffers hold were reset when the server closed on them unread
+    for path in ("/v1/chat/completions", "/v1/memory/search"):
+        body = json.dumps({"model": "fake", "messages": [{"role": "user", "content": "x" * 8_000_000}]}).encode()
+        request = urllib.request.Request(
+            server.url + path,
+            data=body,
+            headers={"Authorization": f"Bearer {server.key('nina')}", "Content-Type": "application/json"},
+        )
+        with pytest.raises(urllib.error.HTTPError) as refused:
+            urllib.request.urlopen(request, timeout=60)
+        assert refused.value.code == 413
+        assert json.loads(refused.value.read())["error"]["message"].startswith("the request body is larger than")

@@ -35,7 +35,9 @@ router = APIRouter(tags=["chat"])
 
 
 class ChatRequest(BaseModel):
-    """The OpenAI chat request; fields huichat does not use are accepted and ignored."""
+    """The OpenAI chat request. Sampling options (``temperature``, ``max_tokens``, …) are accepted
+    and the provider's configured ones apply; what would change the answer's shape (several
+    choices, the client's own tools) is refused, since huichat cannot give it."""
 
     model_config = ConfigDict(extra="allow")
 
@@ -43,6 +45,23 @@ class ChatRequest(BaseModel):
     messages: list[dict[str, Any]] = Field(min_length=1, description="the conversation; the last one is the question")
     stream: bool = False
     user: str | None = Field(default=None, description="whose memory: the key's own user, or any for admin keys")
+    n: int = Field(default=1, description="choices wanted: huichat gives one")
+    tools: list[Any] | None = Field(default=None, description="not supported: the model gets huichat's memory tools")
+    functions: list[Any] | None = Field(default=None, description="not supported (the older form of tools)")
+    tool_choice: Any = Field(default=None, description="only 'none' or 'auto': no client tool can be called")
+
+    def unsupported(self) -> str | None:
+        """Why huichat cannot answer this request as asked, or None."""
+        if self.n != 1:
+            return f"n is {self.n}: huichat answers with one choice; leave n out or send 1"
+        if self.tools or self.functions:
+            return (
+                "tools are not supported: huichat gives the model its own memory tools and answers in "
+                "text; leave 'tools' out (or use `huichat mcp` to add memory to a client's own tool loop)"
+            )
+        if self.tool_choice not in (None, "none", "auto"):
+            return "tool_choice can only be 'none' or 'auto': huichat offers the client no tools to call"
+        return None
 
 
 @dataclass(frozen=True)
@@ -154,6 +173,8 @@ async def chat_completions(
     session_header: Annotated[str | None, Header(alias=SESSION_HEADER)] = None,
 ) -> Any:
     """Answer the last user message in takeover mode: memory tools, turn storage, anchors."""
+    if (refused := body.unsupported()) is not None:
+        raise ApiError(400, refused)
     service = service_of(request)
     user = user_for(request, caller, body.user, may_create=True)
     provider = _provider(service, body.model)

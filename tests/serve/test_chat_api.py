@@ -6,6 +6,7 @@ import json
 import time
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import Any
 
 import httpx
 import openai
@@ -179,6 +180,32 @@ def test_bad_chat_requests_get_one_clear_line(server: Server, body: dict[str, ob
         response = http.post("/v1/chat/completions", json=body)
     assert response.status_code == status
     assert words in response.json()["error"]["message"]
+
+
+_WEATHER = {"type": "function", "function": {"name": "get_weather", "parameters": {"type": "object", "properties": {}}}}
+
+
+@pytest.mark.parametrize(
+    ("options", "words"),
+    [
+        ({"n": 2}, "n is 2: huichat answers with one choice"),
+        ({"tools": [_WEATHER]}, "tools are not supported"),
+        ({"tool_choice": "required"}, "tool_choice can only be 'none' or 'auto'"),
+    ],
+)
+def test_options_huichat_cannot_honour_are_refused_not_ignored(
+    server: Server, options: dict[str, Any], words: str
+) -> None:
+    client = openai.OpenAI(base_url=f"{server.url}/v1", api_key=server.key("ivan"), max_retries=0)
+    messages: list[Any] = [{"role": "user", "content": "what is the weather?"}]
+    with pytest.raises(openai.BadRequestError) as refused:
+        client.chat.completions.create(model="fake", messages=messages, **options)
+    assert words in refused.value.message
+    # sampling options are the provider's: accepted, and the answer comes
+    answered = client.chat.completions.create(
+        model="fake", messages=messages, max_tokens=50, temperature=0.2, tool_choice="auto", n=1
+    )
+    assert len(answered.choices) == 1 and answered.choices[0].message.content
 
 
 def test_a_message_longer_than_a_query_may_be_is_answered_its_recall_reading_its_start(server: Server) -> None:

@@ -154,16 +154,23 @@ Caller = Annotated[Principal, Depends(principal)]
 """A route parameter of this type is the authenticated, rate-limited caller."""
 
 
-def user_for(request: Request, caller: Principal, requested: str | None, *, may_create: bool = False) -> str:
-    """Whose memory the request touches: the caller's own, or (admins only) the one it names."""
+def user_for(
+    request: Request, caller: Principal, requested: str | None, *, may_create: bool = False, named_by: str = "?user="
+) -> str:
+    """Whose memory the request touches: the caller's own, or (admins only) the one it names
+    (``named_by``: where the request named it, for the messages)."""
     if not requested or requested == caller.user:
         return caller.user
     if not caller.admin:
-        raise ApiError(403, f"this key belongs to user '{caller.user}' and cannot act for another user")
+        raise ApiError(
+            403,
+            f"this key belongs to user '{caller.user}' and cannot act for user '{requested[:40]}' "
+            f"(named by {named_by}): leave it out, or use an admin key to keep one memory per user",
+        )
     try:
         name = check_user_name(requested)
     except UnknownUser as exc:
-        raise ApiError(400, str(exc)) from None
+        raise ApiError(400, f"{named_by}: {exc}") from None
     service = service_of(request)
     if not may_create and name not in service.stores.users(k.user for k in service.keys.entries()):
         raise ApiError(404, f"no user '{name}'")

@@ -176,7 +176,7 @@ async def chat_completions(
     if (refused := body.unsupported()) is not None:
         raise ApiError(400, refused)
     service = service_of(request)
-    user = user_for(request, caller, body.user, may_create=True)
+    user = user_for(request, caller, body.user, may_create=True, named_by="the body's 'user' field")
     provider = _provider(service, body.model)
     last = body.messages[-1]
     said = dialogue(body.messages[:-1])

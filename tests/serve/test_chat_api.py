@@ -214,3 +214,25 @@ def test_a_message_longer_than_a_query_may_be_is_answered_its_recall_reading_its
         response = http.post("/v1/chat/completions", json=body)
     assert response.status_code == 200, response.text
     assert response.json()["choices"][0]["message"]["content"]
+
+
+def test_the_openai_user_field_naming_another_user_says_where_it_came_from(server: Server) -> None:
+    # many clients fill OpenAI's 'user' with their own end-user id on every request
+    messages: list[Any] = [{"role": "user", "content": "hello"}]
+    own = openai.OpenAI(base_url=f"{server.url}/v1", api_key=server.key("judy"), max_retries=0)
+    with pytest.raises(openai.PermissionDeniedError) as refused:
+        own.chat.completions.create(model="fake", messages=messages, user="alice")
+    assert _said(refused.value) == (
+        "this key belongs to user 'judy' and cannot act for user 'alice' (named by the body's 'user' field): "
+        "leave it out, or use an admin key to keep one memory per user"
+    )
+    admin = openai.OpenAI(base_url=f"{server.url}/v1", api_key=server.key("root", admin=True), max_retries=0)
+    with pytest.raises(openai.BadRequestError) as bad:
+        admin.chat.completions.create(model="fake", messages=messages, user="Alice@example.com")
+    assert _said(bad.value).startswith("the body's 'user' field: 'Alice@example.com' is not a user name")
+
+
+def _said(error: openai.APIStatusError) -> str:
+    """The message of an error answer, as the openai client read it from the body."""
+    assert isinstance(error.body, dict)
+    return str(error.body["message"])

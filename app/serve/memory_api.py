@@ -124,19 +124,25 @@ async def forget(
     return {"user": name, "id": cleaned, "forgotten": not undo, "changed": changed}
 
 
-@router.get("/sessions", summary="Stored sessions, most recent first")
+@router.get("/sessions", summary="Stored sessions, most recent first, a page at a time")
 async def sessions(
     request: Request,
     caller: Caller,
     user: UserParam = None,
-    limit: Annotated[int, Query(ge=1, le=10_000)] = 100,
+    limit: Annotated[int, Query(ge=1, le=10_000, description="sessions in this page")] = 100,
+    offset: Annotated[int, Query(ge=0, description="sessions to skip (the last page's next_offset)")] = 0,
 ) -> dict[str, Any]:
-    """Each session's id, transcript path, first and last time, turn count and first message."""
+    """Each session's id, transcript path, first and last time, turn count, title and first
+    message; ``total`` counts them all, ``next_offset`` asks for the next page (null after the last)."""
     service, name, kernel = await _kernel(request, caller, user)
     infos = await asyncio.to_thread(kernel.sessions)
     zone = service.runtime.zone.tz
+    page = infos[offset : offset + limit]
     return {
         "user": name,
+        "total": len(infos),
+        "offset": offset,
+        "next_offset": offset + len(page) if offset + len(page) < len(infos) else None,
         "sessions": [
             {
                 "session_id": s.session_id,
@@ -144,9 +150,10 @@ async def sessions(
                 "started": s.started.astimezone(zone).isoformat(),
                 "last": s.last.astimezone(zone).isoformat(),
                 "turns": s.turns,
+                "title": s.title,
                 "first_message": s.first_text[:200],
             }
-            for s in infos[:limit]
+            for s in page
         ],
     }
 

@@ -270,3 +270,23 @@ def test_a_client_that_sends_its_whole_body_first_reads_the_413_not_a_reset(serv
             urllib.request.urlopen(request, timeout=60)
         assert refused.value.code == 413
         assert json.loads(refused.value.read())["error"]["message"].startswith("the request body is larger than")
+
+
+def test_sessions_come_a_page_at_a_time_with_their_total(server: Server) -> None:
+    with server.client(server.key("olga")) as http:
+        for n in range(5):
+            said = {"model": "fake", "messages": [{"role": "user", "content": f"session number {n}"}]}
+            assert http.post("/v1/chat/completions", json=said).status_code == 200
+        pages, offset = [], 0
+        while offset is not None:
+            page = http.get("/v1/memory/sessions", params={"limit": 2, "offset": offset}).json()
+            assert page["total"] == 5 and page["offset"] == offset
+            pages.append([s["first_message"] for s in page["sessions"]])
+            offset = page["next_offset"]
+        past_the_end = http.get("/v1/memory/sessions", params={"offset": 99}).json()
+    assert pages == [
+        ["session number 4", "session number 3"],
+        ["session number 2", "session number 1"],
+        ["session number 0"],
+    ]
+    assert past_the_end["sessions"] == [] and past_the_end["next_offset"] is None

@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING, Any
 
 from huichat.app.cli import add_now, moment
 from huichat.app.errors import CommandError
+from huichat.app.wording import plural
 
 if TYPE_CHECKING:
     from huichat.app.runtime import Runtime
@@ -54,7 +55,7 @@ def run(args: argparse.Namespace, runtime: Runtime) -> int:
                 "clusters": [c.to_record() for c in report.clusters],
             }
             verb = "would group" if report.dry_run else "grouped"
-            lines = [f"{verb} {report.grouped} turns behind {len(report.clusters)} representatives"]
+            lines = [f"{verb} {plural(report.grouped, 'turn')} behind {plural(len(report.clusters), 'representative')}"]
             lines += [f"  {c.cluster_id}  {c.representative} +{len(c.members)} similar" for c in report.clusters]
             text = "\n".join(lines)
     finally:

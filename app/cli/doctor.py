@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from huichat.app import index_check, visible
+from huichat.app.wording import plural
 
 if TYPE_CHECKING:
     from huichat.app.config import LoadedConfig
@@ -170,7 +171,7 @@ def _read_index(runtime: Runtime, embedder: Embedder, died: list[Path]) -> Check
     except KernelError as exc:
         return Check("memory index", False, str(exc))
     health = kernel.health
-    detail = f"{paths.db_uri} · {count} turns" + (f" · {health.reason}" if health.reason else "")
+    detail = f"{paths.db_uri} · {plural(count, 'turn')}" + (f" · {health.reason}" if health.reason else "")
     return Check("memory index", health.usable, detail)
 
 

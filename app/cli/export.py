@@ -11,6 +11,7 @@ from rich.progress import Progress, SpinnerColumn, TextColumn
 
 from huichat.app import visible
 from huichat.app.errors import CommandError
+from huichat.app.wording import plural
 from huichat.memory.exports import ExportFormat
 from huichat.memory.exports.selection import Selection
 from huichat.memory.exports.writer import export
@@ -98,7 +99,10 @@ def run(args: argparse.Namespace, runtime: Runtime) -> int:
     if not report.sessions:
         print("no session matches; nothing was written")
         return 0
-    branches = f", {report.alternatives:,} messages of other branches" if report.alternatives else ""
+    branches = f", {plural(report.alternatives, 'message')} of other branches" if report.alternatives else ""
     redacted = " (secrets redacted)" if args.redact else ""
-    print(f"exported {report.sessions:,} sessions ({report.turns:,} turns{branches}) to {report.path}{redacted}")
+    print(
+        f"exported {plural(report.sessions, 'session')} ({plural(report.turns, 'turn')}{branches}) "
+        f"to {report.path}{redacted}"
+    )
     return 0

@@ -30,6 +30,7 @@ from huichat.app.cli import cluster
 from huichat.app.cli.catch_up import EXIT_INTERRUPTED, catch_up
 from huichat.app.errors import CommandError
 from huichat.app.progress import ProgressReport
+from huichat.app.wording import plural
 from huichat.memory.imports.model import ImportedConversation, ImportFormatError, SourceFormat
 from huichat.memory.imports.reader import ImportReader
 from huichat.memory.imports.summary import ImportSummary, SummaryBuilder
@@ -98,13 +99,13 @@ def _embed(kernel: MemoryKernel, console: Console, workers: cluster.Cluster | No
     waiting = kernel.pending_vectors
     if not waiting:
         return 0
-    console.print(f"{waiting:,} turns are searchable by their words now; computing their vectors (search by meaning)…")
+    console.print(f"{plural(waiting, 'turn')} searchable by their words now; computing vectors (search by meaning)…")
     if catch_up(kernel, console, workers):
         console.print("Every imported turn is searchable by meaning too.")
         return 0
     print(
         f"huichat: embedding stopped; {waiting - kernel.pending_vectors:,} vectors computed are kept, "
-        f"{kernel.pending_vectors:,} turns still wait (found by their words) — run the same command, "
+        f"{plural(kernel.pending_vectors, 'turn')} still waiting (found by their words) — run the same command, "
         "or open huichat, to compute the rest",
         file=sys.stderr,
     )
@@ -170,7 +171,7 @@ def run(args: argparse.Namespace, runtime: Runtime) -> int:
         if args.no_embed:
             if kernel.pending_vectors:
                 console.print(
-                    f"{kernel.pending_vectors:,} turns are searchable by their words now; huichat computes their "
+                    f"{plural(kernel.pending_vectors, 'turn')} searchable by their words now; huichat computes their "
                     "vectors in the background when it next opens (then they are found by meaning too)."
                 )
             return 0

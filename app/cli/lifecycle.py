@@ -7,6 +7,7 @@ import json
 from typing import TYPE_CHECKING, Any
 
 from huichat.app.cli import add_now, moment
+from huichat.app.wording import plural
 
 if TYPE_CHECKING:
     from huichat.app.runtime import Runtime
@@ -82,7 +83,7 @@ def _print(report: LifecycleReport, grouped: ConsolidationReport | None) -> None
         print(f"completed the interrupted run {report.resumed}")
     counts = ", ".join(f"{k} {v}" for k, v in sorted(report.counts().items())) or "nothing"
     print(
-        f"{'dry run · ' if report.dry_run else ''}scored {report.scored} turns · {verb} {len(report.moves)}: {counts}"
+        f"{'dry run · ' if report.dry_run else ''}scored {plural(report.scored, 'turn')} · {verb} {len(report.moves)}: {counts}"
     )
     for move in report.moves[:_SHOWN]:
         print(f"  {move.turn_id}  {move.source} → {move.target}  ({move.reason})")
@@ -90,7 +91,10 @@ def _print(report: LifecycleReport, grouped: ConsolidationReport | None) -> None
         print(f"  … and {len(report.moves) - _SHOWN} more (see `huichat lifecycle log`)")
     if grouped is not None:
         verb = "would group" if grouped.dry_run else "grouped"
-        print(f"consolidation: {verb} {grouped.grouped} turns behind {len(grouped.clusters)} representatives")
+        print(
+            f"consolidation: {verb} {plural(grouped.grouped, 'turn')} behind "
+            f"{plural(len(grouped.clusters), 'representative')}"
+        )
         for cluster in grouped.clusters[:_SHOWN]:
             print(f"  {cluster.cluster_id}  {cluster.representative} +{len(cluster.members)} similar")
 

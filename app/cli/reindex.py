@@ -13,6 +13,7 @@ from huichat.app import visible
 from huichat.app.cli import cluster
 from huichat.app.cli.catch_up import EXIT_INTERRUPTED, catch_up
 from huichat.app.errors import CommandError
+from huichat.app.wording import plural
 from huichat.memory.lease import LeaseBusy, upkeep_lease
 
 if TYPE_CHECKING:
@@ -68,7 +69,9 @@ def _rebuild(runtime: Runtime, workers: cluster.Cluster | None, *, anew: bool) -
                 report = kernel.reindex(advance, embed=False)
             _note(unfinished, _table_of(kernel))
         else:
-            print(f"continuing the reindex that was stopped: {kernel.pending_vectors:,} turns wait for their vector")
+            print(
+                f"continuing the reindex that was stopped: {plural(kernel.pending_vectors, 'turn')} waiting for a vector"
+            )
         embedded = catch_up(kernel, console, workers)
         if embedded:
             unfinished.unlink(missing_ok=True)
@@ -76,7 +79,7 @@ def _rebuild(runtime: Runtime, workers: cluster.Cluster | None, *, anew: bool) -
         kernel.close()
     if report is not None:
         print(
-            f"reindexed {report.added + report.updated} turns from {report.files_checked} transcripts into "
+            f"reindexed {plural(report.added + report.updated, 'turn')} from {plural(report.files_checked, 'transcript')} into "
             f"{runtime.loaded.location.db_uri}"
         )
         for line in report.notices():  # every one: this is where "… and N more" sends the user

@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING
 from huichat.app import visible
 from huichat.app.errors import CommandError
 from huichat.app.titles import fallback_title, model_title
+from huichat.app.wording import plural
 from huichat.memory.errors import KernelError
 from huichat.memory.turns import TITLE_IMPORTED, TITLE_LOCAL, TITLE_MODEL, SessionTitle
 from huichat.providers.errors import ProviderError
@@ -137,7 +138,10 @@ def run(args: argparse.Namespace, runtime: Runtime) -> int:
         return 0
     left = max(0, len(todo) - args.limit)
     todo = todo[: args.limit]
-    print(f"titling {len(todo)} sessions with " + (using if titler is not None else f"the local fallback ({using})"))
+    print(
+        f"titling {plural(len(todo), 'session')} with "
+        + (using if titler is not None else f"the local fallback ({using})")
+    )
     kernel = runtime.open_kernel()
     tally = Tally()
     done = 0
@@ -170,11 +174,11 @@ def _report(tally: Tally, asked_model: bool, done: int, left: int, interrupted: 
     if tally.unchanged:
         parts.append(f"{tally.unchanged} unchanged")
     print(
-        f"{'stopped: ' if interrupted else ''}titled {tally.model + tally.local} of {done} sessions ({', '.join(parts)})"
+        f"{'stopped: ' if interrupted else ''}titled {tally.model + tally.local} of {plural(done, 'session')} ({', '.join(parts)})"
     )
     if tally.last_error:
         print(f"  the model failed ({tally.last_error}); those sessions got the local fallback", file=sys.stderr)
     for problem in tally.problems:
         print(f"  skipped {problem}", file=sys.stderr)
     if left:
-        print(f"{left} sessions left: run huichat retitle again to continue")
+        print(f"{plural(left, 'session')} left: run huichat retitle again to continue")

@@ -6,6 +6,8 @@ import argparse
 import json
 from typing import TYPE_CHECKING
 
+from huichat.app.wording import plural
+
 if TYPE_CHECKING:
     from huichat.app.runtime import Runtime
 
@@ -40,6 +42,6 @@ def run(args: argparse.Namespace, runtime: Runtime) -> int:
         print("no sessions yet")
     for info in infos:
         about = info.title or (info.first_text.splitlines()[0] if info.first_text else "")
-        turns = f"{info.turns} turn{'' if info.turns == 1 else 's'}"
+        turns = plural(info.turns, "turn")
         print(f"{info.session_id}  {info.last.astimezone(runtime.zone.tz):%Y-%m-%d %H:%M}  {turns:>9}  {about[:60]}")
     return 0

@@ -7,6 +7,7 @@ import json
 from typing import TYPE_CHECKING
 
 from huichat.app import visible
+from huichat.app.wording import plural
 
 if TYPE_CHECKING:
     from huichat.app.runtime import Runtime
@@ -46,9 +47,10 @@ def _print(stats: MemoryStats, runtime: Runtime) -> None:
     console = visible.console()
     zone = runtime.zone.tz
     console.print(
-        f"[bold]{stats.total_turns}[/] turns in [bold]{stats.total_sessions}[/] sessions · "
+        f"[bold]{plural(stats.total_turns, 'turn')}[/] in [bold]{plural(stats.total_sessions, 'session')}[/] · "
         f"average importance {stats.avg_importance:.2f} · {stats.total_accesses} accesses · "
-        f"{stats.clusters} clusters ({stats.clustered_turns} turns behind representatives) · {stats.disk_size} on disk"
+        f"{plural(stats.clusters, 'cluster')} ({plural(stats.clustered_turns, 'turn')} behind representatives) · "
+        f"{stats.disk_size} on disk"
     )
     tiers = Table(title="tiers")
     for column in ("tier", "turns", "sessions"):

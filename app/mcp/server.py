@@ -34,6 +34,7 @@ from huichat.app.tool_arguments import (
 from huichat.app.tools import ERROR_PREFIX, ToolContext, run_tool
 from huichat.app.users.keys import KeyRing
 from huichat.app.users.memories import Memory, Stores
+from huichat.app.wording import plural
 from huichat.memory.errors import KernelError
 from huichat.memory.kernel import SessionHandle
 from huichat.memory.turns import Message, TurnDraft, anchor_line
@@ -122,7 +123,7 @@ class MemoryTools:
         zone = self.runtime.zone.tz
         rows = [
             f"{s.session_id} | 📁 {s.session_file} | {s.last.astimezone(zone):%Y-%m-%d %H:%M} | "
-            f"{s.turns} turns | {s.first_text.splitlines()[0][:80] if s.first_text else ''}"
+            f"{plural(s.turns, 'turn')} | {s.first_text.splitlines()[0][:80] if s.first_text else ''}"
             for s in kernel.sessions()[:limit]
         ]
         return "\n".join(rows) if rows else "没有会话。(no sessions)"

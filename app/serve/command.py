@@ -12,6 +12,7 @@ import sys
 from typing import TYPE_CHECKING
 
 from huichat.app.errors import CommandError
+from huichat.app.wording import plural
 
 if TYPE_CHECKING:
     from huichat.app.runtime import Runtime
@@ -67,7 +68,7 @@ def run(args: argparse.Namespace, runtime: Runtime) -> int:
     where = f"http://{host if ':' not in host else f'[{host}]'}:{port}"
     print(f"huichat serve: {where}  ·  API docs {where}/docs  ·  dashboard {where}/v1/memory/viz", flush=True)
     if active:
-        print(f"{len(active)} API key(s) active: every request needs one.", flush=True)
+        print(f"{plural(len(active), 'API key')} active: every request needs one.", flush=True)
     elif settings.allow_loopback_without_keys:
         print("no API key yet: clients on this machine are let in as the owner (serve.allow_loopback_without_keys).")
     else:

@@ -237,7 +237,7 @@ def test_reindex_rebuilds_from_transcripts(store: tuple[Path, list[str]]) -> Non
     config, ids = store
     done = _huichat(config, "reindex")
     assert done.returncode == 0, done.stderr
-    assert "reindexed 2 turns from 1 transcripts" in done.stdout
+    assert "reindexed 2 turns from 1 transcript " in done.stdout
     assert _huichat(config, "show", ids[0]).returncode == 0
 
 
@@ -254,7 +254,7 @@ def test_a_command_says_on_stderr_what_opening_memory_found_and_reindex_says_it_
     [told] = found.stderr.splitlines()
     assert told.startswith("huichat: could not read ") and path.name in told and "marker is missing" in told
     rebuilt = _huichat(config, "reindex")
-    assert "reindexed 1 turns from 1 transcripts" in rebuilt.stdout
+    assert "reindexed 1 turn from 1 transcript " in rebuilt.stdout
     assert "marker is missing" in rebuilt.stderr
 
 

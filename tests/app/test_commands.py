@@ -74,7 +74,7 @@ def test_lifecycle_run_dry_then_real_then_log_and_show(aged: tuple[Path, dict[st
     real = _huichat(config, "lifecycle", "run", "--now", NOW.isoformat())
     assert real.returncode == 0, real.stderr
     assert "working→archive 3, working→long_term 1" in real.stdout
-    assert "grouped 3 turns behind 1 representatives" in real.stdout
+    assert "grouped 3 turns behind 1 representative\n" in real.stdout
     log = _huichat(config, "lifecycle", "log")
     assert f"{ids['fact'][1]}  working → long_term  (retrieved 6 times (≥ 5))" in log.stdout
     assert "stands for" in log.stdout

@@ -273,7 +273,7 @@ def test_ctrl_c_while_embedding_stops_keeps_every_vector_and_a_rerun_computes_on
     assert reported <= total - waiting < total  # every vector reported is stored; it really stopped
     rerun = subprocess.Popen(command, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
     assert rerun.stdout is not None
-    starts = next(line for line in rerun.stdout if "turns are searchable by their words now" in line)
+    starts = next(line for line in rerun.stdout if "searchable by their words now" in line)
     assert starts.startswith(f"{waiting:,} turns")  # only the rest is computed
     rerun.send_signal(signal.SIGINT)
     _, err = rerun.communicate(timeout=120)

@@ -64,7 +64,7 @@ def test_retitle_is_bounded_and_resumable_and_the_title_reaches_recall(tmp_path:
         assert first.returncode == 0, first.stderr
         assert "titling 2 sessions with fake · openai/fake" in first.stdout
         assert "titled 2 of 2 sessions (2 by the model, 0 with the local fallback)" in first.stdout
-        assert "1 sessions left: run huichat retitle again to continue" in first.stdout
+        assert "1 session left: run huichat retitle again to continue" in first.stdout
         assert _titles(config) == [
             ("本地模型部署工具", "model"),
             ("Dinner for six on Friday", "model"),
@@ -75,11 +75,11 @@ def test_retitle_is_bounded_and_resumable_and_the_title_reaches_recall(tmp_path:
         assert "in English" in english["messages"][0]["content"]
 
         second = _huichat(config, "retitle")
-        assert "titling 1 sessions" in second.stdout and len(server.requests) == 3
+        assert "titling 1 session " in second.stdout and len(server.requests) == 3
         assert _titles(config)[2] == ("VPN 断线", "model")
         assert "nothing to retitle" in _huichat(config, "retitle").stdout
         forced = _huichat(config, "retitle", "--force", "--limit", "1")
-        assert "titled 0 of 1 sessions (0 by the model, 0 with the local fallback, 1 unchanged)" in forced.stdout
+        assert "titled 0 of 1 session (0 by the model, 0 with the local fallback, 1 unchanged)" in forced.stdout
 
         found = _huichat(config, "recall", "WireGuard keepalive", "--top-k", "1")
         assert "| 话题: VPN 断线 |" in found.stdout
@@ -138,7 +138,7 @@ def test_ctrl_c_leaves_every_session_titled_or_as_it_was(tmp_path: Path) -> None
         out, err = process.communicate(timeout=60)
         released.set()
         assert process.returncode == 130, err
-        assert "stopped: titled 1 of 1 sessions" in out and "Traceback" not in err
+        assert "stopped: titled 1 of 1 session" in out and "Traceback" not in err
         assert "2 sessions left" in out
 
         kernel = runtime(load_config(config)).open_kernel(reconcile=False)

@@ -68,7 +68,7 @@ async def test_read_only_tools_with_the_seeds_schemas_and_format(config: Path) -
         missing = await client.call_tool("recall_by_id", {"turn_id": "zzzzzz"})
         assert missing.is_error and "no turn with id zzzzzz" in missing.content[0].text  # type: ignore[union-attr]
         sessions = await client.call_tool("list_sessions", {})
-        assert "1 turns | 本地模型部署用什么" in sessions.content[0].text  # type: ignore[union-attr]
+        assert "1 turn | 本地模型部署用什么" in sessions.content[0].text  # type: ignore[union-attr]
         refused = await client.call_tool("remember", {"text": "x"})
         assert refused.is_error
         too_long = await client.call_tool("recall_memory", {"query": "部署" * 50_000})
@@ -106,7 +106,7 @@ async def test_bad_arguments_of_list_sessions_and_remember_are_errors_the_host_s
             answer = await client.call_tool(name, arguments)
             assert answer.is_error and expected in answer.content[0].text, (name, arguments)  # type: ignore[union-attr]
         listed = await client.call_tool("list_sessions", {"limit": "1"})
-    assert not listed.is_error and "1 turns | 本地模型部署用什么" in listed.content[0].text  # type: ignore[union-attr]
+    assert not listed.is_error and "1 turn | 本地模型部署用什么" in listed.content[0].text  # type: ignore[union-attr]
     transcripts = list((config.parent / "data" / "sessions").glob("*/*/chat_*.md"))
     assert len(transcripts) == 1  # nothing refused was stored
 

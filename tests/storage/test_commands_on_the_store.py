@@ -46,7 +46,7 @@ def test_export_on_another_machine_writes_what_a_replica_stored(
     elsewhere = _config(tmp_path / "laptop", s3)
     out = tmp_path / "export"
     assert main(["--config", str(elsewhere), "export", "--format", "markdown", "--out", str(out)]) == 0
-    assert "exported 1 sessions (1 turns)" in capsys.readouterr().out
+    assert "exported 1 session (1 turn)" in capsys.readouterr().out
     [written] = out.glob("*.md")
     assert "我的猫叫豆豆" in written.read_text(encoding="utf-8")
 

@@ -3,6 +3,12 @@
 "use strict";
 
 const $ = (id) => document.getElementById(id);
+
+// a count and its noun, in the right number ("1 turn", "2 turns")
+function total(id, count, noun) {
+  $(id).textContent = count;
+  $(id).nextElementSibling.textContent = count === 1 ? noun : noun + "s";
+}
 const charts = {};
 const TIER_NAMES = { working: "working", long_term: "long-term", archive: "archive" };
 
@@ -94,9 +100,9 @@ async function loadStats() {
     return;
   }
   const stats = await getJSON("/v1/memory/stats" + query);
-  $("total-turns").textContent = stats.total_turns;
-  $("total-sessions").textContent = stats.total_sessions;
-  $("total-accesses").textContent = stats.total_accesses;
+  total("total-turns", stats.total_turns, "turn");
+  total("total-sessions", stats.total_sessions, "session");
+  total("total-accesses", stats.total_accesses, "recall");
   $("avg-importance").textContent = stats.avg_importance == null ? "–" : stats.avg_importance.toFixed(2);
   const tiers = stats.tiers || {};
   draw("tiers-chart", "doughnut", Object.keys(tiers).map((t) => TIER_NAMES[t] || t), Object.values(tiers), "turns");

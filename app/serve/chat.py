@@ -72,6 +72,11 @@ class Finished:
     turn: Turn | None
     model: str
     error: str = ""
+    status: int = 502
+    """The HTTP status of an error: the provider's (502), or the server stopping (503)."""
+
+
+STOPPING = "the server is stopping: the reply was cut short (your question is kept); ask again in a moment"
 
 
 def _provider(service: Service, model: str) -> str:
@@ -115,6 +120,9 @@ async def _pump(
         except Exception as exc:  # the task's boundary: log the cause, tell the client one line
             log.exception("reply failed for user %s", user)
             finished = Finished("".join(text), None, "", f"internal error: {type(exc).__name__}")
+        except asyncio.CancelledError:  # the server stops (Service.stop_replies): the client hears why
+            queue.put_nowait(Finished("".join(text), None, "", STOPPING, 503))
+            raise
         if not finished.error:
             await service.conversations.remember(
                 user, conversation, [*said, ("user", question), ("assistant", finished.text)]
@@ -156,7 +164,7 @@ async def _events(queue: asyncio.Queue[str | Finished], conversation: Conversati
             yield _chunk(reply_id, created, model, {"content": item})
             continue
         if item.error:
-            yield f"data: {json.dumps(error_body(502, item.error), ensure_ascii=False)}\n\n"
+            yield f"data: {json.dumps(error_body(item.status, item.error), ensure_ascii=False)}\n\n"
         else:
             last = json.loads(_chunk(reply_id, created, model, {}, "stop")[len("data: ") :])
             last["huichat"] = _extension(conversation, item)
@@ -206,7 +214,7 @@ async def chat_completions(
         pass
     headers[MEMORY_HEADER] = memory_state(conversation.session.kernel.health)
     if item.error:
-        return JSONResponse(error_body(502, item.error), status_code=502, headers=headers)
+        return JSONResponse(error_body(item.status, item.error), status_code=item.status, headers=headers)
     if conversation.session_id:
         headers[SESSION_HEADER] = conversation.session_id
     prompt = sum(estimate_tokens(text) for _, text in [*said, *question])

@@ -55,6 +55,7 @@ def run(args: argparse.Namespace, runtime: Runtime) -> int:
     import uvicorn
 
     from huichat.app.serve.app import create_app
+    from huichat.app.serve.server import Server
     from huichat.app.users.keys import KeyRing, KeyRingError
 
     settings = runtime.loaded.config.serve
@@ -74,15 +75,17 @@ def run(args: argparse.Namespace, runtime: Runtime) -> int:
     else:
         print("no API key yet, so every request is refused: create one with `huichat keys create --user NAME`.")
     # connections get a moment to finish; replies still running are stopped (their question kept)
-    server = uvicorn.Server(
+    app = create_app(runtime)
+    server = Server(
         uvicorn.Config(
-            create_app(runtime),
+            app,
             host=host,
             port=port,
             log_level="info",
             server_header=False,
             timeout_graceful_shutdown=_GRACE_SECONDS,
-        )
+        ),
+        app.state.service,
     )
     loop = asyncio.new_event_loop()
     with contextlib.suppress(KeyboardInterrupt):  # Ctrl-C: uvicorn has shut down, memory is closed

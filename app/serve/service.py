@@ -99,15 +99,20 @@ class Service:
         task.add_done_callback(self._tasks.discard)
         return task
 
-    async def close(self) -> None:
-        """Let replies in flight finish for a moment, stop the rest (what was asked is stored
-        as a stopped turn), then close every memory."""
+    async def stop_replies(self) -> None:
+        """Let replies in flight finish for a moment, then stop the rest (what was asked is stored
+        as a stopped turn, and its client is told the server is stopping). The server calls this
+        as it starts to shut down, so every answer ends before its connection must close."""
         if self._tasks:
             _, running = await asyncio.wait(set(self._tasks), timeout=_DRAIN_SECONDS)
             for task in running:
                 task.cancel()
             if running:
                 await asyncio.wait(running, timeout=_DRAIN_SECONDS)
+
+    async def close(self) -> None:
+        """Stop the replies still running, then close every memory."""
+        await self.stop_replies()
         self.key_checker.shutdown(wait=False, cancel_futures=True)
         await self.stores.close()
 

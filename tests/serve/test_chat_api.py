@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import signal
 import time
 from datetime import UTC, datetime
 from pathlib import Path
@@ -236,3 +237,37 @@ def _said(error: openai.APIStatusError) -> str:
     """The message of an error answer, as the openai client read it from the body."""
     assert isinstance(error.body, dict)
     return str(error.body["message"])
+
+
+def test_a_stream_in_flight_when_the_server_stops_ends_saying_so_and_the_log_has_no_traceback(tmp_path: Path) -> None:
+    with FakeLLM(responder=model) as llm:
+        port = free_port()
+        config = write_config(tmp_path, llm, port)
+        key = KeyRing(tmp_path / "data").create("default", datetime.now(UTC), admin=True)[1]
+        log = tmp_path / "serve.log"
+        process = start_server(config, port, log)
+        events: list[str] = []
+        try:
+            body = {"model": "fake", "stream": True, "messages": [{"role": "user", "content": "slow goodbye"}]}
+            with httpx.stream(
+                "POST",
+                f"http://127.0.0.1:{port}/v1/chat/completions",
+                json=body,
+                headers={"Authorization": f"Bearer {key}"},
+                timeout=30,
+            ) as response:
+                for line in response.iter_lines():
+                    if line.startswith("data: "):
+                        events.append(line.removeprefix("data: "))
+                    if len(events) == 3:
+                        process.send_signal(signal.SIGINT)  # Ctrl-C while the reply streams
+            process.wait(timeout=15)
+        finally:
+            stop_server(process)
+    assert events[-1] == "[DONE]"
+    error = json.loads(events[-2])["error"]
+    assert error["code"] == 503 and error["message"].startswith("the server is stopping")
+    written = log.read_text(errors="replace")
+    assert "Traceback" not in written and "CancelledError" not in written, written
+    # the question is kept, as a stopped turn
+    assert "slow goodbye" in "".join(p.read_text() for p in (tmp_path / "data" / "sessions").rglob("*.md"))

@@ -24,8 +24,8 @@ from typing import Any
 
 from huichat.memory.durability import make_durable
 from huichat.memory.imports import sidecar
-from huichat.memory.imports.codec import part_details, session_header, session_id_for, turn_drafts
-from huichat.memory.imports.model import ImportedConversation, ImportedMessage, PartKind
+from huichat.memory.imports.codec import HUICHAT, part_details, session_header, session_id_for, turn_drafts
+from huichat.memory.imports.model import ImportedConversation, ImportedMessage, PartKind, SourceFormat
 from huichat.memory.imports.stored import SessionLocator, StoredSession
 from huichat.memory.kernel import MemoryKernel, SessionHandle, SessionWrite
 from huichat.memory.turns import TurnDraft, session_relpath
@@ -132,7 +132,7 @@ class Planner:
         key = (conversation.service, conversation.conversation_id)
         started = conversation.created.instant
         session_id = session_id_for(*key, started, self.zone)
-        stored = self.locator.find(key, session_id)
+        stored = self.locator.find(key, session_id) or self._exported_from_here(conversation)
         if stored is not None:
             return stored.session_id, stored.session_file, stored
         length = 4
@@ -144,6 +144,19 @@ class Planner:
             session_id = session_id_for(*key, started, self.zone, length)
             session_file = session_relpath(session_id, started.astimezone(self.zone))
         return session_id, session_file, None
+
+    def _exported_from_here(self, conversation: ImportedConversation) -> StoredSession | None:
+        """The stored session a ChatGPT-format file that ``huichat export`` wrote came from: the
+        format keeps a conversation's id (a session written here is its own), not its service,
+        so reading it back must find the session under the service it was stored with."""
+        if conversation.source is not SourceFormat.CHATGPT:
+            return None
+        started = conversation.created.instant
+        for service in sorted({HUICHAT, *(f.service for f in SourceFormat)} - {conversation.service}):
+            key = (service, conversation.conversation_id)
+            if (stored := self.locator.find(key, session_id_for(*key, started, self.zone))) is not None:
+                return stored
+        return None
 
     def plan(self, conversation: ImportedConversation) -> Plan | None:
         """What importing ``conversation`` writes; None when it has no visible message."""

@@ -78,6 +78,9 @@ def test_the_chatgpt_export_reads_back_through_the_chatgpt_reader(tmp_path: Path
             assert [m.id for m in again.messages] == [m.id for m in original.messages]
             assert [b.parent_id for b in again.alternatives] == [b.parent_id for b in original.alternatives]
             assert {n.id for n in again.skipped} == {n.id for n in original.skipped}
+    # and back into the store it came from (under its own service there): no new session
+    tally = import_conversations(kernel, iter_conversations(path), NOW)
+    assert tally.new_sessions == 0
     kernel.close()
 
 
@@ -141,7 +144,10 @@ def test_a_selection_takes_whole_sessions_by_time_or_id(tmp_path: Path) -> None:
     kernel.close()
 
 
-def test_a_session_written_in_huichat_imports_back_where_it_came_from_unchanged(tmp_path: Path) -> None:
+@pytest.mark.parametrize("fmt", [ExportFormat.JSONL, ExportFormat.CHATGPT])
+def test_a_session_written_in_huichat_imports_back_where_it_came_from_unchanged(
+    tmp_path: Path, fmt: ExportFormat
+) -> None:
     # its title is the first message's clause (no model titled it): read back, that is no new title
     kernel = open_kernel(tmp_path / "memory")
     session = kernel.new_session(NOW)
@@ -150,7 +156,7 @@ def test_a_session_written_in_huichat_imports_back_where_it_came_from_unchanged(
         Message("assistant", "Noted."),
     )
     kernel.append_turn(session, TurnDraft(said, NOW, "My sister Lena lives in…"))
-    path = _export(tmp_path, ExportFormat.JSONL, "out.jsonl")
+    path = _export(tmp_path, fmt, "out.json")
     transcripts = {p: p.read_bytes() for p in (tmp_path / "memory" / "sessions").glob("*/*/*")}
     tally = import_conversations(kernel, iter_conversations(path), NOW)
     assert (tally.unchanged, tally.extended_sessions, tally.retitled, tally.messages) == (1, 0, 0, 0)

@@ -56,9 +56,12 @@ from huichat.memory.tombstones import Correction, correction, tombstone
 from huichat.memory.transcript import TranscriptWriter, TurnChunker
 from huichat.memory.transcript_parse import ParsedSession, decode_transcript
 from huichat.memory.turns import (
+    TITLE_LOCAL,
+    TITLE_MODEL,
     SessionTitle,
     Turn,
     TurnDraft,
+    derive_topic,
     is_turn_id,
     new_session_id,
     new_turn_id,
@@ -385,7 +388,29 @@ class MemoryKernel:
         with self._lock:
             self.transcripts.update_session(rel, tombstone(cleaned, now, restore=restore))
             self._reconcile_marked(rel)
+        self._retitle_after_forget(rel, cleaned)
         return cleaned, True
+
+    def _retitle_after_forget(self, session_file: str, turn_id: str) -> None:
+        """A session whose title (every turn's topic) came from the turn just forgotten — cut
+        from its first message, or written by the model while it was in view — is titled again
+        from its first turn left, so the forgotten words leave the topic too; a turn brought
+        back that is first again gives the session's local title back."""
+        parsed = self.read_session(session_file)
+        if not parsed.turns:
+            return
+        title = SessionTitle.from_meta(parsed.meta)
+        shown = title.text if title is not None else parsed.turns[0].topic
+        local = derive_topic(_first_said(parsed.turns[0]))
+        gone = next((t for t in parsed.hidden if t.id == turn_id), None)
+        if gone is not None:
+            drawn_from_it = title is not None and title.source == TITLE_MODEL and gone.turn_index < title.turns
+            if not drawn_from_it and shown != derive_topic(_first_said(gone)):
+                return
+        elif title is not None and title.source != TITLE_LOCAL:
+            return  # brought back: a title the model wrote stays
+        if local and local != shown:
+            self.set_title(session_file, SessionTitle(local, TITLE_LOCAL, len(parsed.turns)))
 
     def forgotten_in(self, session_file: str) -> frozenset[str]:
         """The turns of a session forgotten or purged, by any process (read from its transcript)."""
@@ -841,3 +866,8 @@ class MemoryKernel:
         report.salvaged = len(salvaged)
         report.changed_ids |= {t.id for t in salvaged}
         return found.newest and rows is not None
+
+
+def _first_said(turn: Turn) -> str:
+    """What the user said first in ``turn`` (what a local title is cut from)."""
+    return next((m.text for m in turn.messages if m.role == "user" and m.is_chat and m.text.strip()), "")

@@ -81,3 +81,30 @@ def test_a_forgotten_turn_leaves_the_transcript_the_file_route_serves(server: Se
         assert "9931" not in hidden and "my bike is green" in hidden and f"[id:{kept} |" in hidden
         assert http.delete(f"/v1/memory/turn/{secret['turn_id']}", params={"undo": "true"}).status_code == 200
         assert "9931" in http.get("/v1/memory/file", params={"path": path}).text
+
+
+def test_forgetting_a_sessions_first_turn_takes_its_words_out_of_the_title_and_topics(server: Server) -> None:
+    with server.client(server.key("selma")) as http:
+        first = {"model": "fake", "messages": [{"role": "user", "content": "my bank PIN is 4711"}]}
+        opened = http.post("/v1/chat/completions", json=first).json()
+        later = first["messages"] + [
+            {"role": "assistant", "content": opened["choices"][0]["message"]["content"]},
+            {"role": "user", "content": "what about the weather"},
+        ]
+        second = http.post("/v1/chat/completions", json={"model": "fake", "messages": later}).json()
+        assert second["huichat"]["session_id"] == opened["huichat"]["session_id"]
+        assert http.delete(f"/v1/memory/turn/{opened['huichat']['turn_id']}").status_code == 200
+
+        [session] = http.get("/v1/memory/sessions").json()["sessions"]
+        hit = http.post("/v1/memory/search", json={"query": "weather"}).json()["results"][0]
+        assert hit["id"] == second["huichat"]["turn_id"]
+        shown = [session["title"], session["first_message"], hit["topic"], hit["formatted"]]
+        assert not any("4711" in text for text in shown), shown
+        assert session["title"] == "what about the weather"
+
+        # brought back, the first turn gives the session its title again
+        assert (
+            http.delete(f"/v1/memory/turn/{opened['huichat']['turn_id']}", params={"undo": "true"}).status_code == 200
+        )
+        [session] = http.get("/v1/memory/sessions").json()["sessions"]
+        assert session["title"] == "my bank PIN is 4711"

@@ -8,6 +8,8 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 MAX_TOP_K = 100
 """The most hits one search returns (the CLI and the API; the model's tool allows 20)."""
+MAX_CONTEXT_WINDOW = 10
+"""The most neighbouring turns (±N) one search adds around each hit (config, the CLI and the API)."""
 
 
 class _Section(BaseModel):
@@ -86,7 +88,7 @@ class RetrieverConfig(_Section):
     """How many weeks back a progressive scan may go."""
     per_week_candidates: int = Field(default=5, ge=1, le=50)
     """Candidates kept per week during a progressive scan."""
-    context_window: int = Field(default=1, ge=0, le=10)
+    context_window: int = Field(default=1, ge=0, le=MAX_CONTEXT_WINDOW)
     """Neighbouring turns (±N) added around each hit for the LLM."""
     min_similarity: float = Field(default=0.62, ge=0.0, le=1.0)
     """Hits below this calibrated similarity (0–1, comparable across queries) are dropped; 0 keeps every candidate.

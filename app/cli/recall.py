@@ -33,13 +33,15 @@ def add_parser(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace, runtime: Runtime) -> int:
     """Search memory and print the seed's format (or JSON)."""
-    from huichat.memory.config import MAX_TOP_K
+    from huichat.memory.config import MAX_CONTEXT_WINDOW, MAX_TOP_K
     from huichat.memory.filters import FilterError
     from huichat.memory.results import SearchHit, SearchRequest, SearchResults, time_summary
     from huichat.memory.turns import asked_turn_id
 
     if args.top_k is not None and not 1 <= args.top_k <= MAX_TOP_K:
         raise CommandError(f"--top-k must be between 1 and {MAX_TOP_K} (got {args.top_k})")
+    if not 0 <= args.context <= MAX_CONTEXT_WINDOW:
+        raise CommandError(f"--context must be between 0 and {MAX_CONTEXT_WINDOW} (got {args.context})")
     if not args.query.strip() and not args.filter_expr:
         # the kernel would list recent turns, each marked 相似度 1.000: no search at all
         raise CommandError("the query is empty: give the words to search for (or a time filter with --filter)")
@@ -55,7 +57,7 @@ def run(args: argparse.Namespace, runtime: Runtime) -> int:
             raise CommandError(found.error)
         else:
             request = SearchRequest(
-                args.query, now, args.top_k, args.filter_expr, max(0, args.context), include_failed=args.include_failed
+                args.query, now, args.top_k, args.filter_expr, args.context, include_failed=args.include_failed
             )
             results = kernel.search(request)
     except FilterError as exc:

@@ -24,6 +24,7 @@ from huichat.app.serve.jobs import JOBS
 from huichat.app.serve.service import Service, service_of
 from huichat.app.serve.transcripts import read_transcript
 from huichat.app.users.memories import UpkeepBusy
+from huichat.memory.config import MAX_CONTEXT_WINDOW, MAX_TOP_K
 from huichat.memory.errors import BadTurnId, IndexUnavailable, KernelError, UnknownTurn
 from huichat.memory.filters import FilterError
 from huichat.memory.kernel import MemoryKernel
@@ -41,9 +42,11 @@ class SearchBody(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     query: str = Field(description="words or a question; time phrases (上周三下午, last week) are understood")
-    max_results: int = Field(default=5, ge=1, le=50, description="hits wanted")
+    max_results: int = Field(default=5, ge=1, le=MAX_TOP_K, description="hits wanted")
     filter: str | None = Field(default=None, description="kernel filter, e.g. \"timestamp >= '2026-04-06'\"")
-    context_window: int = Field(default=0, ge=0, le=10, description="neighbouring turns (±N) around each hit")
+    context_window: int = Field(
+        default=0, ge=0, le=MAX_CONTEXT_WINDOW, description="neighbouring turns (±N) around each hit"
+    )
 
     @model_validator(mode="after")
     def _something_to_search(self) -> Self:

@@ -351,3 +351,10 @@ def test_old_months_are_packed_at_open_when_configured(tmp_path: Path) -> None:
         assert reopened.recall_by_id(turn.id).ok and reopened.count() == 1
     finally:
         reopened.close()
+
+
+@pytest.mark.parametrize("context", ["11", "-1"])
+def test_recall_context_has_the_apis_bounds_and_says_so(tmp_path: Path, context: str) -> None:
+    done = _huichat(_config(tmp_path), "recall", "VPN", "--context", context)
+    assert done.returncode != 0 and "Traceback" not in done.stderr
+    assert f"--context must be between 0 and 10 (got {context})" in done.stderr

@@ -290,3 +290,10 @@ def test_sessions_come_a_page_at_a_time_with_their_total(server: Server) -> None
         ["session number 0"],
     ]
     assert past_the_end["sessions"] == [] and past_the_end["next_offset"] is None
+
+
+def test_a_search_takes_as_many_hits_as_the_cli_gives(server: Server) -> None:
+    with server.client(server.key("paula")) as http:
+        assert http.post("/v1/memory/search", json={"query": "anything", "max_results": 100}).status_code == 200
+        refused = http.post("/v1/memory/search", json={"query": "anything", "max_results": 101})
+    assert refused.status_code == 400 and "max_results" in refused.json()["error"]["message"]

@@ -155,12 +155,18 @@ class LoadedConfig:
     config: AppConfig
     files: tuple[Path, ...]
     paths: Paths
+    user: str = ""
+    """Whose memory ``location`` is: '' for the owner's (the chat's own), else a user of ``huichat
+    serve`` (a command's ``--user``)."""
 
     @property
     def location(self) -> MemoryLocation:
         """The owner's memory: the configured transcripts and index (reached with ``storage.options``),
-        or with ``storage.uri`` the owner's memory in the shared store (what every command then reads)."""
+        or with ``storage.uri`` the owner's memory in the shared store (what every command then reads);
+        ``user``'s when one is named."""
         paths = self.paths
+        if self.user and self.user != self.config.serve.owner:
+            return self.user_location(self.user)
         if self.config.storage.uri:
             return self.user_location(self.config.serve.owner)
         return MemoryLocation(paths.data_dir, paths.sessions_dir, paths.db_uri, self.config.storage.options)

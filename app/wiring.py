@@ -283,6 +283,14 @@ def _run(args: argparse.Namespace, command: Command | None) -> int:
         known = ", ".join(loaded.config.chat.roles) or "none configured"
         print(f"huichat: unknown role '{args.role}' (chat.roles: {known})", file=sys.stderr)
         return EXIT_CONFIG
+    if user := getattr(args, "memory_user", None):  # a command's --user (app.cli.add_user)
+        from huichat.app.users.memories import UnknownUser, user_memory
+
+        try:
+            loaded = user_memory(loaded, user)
+        except UnknownUser as exc:
+            print(f"huichat: --user: {exc}", file=sys.stderr)
+            return EXIT_CONFIG
     faces = runtime(loaded, zone)
     if command is None:
         from huichat.app.tui.app import run_tui

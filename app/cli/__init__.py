@@ -32,3 +32,13 @@ def moment(text: str | None, runtime: Runtime, option: str = "--now") -> datetim
 def add_now(parser: argparse.ArgumentParser, help_text: str = "act as if it were this moment (default: now)") -> None:
     """The ``--now ISO`` option (run as if it were that moment)."""
     parser.add_argument("--now", metavar="ISO", help=help_text)
+
+
+def add_user(parser: argparse.ArgumentParser) -> None:
+    """The ``--user NAME`` option: read a user's memory of ``huichat serve`` instead of the chat's own."""
+    parser.add_argument(
+        "--user",
+        dest="memory_user",
+        metavar="NAME",
+        help="whose memory: a user of huichat serve (default: serve.owner, the chat's own)",
+    )

@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING
 from rich.progress import Progress, SpinnerColumn, TextColumn
 
 from huichat.app import visible
+from huichat.app.cli import add_user
 from huichat.app.errors import CommandError
 from huichat.app.wording import plural
 from huichat.memory.exports import ExportFormat
@@ -26,6 +27,7 @@ HELP = "export memory: markdown (readable), jsonl (every field; imports back), c
 
 def add_parser(parser: argparse.ArgumentParser) -> None:
     """The format, where to, and which sessions."""
+    add_user(parser)
     parser.description = (
         "Write stored sessions out. Sessions are exported whole; --since/--until pick the sessions "
         "with a turn in that range (dates in the configured time zone; --until includes its day)."

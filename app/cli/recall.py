@@ -6,7 +6,7 @@ import argparse
 import json
 from typing import TYPE_CHECKING
 
-from huichat.app.cli import add_now, moment
+from huichat.app.cli import add_now, add_user, moment
 from huichat.app.errors import CommandError
 
 if TYPE_CHECKING:
@@ -17,6 +17,7 @@ HELP = "search memory from the shell (no TUI)"
 
 def add_parser(parser: argparse.ArgumentParser) -> None:
     """The query and its options."""
+    add_user(parser)
     parser.add_argument(
         "query",
         help="what to look for; time words such as 上周三下午 or 'last week' are understood",

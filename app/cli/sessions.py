@@ -6,6 +6,7 @@ import argparse
 import json
 from typing import TYPE_CHECKING
 
+from huichat.app.cli import add_user
 from huichat.app.wording import plural
 
 if TYPE_CHECKING:
@@ -16,6 +17,7 @@ HELP = "list stored sessions"
 
 def add_parser(parser: argparse.ArgumentParser) -> None:
     """``--json``."""
+    add_user(parser)
     parser.add_argument("--json", action="store_true", help="print JSON")
 
 

@@ -7,6 +7,7 @@ import json
 import sys
 from typing import TYPE_CHECKING
 
+from huichat.app.cli import add_user
 from huichat.app.errors import CommandError
 
 if TYPE_CHECKING:
@@ -18,6 +19,7 @@ HELP = "print one turn by its id"
 
 def add_parser(parser: argparse.ArgumentParser) -> None:
     """The turn id and ``--json``."""
+    add_user(parser)
     parser.add_argument("turn_id")
     parser.add_argument("--json", action="store_true", help="print JSON")
 

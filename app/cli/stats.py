@@ -7,6 +7,7 @@ import json
 from typing import TYPE_CHECKING
 
 from huichat.app import visible
+from huichat.app.cli import add_user
 from huichat.app.wording import plural
 
 if TYPE_CHECKING:
@@ -21,6 +22,7 @@ HELP = "turns per tier, importance, accesses, languages, size"
 
 def add_parser(parser: argparse.ArgumentParser) -> None:
     """``--json``."""
+    add_user(parser)
     parser.add_argument("--json", action="store_true", help="print JSON (the same fields as /v1/memory/stats)")
 
 

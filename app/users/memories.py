@@ -15,15 +15,16 @@ import re
 import threading
 import time
 from collections.abc import Callable, Iterable
+from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, TypeVar
 
-from huichat.app.config import USERS_DIR
+from huichat.app.config import USERS_DIR, LoadedConfig
 from huichat.app.runtime import Runtime
 from huichat.memory.errors import KernelError
 from huichat.memory.lease import Lease, LeaseBusy, upkeep_lease
 from huichat.memory.location import MemoryLocation
-from huichat.memory.objectstore import configured_store
+from huichat.memory.objectstore import ObjectStore, configured_store
 
 if TYPE_CHECKING:
     from huichat.memory.embedding import Embedder
@@ -47,6 +48,26 @@ def check_user_name(name: str) -> str:
     if not USER_NAME.match(name or ""):
         raise UnknownUser(f"'{(name or '')[:40]}' is not a user name (1-32 of a-z, 0-9, '-' and '_')")
     return name
+
+
+def stored_users(loaded: LoadedConfig, shared: ObjectStore | None) -> set[str]:
+    """The owner and every user with a store (in ``shared``, the store replicas share, if any)."""
+    found = {loaded.config.serve.owner}
+    users_dir = loaded.paths.data_dir / USERS_DIR
+    if shared is not None:
+        found.update(name for name in shared.folders(USERS_DIR) if USER_NAME.match(name))
+    elif users_dir.is_dir():
+        found.update(p.name for p in users_dir.iterdir() if p.is_dir() and USER_NAME.match(p.name))
+    return found
+
+
+def user_memory(loaded: LoadedConfig, name: str) -> LoadedConfig:
+    """``loaded`` reading ``name``'s memory (a command's ``--user``): the owner's, or that of a user
+    of ``huichat serve`` who has one. ``UnknownUser`` names the users there are."""
+    known = stored_users(loaded, configured_store(loaded.config.storage))
+    if check_user_name(name) not in known:
+        raise UnknownUser(f"no user '{name}' has a memory here (users: {', '.join(sorted(known))})")
+    return replace(loaded, user=name)
 
 
 class Memory:
@@ -209,12 +230,7 @@ class Stores:
 
     def users(self, also: Iterable[str] = ()) -> list[str]:
         """The owner, every user with a store, and ``also`` (e.g. users holding a key), sorted."""
-        found = {self.owner, *also}
-        if self.shared is not None:
-            found.update(name for name in self.shared.folders(USERS_DIR) if USER_NAME.match(name))
-        elif self.users_dir.is_dir():
-            found.update(p.name for p in self.users_dir.iterdir() if p.is_dir() and USER_NAME.match(p.name))
-        return sorted(found)
+        return sorted({*stored_users(self.runtime.loaded, self.shared), *also})
 
     def _shared_embedder(self) -> Embedder:
         with self._embedder_lock:

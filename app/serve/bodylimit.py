@@ -8,12 +8,19 @@ The refusal waits ``REFUSAL_PAUSE`` first, so a client that resends at once is s
 Before it, the rest of the body is read and dropped (up to ``_DRAINED_BYTES``): most clients
 (urllib, requests, httpx) send the whole body before they read an answer, and a connection
 closed on unread data is reset, so they would see "connection reset" instead of the 413.
+
+A body read whole is also refused (400) when its JSON spells a lone UTF-16 surrogate
+(``"\\ud800"``): valid JSON, but no text — it could be neither stored, sent to a model nor
+echoed back, and failed deep inside (a 500, a "provider unavailable") instead of here.
 """
 
 from __future__ import annotations
 
 import asyncio
+import json
+import re
 from collections.abc import Mapping
+from typing import Any
 
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
@@ -62,12 +69,46 @@ class BodyLimit:
                 return
             if not message.get("more_body", False):
                 break
-        body = {"type": "http.request", "body": b"".join(parts), "more_body": False}
+        whole = b"".join(parts)
+        if _lone_surrogate(whole):
+            await send_error(send, 400, _NO_TEXT)
+            return
+        body = {"type": "http.request", "body": whole, "more_body": False}
         await self.app(scope, _replay([body], receive), send)
 
     async def _refuse(self, send: Send, limit: int) -> None:
         await asyncio.sleep(REFUSAL_PAUSE)
         await send_error(send, 413, f"the request body is larger than {limit} bytes")
+
+
+_SURROGATE_ESCAPE = re.compile(rb"\\u[dD][89a-fA-F][0-9a-fA-F]{2}")
+_NO_TEXT = (
+    "the body holds a lone UTF-16 surrogate (an escape such as \\ud800 without its pair): send valid Unicode text"
+)
+
+
+def _lone_surrogate(body: bytes) -> bool:
+    """True when ``body`` is JSON with a string no text can be made of (a surrogate without its
+    pair). Only a body that spells a surrogate escape at all is parsed here."""
+    if _SURROGATE_ESCAPE.search(body) is None:
+        return False
+    try:
+        pending: list[Any] = [json.loads(body)]
+    except (ValueError, RecursionError):
+        return False  # no JSON: the route says what is wrong with it
+    while pending:  # a loop, not recursion: JSON nests deeper than Python's stack
+        value = pending.pop()
+        if isinstance(value, dict):
+            pending.extend(value.keys())
+            pending.extend(value.values())
+        elif isinstance(value, list):
+            pending.extend(value)
+        elif isinstance(value, str):
+            try:
+                value.encode("utf-8")
+            except UnicodeEncodeError:
+                return True
+    return False
 
 
 async def _drain(receive: Receive, size: int = 0) -> None:

@@ -245,3 +245,25 @@ def test_a_port_that_cannot_be_listened_on_is_one_line_before_any_banner(tmp_pat
     assert out_of_range.returncode == 2 and out_of_range.stdout == ""
     assert "--port: 99999 is not a port (1-65535)" in out_of_range.stderr
     assert "Traceback" not in out_of_range.stderr
+
+
+def test_a_lone_surrogate_in_a_body_is_one_line_400_and_a_pair_is_text(server: Server) -> None:
+    # "\ud800" is valid JSON but no text: it failed as a 500, or as "the provider is unavailable"
+    lone = [
+        ("/v1/memory/search", rb'{"query": "abc \ud800"}'),
+        ("/v1/chat/completions", rb'{"model": "fake", "messages": [{"role": "user", "content": "x \uDBFF y"}]}'),
+        (
+            "/v1/chat/completions",
+            rb'{"model": "fake", "user": "\udc00", "messages": [{"role": "user", "content": "x"}]}',
+        ),
+    ]
+    with server.client(server.key("tara")) as http:
+        for path, body in lone:
+            refused = http.post(path, content=body, headers={"Content-Type": "application/json"})
+            assert refused.status_code == 400, refused.text
+            assert refused.json()["error"]["message"].startswith("the body holds a lone UTF-16 surrogate")
+        # an emoji spelled as its escaped pair, and an escaped backslash before 'ud800', are text
+        for text in (rb"smile \ud83d\ude00", rb"C:\\ud800 folder"):
+            said = b'{"model": "fake", "messages": [{"role": "user", "content": "' + text + b'"}]}'
+            answered = http.post("/v1/chat/completions", content=said, headers={"Content-Type": "application/json"})
+            assert answered.status_code == 200, answered.text

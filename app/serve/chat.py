@@ -49,6 +49,13 @@ class ChatRequest(BaseModel):
     tools: list[Any] | None = Field(default=None, description="not supported: the model gets huichat's memory tools")
     functions: list[Any] | None = Field(default=None, description="not supported (the older form of tools)")
     tool_choice: Any = Field(default=None, description="only 'none' or 'auto': no client tool can be called")
+    stream_options: dict[str, Any] | None = Field(
+        default=None, description="include_usage: a last chunk with the (estimated) usage, as OpenAI sends it"
+    )
+
+    def include_usage(self) -> bool:
+        """Whether a stream ends with a usage chunk (``stream_options.include_usage``)."""
+        return bool(self.stream and self.stream_options and self.stream_options.get("include_usage"))
 
     def unsupported(self) -> str | None:
         """Why huichat cannot answer this request as asked, or None."""
@@ -154,7 +161,20 @@ def _chunk(reply_id: str, created: int, model: str, delta: dict[str, Any], finis
     return f"data: {json.dumps(data, ensure_ascii=False)}\n\n"
 
 
-async def _events(queue: asyncio.Queue[str | Finished], conversation: Conversation, model: str) -> AsyncIterator[str]:
+def _usage(said: list[tuple[str, str]], answer: str) -> dict[str, int]:
+    """OpenAI's ``usage``, estimated: what was sent (the history and the question), and the answer."""
+    prompt = sum(estimate_tokens(text) for _, text in said)
+    completion = estimate_tokens(answer)
+    return {"prompt_tokens": prompt, "completion_tokens": completion, "total_tokens": prompt + completion}
+
+
+async def _events(
+    queue: asyncio.Queue[str | Finished],
+    conversation: Conversation,
+    model: str,
+    said: list[tuple[str, str]],
+    include_usage: bool,
+) -> AsyncIterator[str]:
     reply_id = f"chatcmpl-{secrets.token_hex(12)}"
     created = int(time.time())
     yield _chunk(reply_id, created, model, {"role": "assistant", "content": ""})
@@ -169,6 +189,10 @@ async def _events(queue: asyncio.Queue[str | Finished], conversation: Conversati
             last = json.loads(_chunk(reply_id, created, model, {}, "stop")[len("data: ") :])
             last["huichat"] = _extension(conversation, item)
             yield f"data: {json.dumps(last, ensure_ascii=False)}\n\n"
+            if include_usage:  # stream_options.include_usage: one more chunk, no choices, the usage
+                usage = {**last, "choices": [], "usage": _usage(said, item.text)}
+                del usage["huichat"]
+                yield f"data: {json.dumps(usage, ensure_ascii=False)}\n\n"
         yield "data: [DONE]\n\n"
         return
 
@@ -208,7 +232,9 @@ async def chat_completions(
     if body.stream:
         headers["Cache-Control"] = "no-cache"
         return StreamingResponse(
-            _events(queue, conversation, body.model), media_type="text/event-stream", headers=headers
+            _events(queue, conversation, body.model, [*said, *question], body.include_usage()),
+            media_type="text/event-stream",
+            headers=headers,
         )
     while isinstance(item := await queue.get(), str):
         pass
@@ -217,15 +243,13 @@ async def chat_completions(
         return JSONResponse(error_body(item.status, item.error), status_code=item.status, headers=headers)
     if conversation.session_id:
         headers[SESSION_HEADER] = conversation.session_id
-    prompt = sum(estimate_tokens(text) for _, text in [*said, *question])
-    completion = estimate_tokens(item.text)
     payload = {
         "id": f"chatcmpl-{secrets.token_hex(12)}",
         "object": "chat.completion",
         "created": int(time.time()),
         "model": body.model,
         "choices": [{"index": 0, "message": {"role": "assistant", "content": item.text}, "finish_reason": "stop"}],
-        "usage": {"prompt_tokens": prompt, "completion_tokens": completion, "total_tokens": prompt + completion},
+        "usage": _usage([*said, *question], item.text),
         "huichat": _extension(conversation, item),
     }
     return JSONResponse(payload, headers=headers)

@@ -271,3 +271,20 @@ def test_a_stream_in_flight_when_the_server_stops_ends_saying_so_and_the_log_has
     assert "Traceback" not in written and "CancelledError" not in written, written
     # the question is kept, as a stopped turn
     assert "slow goodbye" in "".join(p.read_text() for p in (tmp_path / "data" / "sessions").rglob("*.md"))
+
+
+def test_a_stream_asked_to_include_usage_ends_with_a_usage_chunk(server: Server) -> None:
+    client = openai.OpenAI(base_url=f"{server.url}/v1", api_key=server.key("ursula"), max_retries=0)
+    messages: list[Any] = [{"role": "user", "content": "how many tokens"}]
+    chunks = list(
+        client.chat.completions.create(
+            model="fake", messages=messages, stream=True, stream_options={"include_usage": True}
+        )
+    )
+    *answer, last = chunks
+    assert last.choices == [] and last.usage is not None
+    assert last.usage.total_tokens == last.usage.prompt_tokens + last.usage.completion_tokens > 0
+    assert all(c.usage is None for c in answer) and answer[-1].choices[0].finish_reason == "stop"
+    # not asked: no such chunk, as before
+    plain = list(client.chat.completions.create(model="fake", messages=messages, stream=True))
+    assert plain[-1].choices and plain[-1].choices[0].finish_reason == "stop"

@@ -43,9 +43,9 @@ class ChatRequest(BaseModel):
 
     model: str = Field(description="a configured provider's name (see GET /v1/models)")
     messages: list[dict[str, Any]] = Field(min_length=1, description="the conversation; the last one is the question")
-    stream: bool = False
+    stream: bool | None = Field(default=False, description="SSE when true (null: false, as OpenAI reads it)")
     user: str | None = Field(default=None, description="whose memory: the key's own user, or any for admin keys")
-    n: int = Field(default=1, description="choices wanted: huichat gives one")
+    n: int | None = Field(default=1, description="choices wanted: huichat gives one (null: one)")
     tools: list[Any] | None = Field(default=None, description="not supported: the model gets huichat's memory tools")
     functions: list[Any] | None = Field(default=None, description="not supported (the older form of tools)")
     tool_choice: Any = Field(default=None, description="only 'none' or 'auto': no client tool can be called")
@@ -59,7 +59,7 @@ class ChatRequest(BaseModel):
 
     def unsupported(self) -> str | None:
         """Why huichat cannot answer this request as asked, or None."""
-        if self.n != 1:
+        if self.n not in (None, 1):
             return f"n is {self.n}: huichat answers with one choice; leave n out or send 1"
         if self.tools or self.functions:
             return (

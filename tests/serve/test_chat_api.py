@@ -288,3 +288,13 @@ def test_a_stream_asked_to_include_usage_ends_with_a_usage_chunk(server: Server)
     # not asked: no such chunk, as before
     plain = list(client.chat.completions.create(model="fake", messages=messages, stream=True))
     assert plain[-1].choices and plain[-1].choices[0].finish_reason == "stop"
+
+
+def test_options_sent_as_null_mean_their_default_as_openai_reads_them(server: Server) -> None:
+    # clients that serialise every field send null for those the user left unset
+    nulls = {"n": None, "stream": None, "temperature": None, "max_tokens": None, "user": None, "tools": None}
+    body = {"model": "fake", "messages": [{"role": "user", "content": "all null"}], **nulls}
+    with server.client(server.key("vera")) as http:
+        answered = http.post("/v1/chat/completions", json=body)
+    assert answered.status_code == 200, answered.text
+    assert answered.json()["choices"][0]["message"]["content"]

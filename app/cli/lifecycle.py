@@ -132,5 +132,5 @@ def describe(record: dict[str, Any]) -> str:
         return f"{at}  {job} run {record['run']} completed the interrupted run {record['of']}"
     if event == "end":
         done = record.get("moved", record.get("clusters", 0))
-        return f"{at}  {job} run {record['run']} finished ({done} {'moves' if job == 'lifecycle' else 'clusters'})"
+        return f"{at}  {job} run {record['run']} finished ({plural(done, 'move' if job == 'lifecycle' else 'cluster')})"
     return f"{at}  {job} run {record.get('run', '')} started"

@@ -50,7 +50,7 @@ def _print(stats: MemoryStats, runtime: Runtime) -> None:
     zone = runtime.zone.tz
     console.print(
         f"[bold]{plural(stats.total_turns, 'turn')}[/] in [bold]{plural(stats.total_sessions, 'session')}[/] · "
-        f"average importance {stats.avg_importance:.2f} · {stats.total_accesses} accesses · "
+        f"average importance {stats.avg_importance:.2f} · {plural(stats.total_accesses, 'access')} · "
         f"{plural(stats.clusters, 'cluster')} ({plural(stats.clustered_turns, 'turn')} behind representatives) · "
         f"{stats.disk_size} on disk"
     )

@@ -17,9 +17,9 @@ from fastapi import Depends, Request
 from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
 from starlette.types import ASGIApp, Receive, Scope, Send
 
-from huichat.app.serve.errors import REFUSAL_PAUSE, ApiError, send_error
+from huichat.app.serve.errors import REFUSAL_PAUSE, ApiError, keys_refusal, send_error
 from huichat.app.serve.service import Service, service_of
-from huichat.app.users.keys import ApiKey, KeyRing
+from huichat.app.users.keys import ApiKey, KeyRing, KeyRingError
 from huichat.app.users.memories import UnknownUser, check_user_name
 
 _CHALLENGE = {"WWW-Authenticate": "Bearer"}
@@ -143,9 +143,13 @@ class KeyCheckGate:
         authorization = dict(scope.get("headers") or []).get(b"authorization", b"")
         scheme, _, token = authorization.decode("latin-1").partition(" ")
         key_id = KeyRing.key_id(token) if scheme.lower() == "bearer" else None
-        if key_id is None or self.service.keys.remembered(token) is not None:
-            return None
-        client = _client(scope) if self.service.keys.checkable(token) else None
+        try:
+            if key_id is None or self.service.keys.remembered(token) is not None:
+                return None
+            costly = self.service.keys.checkable(token)
+        except KeyRingError as exc:  # outside the app's handlers: answered here as they would
+            return keys_refusal(exc, self.service.settings.memory_retry_seconds)
+        client = _client(scope) if costly else None
         refused = self.service.key_checks.refusal(*_identities(key_id, client))
         return None if refused is None else await _too_many_failures(key_id, *refused)
 

@@ -20,6 +20,7 @@ from fastapi.responses import JSONResponse
 from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
+from huichat.app.users.keys import KeyRingError
 from huichat.memory.errors import DeadlinePassed, IndexUnavailable, KernelError, TooLong
 
 log = logging.getLogger("huichat.serve")
@@ -51,6 +52,10 @@ class ApiError(StarletteHTTPException):
 
     def __init__(self, status: int, message: str, headers: Mapping[str, str] | None = None) -> None:
         super().__init__(status, message, dict(headers) if headers else None)
+
+    def response(self) -> JSONResponse:
+        """This error as its answer."""
+        return error_response(self.status_code, str(self.detail), self.headers)
 
 
 def error_body(status: int, message: str) -> dict[str, Any]:
@@ -102,10 +107,26 @@ def install_error_handlers(app: FastAPI, *, deadline_seconds: float, retry_secon
         log.error("kernel error: %s", exc)
         return error_response(500, str(exc))
 
+    async def keys_unreadable(_request: Request, exc: Exception) -> JSONResponse:
+        return keys_refusal(exc, retry_seconds).response()
+
+    app.add_exception_handler(KeyRingError, keys_unreadable)
     app.add_exception_handler(StarletteHTTPException, http_error)
     app.add_exception_handler(RequestValidationError, invalid)
     app.add_exception_handler(KernelError, kernel_error)
     app.add_middleware(Unexpected)
+
+
+KEYS_UNREADABLE = (
+    "the server cannot read its API keys, so no key can be checked; its log says why (tell whoever runs it)"
+)
+
+
+def keys_refusal(exc: Exception, retry_seconds: float) -> ApiError:
+    """The 503 of a request that needs the API keys while their file cannot be read (damaged,
+    unreadable): logged once per request with its cause, which stays out of the answer."""
+    log.error("API keys: %s", exc)
+    return ApiError(503, KEYS_UNREADABLE, {"Retry-After": str(math.ceil(retry_seconds))})
 
 
 def _is_json(content_type: str) -> bool:

@@ -163,3 +163,20 @@ def test_the_429_says_whether_the_key_or_the_address_is_limited(running: Running
     message = limited.json()["error"]["message"]
     assert "from this address" in message and key.id not in message
     assert f"retry in {limited.headers['Retry-After']} s" in message
+
+
+def test_a_damaged_key_file_is_a_json_503_saying_so_not_a_plain_500(running: Running) -> None:
+    _, token = running.keys.create("wendy", datetime.now(UTC))
+    keys_file = Path(running.keys.where)
+    kept = keys_file.read_bytes()
+    keys_file.write_text("{half a file", encoding="utf-8")
+    try:
+        for sent in (token, f"hc_deadbeef_{'v' * 43}", None):
+            headers = {"Authorization": f"Bearer {sent}"} if sent else {}
+            answer = httpx.get(f"{running.url}/v1/memory/users", headers=headers, timeout=60)
+            assert answer.status_code == 503, answer.text
+            assert answer.json()["error"]["message"].startswith("the server cannot read its API keys")
+            assert int(answer.headers["Retry-After"]) >= 1
+    finally:
+        keys_file.write_bytes(kept)
+    assert _status(running.url, token).status_code == 200  # mended: the same key works

@@ -32,7 +32,7 @@ from huichat.app.tool_arguments import (
     argument_problem,
 )
 from huichat.app.tools import ERROR_PREFIX, ToolContext, run_tool
-from huichat.app.users.keys import KeyRing
+from huichat.app.users.keys import KeyRing, KeyRingError
 from huichat.app.users.memories import Memory, Stores
 from huichat.app.wording import plural
 from huichat.memory.errors import KernelError
@@ -174,7 +174,11 @@ def run_mcp(runtime: Runtime, user: str | None, allow_write: bool) -> int:
     stores = Stores(runtime)
     name = user or stores.owner
     if not allow_write:
-        known = stores.users(k.user for k in KeyRing.configured(runtime.loaded).entries())
+        try:
+            holders = [k.user for k in KeyRing.configured(runtime.loaded).entries()]
+        except KeyRingError as exc:  # the users holding a key count as known: say why they cannot be read
+            raise CommandError(str(exc)) from None
+        known = stores.users(holders)
         if name not in known:
             raise CommandError(
                 f"--user: no user '{name}' (users: {', '.join(known)}); "

@@ -134,3 +134,20 @@ def test_a_user_that_does_not_exist_is_refused_at_start_unless_the_host_may_writ
     assert not (config.parent / "data" / "users" / "alcie").exists()
     created = started("--allow-write")
     assert created.returncode == 0, created.stderr
+
+
+def test_a_damaged_key_file_at_start_is_one_line_not_a_traceback(config: Path) -> None:
+    (config.parent / "data").mkdir(parents=True, exist_ok=True)
+    (config.parent / "data" / "api-keys.json").write_text("{half a file", encoding="utf-8")
+    params = _params(config, "--user", "alcie")
+    done = subprocess.run(
+        [params.command, *params.args],
+        input="",
+        capture_output=True,
+        text=True,
+        env=params.env,
+        cwd=params.cwd,
+        timeout=60,
+    )
+    assert done.returncode != 0 and "Traceback" not in done.stderr
+    assert done.stderr.startswith("huichat: error: cannot read the API key file ")

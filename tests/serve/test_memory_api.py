@@ -273,7 +273,7 @@ def test_a_client_that_sends_its_whole_body_first_reads_the_413_not_a_reset(serv
 
 
 def test_sessions_come_a_page_at_a_time_with_their_total(server: Server) -> None:
-    with server.client(server.key("olga")) as http:
+    with server.client(server.key("pagina")) as http:
         for n in range(5):
             said = {"model": "fake", "messages": [{"role": "user", "content": f"session number {n}"}]}
             assert http.post("/v1/chat/completions", json=said).status_code == 200

@@ -69,7 +69,7 @@ def create_app(runtime: Runtime) -> FastAPI:
             swagger_favicon_url="data:,",
         )
 
-    @app.get("/healthz", include_in_schema=False)
+    @app.api_route("/healthz", methods=["GET", "HEAD"], include_in_schema=False)  # monitors often ask with HEAD
     async def health() -> dict[str, Any]:
         return {"status": "ok"}
 

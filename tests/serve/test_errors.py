@@ -267,3 +267,9 @@ def test_a_lone_surrogate_in_a_body_is_one_line_400_and_a_pair_is_text(server: S
             said = b'{"model": "fake", "messages": [{"role": "user", "content": "' + text + b'"}]}'
             answered = http.post("/v1/chat/completions", content=said, headers={"Content-Type": "application/json"})
             assert answered.status_code == 200, answered.text
+
+
+def test_the_health_check_answers_head_as_well_as_get(server: Server) -> None:
+    # uptime monitors and some load balancers ask with HEAD; 405 read as "down"
+    assert httpx.head(f"{server.url}/healthz", timeout=60).status_code == 200
+    assert httpx.get(f"{server.url}/healthz", timeout=60).json() == {"status": "ok"}

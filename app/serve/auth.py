@@ -93,8 +93,8 @@ async def _check(service: Service, request: Request, token: str) -> ApiKey | Non
     try:
         if costly:
             key = await asyncio.get_running_loop().run_in_executor(service.key_checker, service.keys.verify, token)
-        else:
-            key = service.keys.verify(token)
+        else:  # verified meanwhile by another request, or refused: no argon2 on the event loop
+            key = service.keys.remembered(token)
     finally:
         service.key_checks.finish(*identities, failed=key is None)
     return key

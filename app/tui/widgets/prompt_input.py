@@ -19,7 +19,8 @@ class PromptInput(TextArea):
     longer text they move the cursor as usual.
     """
 
-    BINDINGS = [Binding("ctrl+j,alt+enter,shift+enter", "newline", "New line", show=False)]
+    NEWLINE_KEYS = ("ctrl+j", "alt+enter", "shift+enter")
+    BINDINGS = [Binding(",".join(NEWLINE_KEYS), "newline", "New line", show=False)]
 
     @dataclass
     class Submitted(Message):
@@ -60,6 +61,13 @@ class PromptInput(TextArea):
             event.stop()
             event.prevent_default()
             self.submit()
+            return
+        if event.key in self.NEWLINE_KEYS:
+            # here, not only through the binding: a binding runs once the key has bubbled up to
+            # the app, after the keys queued behind it, so a fast burst put its text first
+            event.stop()
+            event.prevent_default()
+            self.action_newline()
             return
         await super()._on_key(event)
 

@@ -1,0 +1,30 @@
+"""The prompt's new-line keys, as a terminal sends them: in bursts, and as escape sequences."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from textual import events
+
+from tests.app.tui_helpers import build_app, loaded_config, ready, said, wait_until
+
+
+def _burst(app: object, keys: list[tuple[str, str | None]]) -> None:
+    """Queue keys the way a terminal delivers a fast typist's (or tmux's) input: all at once,
+    without waiting for one to be handled before the next arrives."""
+    driver = app._driver  # type: ignore[attr-defined]
+    for key, character in keys:
+        driver.send_message(events.Key(key, character))
+
+
+async def test_new_lines_typed_in_a_burst_land_where_they_were_typed(tmp_path: Path) -> None:
+    app = build_app(tmp_path, loaded_config())
+    async with app.run_test(size=(120, 30)) as pilot:
+        await ready(pilot)
+        prompt = app.chat_screen.prompt
+        typed = [(c, c) for c in "ab"] + [("ctrl+j", "\n")] + [(c, c) for c in "cd"] + [("ctrl+j", "\n")]
+        typed += [("ctrl+j", "\n")] + [(c, c) for c in "第四行"]
+        _burst(app, typed)
+        await wait_until(pilot, lambda: len(prompt.text) == 10)
+        assert prompt.text == "ab\ncd\n\n第四行"
+        assert not said(app)

@@ -142,6 +142,9 @@ class HuichatApp(App[int]):
         start_role: str | None = None,
     ) -> None:
         visible.install(tui=True)  # before the first widget renders a stored or streamed text
+        from huichat.app.tui.widgets.prompt_input import read_alt_enter
+
+        read_alt_enter()
         super().__init__()
         self.runtime = runtime
         self.start_session = start_session

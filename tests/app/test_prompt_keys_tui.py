@@ -2,14 +2,17 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from pathlib import Path
 
 from textual import events
+from textual._xterm_parser import XTermParser
 
+from huichat.app.tui.widgets.prompt_input import ALT_ENTER
 from tests.app.tui_helpers import build_app, loaded_config, ready, said, wait_until
 
 
-def _burst(app: object, keys: list[tuple[str, str | None]]) -> None:
+def _burst(app: object, keys: Iterable[tuple[str, str | None]]) -> None:
     """Queue keys the way a terminal delivers a fast typist's (or tmux's) input: all at once,
     without waiting for one to be handled before the next arrives."""
     driver = app._driver  # type: ignore[attr-defined]
@@ -28,3 +31,16 @@ async def test_new_lines_typed_in_a_burst_land_where_they_were_typed(tmp_path: P
         await wait_until(pilot, lambda: len(prompt.text) == 10)
         assert prompt.text == "ab\ncd\n\n第四行"
         assert not said(app)
+
+
+async def test_alt_enter_as_a_terminal_sends_it_breaks_the_line(tmp_path: Path) -> None:
+    app = build_app(tmp_path, loaded_config())
+    # xterm and tmux send alt+enter as ESC then Enter; Textual alone reads that as Enter (a send)
+    keys = [token for token in XTermParser().feed(ALT_ENTER) if isinstance(token, events.Key)]
+    assert [key.key for key in keys] != ["enter"]
+    async with app.run_test(size=(120, 30)) as pilot:
+        await ready(pilot)
+        prompt = app.chat_screen.prompt
+        _burst(app, [("a", "a"), *((key.key, key.character) for key in keys), ("b", "b")])
+        await wait_until(pilot, lambda: len(prompt.text) == 3)
+        assert prompt.text == "a\nb" and not said(app)

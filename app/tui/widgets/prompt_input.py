@@ -3,11 +3,29 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import cast
 
 from textual import events
 from textual.binding import Binding
+from textual.keys import Keys
 from textual.message import Message
 from textual.widgets import TextArea
+
+ALT_ENTER = "\x1b\r"
+"""What alt+enter sends in xterm, tmux, GNOME Terminal, iTerm (ESC, then Enter)."""
+
+
+def read_alt_enter() -> None:
+    """Make alt+enter a new line where the terminal sends it as ESC + Enter.
+
+    Textual reads that pair as a plain Enter (the ESC is dropped), so alt+enter sent the
+    message instead of breaking the line. Only terminals speaking the kitty keyboard protocol
+    report "alt+enter" itself; this teaches the parser the older form, as ctrl+j.
+    """
+    from textual._ansi_sequences import ANSI_SEQUENCES_KEYS
+
+    # typed as a Mapping, but it is the dict the parser reads
+    cast("dict[str, object]", ANSI_SEQUENCES_KEYS).setdefault(ALT_ENTER, (Keys.ControlJ,))
 
 
 class PromptInput(TextArea):

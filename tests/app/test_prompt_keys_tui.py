@@ -7,9 +7,11 @@ from pathlib import Path
 
 from textual import events
 from textual._xterm_parser import XTermParser
+from textual.widgets._markdown import MarkdownParagraph
 
+from benchmarks.fakellm import FakeLLM, Reply
 from huichat.app.tui.widgets.prompt_input import ALT_ENTER
-from tests.app.tui_helpers import build_app, loaded_config, ready, said, wait_until
+from tests.app.tui_helpers import build_app, fake_providers, loaded_config, ready, said, wait_until
 
 
 def _burst(app: object, keys: Iterable[tuple[str, str | None]]) -> None:
@@ -44,3 +46,17 @@ async def test_alt_enter_as_a_terminal_sends_it_breaks_the_line(tmp_path: Path) 
         _burst(app, [("a", "a"), *((key.key, key.character) for key in keys), ("b", "b")])
         await wait_until(pilot, lambda: len(prompt.text) == 3)
         assert prompt.text == "a\nb" and not said(app)
+
+
+async def test_the_lines_of_a_sent_message_stay_lines(tmp_path: Path, fake_llm: FakeLLM) -> None:
+    fake_llm.push(Reply(text="第一行\n第二行"))
+    app = build_app(tmp_path, loaded_config(fake_providers(fake_llm)))
+    async with app.run_test(size=(120, 30)) as pilot:
+        await ready(pilot)
+        await pilot.press(*"first", "ctrl+j", *"第二行", "ctrl+j", "ctrl+j", *"third")
+        await pilot.press("enter")
+        await wait_until(pilot, lambda: len(said(app)) == 2 and not app.chat_screen.replying)
+        mine = said(app)[0]
+        shown = [str(block._content) for block in mine.query(MarkdownParagraph)]
+        assert shown == ["first\n第二行", "third"]  # Markdown alone showed "first 第二行"
+        assert mine.text == "first\n第二行\n\nthird"

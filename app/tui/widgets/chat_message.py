@@ -15,6 +15,7 @@ from textual.reactive import reactive
 from textual.widgets import Label, Static
 
 if TYPE_CHECKING:
+    from markdown_it import MarkdownIt
     from textual.widgets._markdown import MarkdownStream
 
     from huichat.memory.turns import Message, Turn
@@ -44,6 +45,22 @@ def tool_lines(messages: Iterable[Message]) -> list[str]:
         else:
             lines.append(f"🔎 {message.speaker}({written[:80]})")
     return lines
+
+
+def _kept_line_breaks() -> MarkdownIt:
+    """Textual's parser, reading a single line break as a line break (not as a space)."""
+    from markdown_it import MarkdownIt
+    from markdown_it.rules_core import StateCore
+
+    def hard_breaks(state: StateCore) -> None:
+        for token in state.tokens:
+            for child in token.children or ():
+                if child.type == "softbreak":
+                    child.type = "hardbreak"
+
+    parser = MarkdownIt("gfm-like")
+    parser.core.ruler.push("kept_line_breaks", hard_breaks)
+    return parser
 
 
 def code_blocks(text: str) -> list[str]:
@@ -149,7 +166,9 @@ class ChatMessage(Vertical, can_focus=True):
         else:
             from textual.widgets import Markdown  # markdown-it loads with the first message, not with the app
 
-            yield Markdown(self._text, classes="body")
+            # the line breaks a person typed (ctrl+j) are kept: Markdown alone joined the lines
+            kept_breaks = _kept_line_breaks if self.role == "user" else None
+            yield Markdown(self._text, classes="body", parser_factory=kept_breaks)
         yield Static(self._note, classes="note", markup=False)
 
     def on_mount(self) -> None:

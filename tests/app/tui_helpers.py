@@ -24,6 +24,8 @@ from huichat.providers.llm import LLMClient
 from tests.conftest import NOW, ZONE
 
 CONFIG_FILE = Path("/home/you/.config/huichat/config.yaml")
+COUNTED = re.compile(r"memory: [\d,]+ turns? ")
+"""The status line once memory is loaded and counted ("memory: 1 turn · …", "memory: 1,204 turns · …")."""
 
 
 def counter_ids() -> Callable[[], str]:
@@ -160,7 +162,9 @@ async def ready(pilot: Any) -> None:
     )
     await wait_until(
         pilot,
-        lambda: "turns" in app.chat_screen.memory_status or "unavailable" in app.chat_screen.memory_status,
+        lambda: (
+            COUNTED.search(app.chat_screen.memory_status) is not None or "unavailable" in app.chat_screen.memory_status
+        ),
     )
 
 

@@ -14,7 +14,7 @@ from textual.screen import Screen
 from textual.widgets import Footer, Header, Input, OptionList
 
 from huichat.app.tui.screens.turn_detail import TurnDetailScreen
-from huichat.app.tui.widgets.memory_panel import MemoryPanel
+from huichat.app.tui.widgets.memory_panel import MemoryPanel, nearest_below
 from huichat.memory.errors import KernelError
 from huichat.memory.turns import asked_turn_id
 
@@ -171,7 +171,7 @@ class SearchScreen(Screen[None]):
         except KernelError as exc:
             self.results.clear(f"⚠ {exc}")
             return
-        self.results.show(list(results), describe_results(results))
+        self.results.show(list(results), describe_results(results), nearest=nearest_below(results))
 
     async def fetch(self, turn_id: str) -> Turn | None:
         """A turn by id, or None (the turn view walks prev / next with it)."""

@@ -17,32 +17,51 @@ from textual.widgets import Label, OptionList, Static
 from textual.widgets.option_list import Option
 
 if TYPE_CHECKING:
-    from huichat.memory.results import SearchHit
+    from huichat.memory.results import SearchHit, SearchResults
     from huichat.memory.turns import Turn
 
 
-def hit_prompt(hit: SearchHit, zone: tzinfo, snippet_chars: int, *, similar_to: str = "") -> RenderableType:
+def nearest_below(results: SearchResults) -> list[SearchHit]:
+    """The nearest turn under the threshold of a search (of each of its queries) that found no hit:
+    listed after the hits, marked, so it opens like one (the scope line named it and nothing opened it)."""
+    parts = results.parts or (results,)
+    found = {hit.turn.id for hit in results}
+    nearest: list[SearchHit] = []
+    for part in parts:
+        below = part.below
+        if below is not None and not part.hits and below.turn.id not in found:
+            found.add(below.turn.id)
+            nearest.append(below)
+    return nearest
+
+
+def hit_prompt(
+    hit: SearchHit, zone: tzinfo, snippet_chars: int, *, similar_to: str = "", nearest: bool = False
+) -> RenderableType:
     """Two lines for one recalled turn: similarity, time, anchor, topic, which time matched; then a snippet.
 
     A hit kept under the threshold for the hit above it whose names it holds says which (``linked to``).
     A neighbour is indented under its hit, dimmed, and has no similarity of its own; so is a
     near-duplicate shown under its representative (``similar_to``). A representative says
-    how many near-duplicates it stands for (``+N similar``; ``+`` shows them).
+    how many near-duplicates it stands for (``+N similar``; ``+`` shows them). The nearest turn
+    of a search that found nothing (``nearest``) is dimmed and says it is not a hit.
     """
     from huichat.memory.results import placement  # memory is open once there are hits; the panel paints without it
     from huichat.memory.turns import STATUS_OK, STOPPED
 
     turn = hit.turn
     local = turn.timestamp.astimezone(zone)
-    is_hit = hit.role == "hit" and not similar_to
+    is_hit = hit.role == "hit" and not similar_to and not nearest
     text = Text(style="" if is_hit else "dim")
-    if is_hit:
+    if nearest:
+        text.append(f"○ {hit.similarity or 0.0:.3f} nearest, below the threshold · ", style="bold")
+    elif is_hit:
         text.append("● by id " if hit.similarity is None else f"● {hit.similarity:.3f} ", style="bold")
     else:
         text.append("≈ similar " if similar_to else f"↳ context for {hit.hit_id} ")
     text.append(f"{local:%Y-%m-%d %a %H:%M} ")
     text.append(f"[{turn.id}]", style="italic")
-    if turn.topic and is_hit:
+    if turn.topic and (is_hit or nearest):
         text.append(f" {turn.topic}", style="dim")
     matched = placement(hit, zone) if is_hit else ""
     if matched:
@@ -57,7 +76,7 @@ def hit_prompt(hit: SearchHit, zone: tzinfo, snippet_chars: int, *, similar_to: 
     if len(snippet) > snippet_chars:
         snippet = snippet[: snippet_chars - 1] + "…"
     text.append("\n" + snippet)
-    return text if is_hit else Padding(text, (0, 0, 0, 4))
+    return text if is_hit or nearest else Padding(text, (0, 0, 0, 4))
 
 
 class MemoryPanel(Vertical):
@@ -98,6 +117,8 @@ class MemoryPanel(Vertical):
         self.snippet_chars = snippet_chars
         self._results: list[SearchHit] = []
         """What was recalled, hits first (neighbours under their hit)."""
+        self._nearest: list[SearchHit] = []
+        """Listed after them: the nearest turn of a search that found no hit (not a hit itself)."""
         self._expanded: set[str] = set()
         self._rows: list[tuple[SearchHit, str]] = []
         """What the list shows: each result, and the near-duplicates of an expanded one (with its id)."""
@@ -113,6 +134,11 @@ class MemoryPanel(Vertical):
         return [hit for hit, _ in self._rows]
 
     @property
+    def found(self) -> bool:
+        """Something was recalled (a nearest turn below the threshold is not)."""
+        return bool(self._results)
+
+    @property
     def options(self) -> OptionList:
         return self.query_one(OptionList)
 
@@ -123,19 +149,26 @@ class MemoryPanel(Vertical):
     def clear(self, scope: str = "Nothing recalled yet.") -> None:
         """Empty the list (a new reply or search starts)."""
         self._results = []
+        self._nearest = []
         self._expanded = set()
         self._render_rows()
         self.query_one(".scope", Static).update(scope)
 
-    def show(self, hits: list[SearchHit], scope: str, *, append: bool = False) -> None:
-        """Show ``hits`` (hits first, neighbours under them) under a ``scope`` line."""
+    def show(
+        self, hits: list[SearchHit], scope: str, *, append: bool = False, nearest: list[SearchHit] | None = None
+    ) -> None:
+        """Show ``hits`` (hits first, neighbours under them) under a ``scope`` line, then ``nearest``
+        (see ``nearest_below``)."""
         from huichat.memory.results import hits_first  # memory is open once there are hits; the panel paints without it
 
         if not append:
             self._results = []
+            self._nearest = []
             self._expanded = set()
         seen = {(h.turn.id, h.role) for h in self._results}
         self._results.extend(h for h in hits_first(hits) if (h.turn.id, h.role) not in seen)
+        listed = {h.turn.id for h in self._results} | {h.turn.id for h in self._nearest}
+        self._nearest.extend(h for h in nearest or () if h.turn.id not in listed)
         self._render_rows(keep_highlight=append)
         self.query_one(".scope", Static).update(scope)
 
@@ -147,12 +180,14 @@ class MemoryPanel(Vertical):
             for h in self._results
             if h.turn.id not in gone and h.hit_id not in gone  # context for a forgotten hit goes with it
         ]
+        self._nearest = [replace(h, turn=turns.get(h.turn.id, h.turn)) for h in self._nearest if h.turn.id not in gone]
         self._render_rows()
 
     @property
     def shown_ids(self) -> set[str]:
         """Every turn the panel lists, near-duplicates included."""
-        return {h.turn.id for h in self._results} | {m.id for h in self._results for m in h.similar}
+        listed = [*self._results, *self._nearest]
+        return {h.turn.id for h in listed} | {m.id for h in self._results for m in h.similar}
 
     def _render_rows(self, *, keep_highlight: bool = True) -> None:
         options = self.options
@@ -165,11 +200,16 @@ class MemoryPanel(Vertical):
                     (replace(hit, turn=m, role="neighbor", hit_id=hit.turn.id, similar=()), hit.turn.id)
                     for m in hit.similar
                 )
+        first_nearest = len(rows)
+        rows.extend((hit, "") for hit in self._nearest)
         self._rows = rows
         options.clear_options()
         options.add_options(
             [
-                Option(hit_prompt(h, self.zone, self.snippet_chars, similar_to=parent), id=str(i))
+                Option(
+                    hit_prompt(h, self.zone, self.snippet_chars, similar_to=parent, nearest=i >= first_nearest),
+                    id=str(i),
+                )
                 for i, (h, parent) in enumerate(rows)
             ]
         )

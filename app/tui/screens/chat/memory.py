@@ -10,7 +10,7 @@ from textual import work
 from huichat.app.progress import Pace
 from huichat.app.tui.screens.chat.base import MemorySynced, plural
 from huichat.app.tui.screens.chat.sessions import ChatSessions
-from huichat.app.tui.widgets.memory_panel import MemoryPanel
+from huichat.app.tui.widgets.memory_panel import MemoryPanel, nearest_below
 from huichat.memory.errors import KernelError
 from huichat.memory.health import IndexState
 
@@ -135,10 +135,10 @@ class ChatMemory(ChatSessions):
             scope = describe_results(results)
             if error:  # an id that does not exist: the user's message was searched instead
                 scope = f"⚠ {error} · searched your message instead: {scope}"
-            self.panel.show(list(results), scope, append=True)
+            self.panel.show(list(results), scope, append=True, nearest=nearest_below(results))
         elif turn is not None:
             self.panel.show([SearchHit(turn, None)], f"recall_by_id → {turn.id}", append=True)
-        if self.panel.hits and self.huichat.runtime.loaded.config.ui.memory_panel == "auto":
+        if self.panel.found and self.huichat.runtime.loaded.config.ui.memory_panel == "auto":
             self.panel_open = True
 
     def action_toggle_panel(self) -> None:

@@ -16,6 +16,7 @@ from textual.widgets import Footer, Header, Label, OptionList, Static
 from textual.widgets.option_list import Option
 from textual_plotext import PlotextPlot
 
+from huichat.app.tui.screens.chat.base import plural
 from huichat.app.tui.screens.turn_detail import TIER_NAMES, Fetch, TurnDetailScreen
 from huichat.memory.errors import KernelError
 
@@ -31,9 +32,9 @@ def summary(stats: MemoryStats) -> str:
     tiers = " · ".join(f"{TIER_NAMES.get(t, t)} {n}" for t, n in stats.tiers.items())
     languages = " · ".join(f"{k} {v}" for k, v in sorted(stats.languages.items(), key=lambda kv: -kv[1])) or "—"
     return (
-        f"{stats.total_turns} turns in {stats.total_sessions} sessions · {tiers}\n"
-        f"average importance {stats.avg_importance:.2f} · {stats.total_accesses} accesses · "
-        f"{stats.clusters} clusters ({stats.clustered_turns} turns behind a representative) · "
+        f"{plural(stats.total_turns, 'turn')} in {plural(stats.total_sessions, 'session')} · {tiers}\n"
+        f"average importance {stats.avg_importance:.2f} · {plural(stats.total_accesses, 'access')} · "
+        f"{plural(stats.clusters, 'cluster')} ({plural(stats.clustered_turns, 'turn')} behind a representative) · "
         f"languages {languages} · {stats.disk_size} on disk"
     )
 

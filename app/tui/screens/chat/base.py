@@ -29,8 +29,8 @@ class MemorySynced(Message):
 
 
 def plural(count: int, noun: str) -> str:
-    """``1 turn``, ``2 turns``, ``4,282 turns``."""
-    return f"{count:,} {noun}{'' if count == 1 else 's'}"
+    """``1 turn``, ``2 turns``, ``4,282 turns``, ``3 accesses``."""
+    return f"{count:,} {noun}{'' if count == 1 else 'es' if noun.endswith('s') else 's'}"
 
 
 class ChatBase(Screen[None]):

@@ -226,6 +226,16 @@ class ChatSession:
         first = next((m.text for t in self.turns for m in t.messages if m.role == "user" and m.is_chat), "")
         self._language_of_session = ("zh" if uses_chinese(first) else "en") if first else ""
 
+    async def reread_title(self) -> None:
+        """The title as the transcript holds it now: forgetting the turn a local title was cut
+        from gives the session the title of the first turn left."""
+        if self.handle is None:
+            return
+        meta = await asyncio.to_thread(self.kernel.session_meta, self.handle.session_file)
+        if "title" in meta:
+            self.title = SessionTitle.from_meta(meta)
+            self.topic = self.title.text if self.title else ""
+
     async def branch_before(self, turn_id: str) -> None:
         """The next reply starts a new branch in place of turn ``turn_id`` (a message edited and
         sent again, a reply asked again); that turn and those after it are kept beside it."""

@@ -32,6 +32,10 @@ async def forget(app: HuichatApp, turn_id: str, *, undo: bool = False) -> None:
         app.notify(f"Restored turn {cleaned}." if changed else f"Turn {cleaned} was not forgotten.", timeout=4)
         return
     app.last_forgotten = cleaned
+    try:
+        await app.chat_screen.reread_title()  # a title cut from the forgotten turn's words is cut anew
+    except KernelError as exc:
+        app.notify(str(exc), title="Forget", severity="warning")
     said = "Forgot" if changed else "Already forgot"
     app.notify(f"{said} turn {cleaned}: it is no longer searched or recalled. Palette: “Undo forget” brings it back.")
     _follow(app, cleaned, None)

@@ -36,6 +36,14 @@ class ChatSessions(ChatProvider):
             self.session_title = title.text
             self.refresh_session_label()
 
+    async def reread_title(self) -> None:
+        """Show the title the session's transcript holds now (a turn was forgotten)."""
+        if self.session is None or self.session.handle is None:
+            return
+        await self.session.reread_title()
+        self.session_title = self.session.topic
+        self.refresh_session_label()
+
     async def action_new_session(self) -> None:
         """Start a new session: an empty transcript; memory keeps everything."""
         if self.replying:

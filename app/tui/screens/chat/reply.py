@@ -48,6 +48,9 @@ class ChatReply(ChatMemory):
                 widget.remove()
         message = ChatMessage("user", text, label="you")
         self.transcript.mount(message)
+        # follow the conversation again: reading back up it (ctrl+up, ↑) let go of the end, and
+        # the message and its reply were added out of sight
+        self.transcript.anchor()
         self.reply(text, message, in_place_of)
 
     async def _ensure_session(self) -> ChatSession:

@@ -10,6 +10,7 @@ from textual._xterm_parser import XTermParser
 from textual.widgets._markdown import MarkdownParagraph
 
 from benchmarks.fakellm import FakeLLM, Reply
+from huichat.app.tui.widgets.chat_message import ChatMessage
 from huichat.app.tui.widgets.prompt_input import ALT_ENTER
 from tests.app.tui_helpers import build_app, fake_providers, loaded_config, ready, said, wait_until
 
@@ -60,3 +61,37 @@ async def test_the_lines_of_a_sent_message_stay_lines(tmp_path: Path, fake_llm: 
         shown = [str(block._content) for block in mine.query(MarkdownParagraph)]
         assert shown == ["first\n第二行", "third"]  # Markdown alone showed "first 第二行"
         assert mine.text == "first\n第二行\n\nthird"
+
+
+async def test_enter_typed_before_the_window_painted_sends_and_the_rest_stays(
+    tmp_path: Path, fake_llm: FakeLLM
+) -> None:
+    fake_llm.push(Reply(text="收到"))
+    app = build_app(tmp_path, loaded_config(fake_providers(fake_llm)))
+    async with app.run_test(size=(120, 30)) as pilot:
+        await ready(pilot)
+        chat = app.chat_screen
+        chat.set_focus(None)  # as at start-up, before the prompt had focus
+        await pilot.pause()
+        # until huichat has the terminal, the terminal turns Enter into ctrl+j; the app reads
+        # all of it at once when it starts
+        _burst(app, [*((c, c) for c in "启动就问"), ("ctrl+j", "\n"), *((c, c) for c in "接着")])
+        await wait_until(pilot, lambda: len(said(app)) == 2 and not chat.replying)
+        assert [m.text for m in said(app)] == ["启动就问", "收到"]
+        assert chat.prompt.text == "接着"  # was "启动就问接着\n": not sent, and the line break last
+
+
+async def test_a_new_line_in_a_burst_typed_over_a_message_lands_in_place(tmp_path: Path, fake_llm: FakeLLM) -> None:
+    fake_llm.push(Reply(text="好的"))
+    app = build_app(tmp_path, loaded_config(fake_providers(fake_llm)))
+    async with app.run_test(size=(120, 30)) as pilot:
+        await ready(pilot)
+        chat = app.chat_screen
+        await pilot.press(*"你好", "enter")
+        await wait_until(pilot, lambda: len(said(app)) == 2 and not chat.replying)
+        await pilot.press("ctrl+up")
+        assert isinstance(app.focused, ChatMessage)
+        _burst(app, [("t", "t"), ("ctrl+j", "\n"), ("u", "u")])  # typing goes on in the prompt
+        await wait_until(pilot, lambda: len(chat.prompt.text) == 3)
+        assert chat.prompt.text == "t\nu"
+        assert len(said(app)) == 2

@@ -63,6 +63,8 @@ class ChatBase(Screen[None]):
         """What the prompt held when an edit began: given back when the edit is sent or left."""
         self._typed_at = 0.0
         """When a key typed outside the prompt was last taken into it (``ChatScreen.on_key``)."""
+        self._blind = False
+        """That burst began while nothing had focus: typed before the window painted."""
         self.history: PromptHistory | None = None
         """The prompts sent, across sessions (↑ on an empty prompt, ctrl+r)."""
         self._memory_line = "memory: loading…"

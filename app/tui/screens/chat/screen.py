@@ -90,6 +90,8 @@ class ChatScreen(ChatBranches):
         # first one moved the focus: "tell me" over the panel ran its e (correct) and l, and a
         # burst's x would have forgotten the highlighted turn.
         burst = time.monotonic() - self._typed_at < _BURST
+        if not burst:
+            self._blind = False
         message_key = event.key in _MESSAGE_LETTERS and event.key not in self.active_bindings
         if not burst and message_key and isinstance(self.focused, ChatMessage):
             # e or r on a message that cannot take them now: said, not typed into the draft
@@ -99,14 +101,24 @@ class ChatScreen(ChatBranches):
             return
         if event.is_printable and event.character and (burst or event.key not in self.active_bindings):
             event.stop()
+            self._blind = self._blind or self.focused is None
             self._typed_at = time.monotonic()
             self.set_focus(self.prompt)
             self.prompt.insert(event.character)
-        elif burst and event.key == "enter":  # the burst's Enter sends it (not: open the highlighted turn)
+        elif burst and (event.key == "enter" or (self._blind and event.key == "ctrl+j")):
+            # the burst's Enter sends it (not: open the highlighted turn). So does the ctrl+j of
+            # a burst typed before anything had focus (before the window painted): until huichat
+            # has the terminal, the terminal itself turns Enter into ctrl+j
             event.stop()
             self._typed_at = 0.0
+            self._blind = False
             self.set_focus(self.prompt)
             self.prompt.submit()
+        elif burst and event.key in PromptInput.NEWLINE_KEYS:
+            # in place: left to the prompt's binding, it ran after the rest of the burst
+            event.stop()
+            self.set_focus(self.prompt)
+            self.prompt.action_newline()
 
     def on_descendant_focus(self, event: events.DescendantFocus) -> None:
         if event.widget is not self.prompt:  # the focus moved on purpose (↓, ctrl+↑): its keys are keys again

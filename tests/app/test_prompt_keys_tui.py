@@ -10,6 +10,8 @@ from textual._xterm_parser import XTermParser
 from textual.widgets._markdown import MarkdownParagraph
 
 from benchmarks.fakellm import FakeLLM, Reply
+from huichat.app.tui.screens.search import SearchScreen
+from huichat.app.tui.screens.turn_detail import TurnDetailScreen
 from huichat.app.tui.widgets.chat_message import ChatMessage
 from huichat.app.tui.widgets.prompt_input import ALT_ENTER
 from tests.app.tui_helpers import build_app, fake_providers, loaded_config, ready, said, wait_until
@@ -61,6 +63,14 @@ async def test_the_lines_of_a_sent_message_stay_lines(tmp_path: Path, fake_llm: 
         shown = [str(block._content) for block in mine.query(MarkdownParagraph)]
         assert shown == ["first\n第二行", "third"]  # Markdown alone showed "first 第二行"
         assert mine.text == "first\n第二行\n\nthird"
+        # and so does the turn, opened from search as memory keeps it
+        await pilot.press("ctrl+f")
+        await wait_until(pilot, lambda: isinstance(app.screen, SearchScreen))
+        await pilot.press(*f"id:{mine.turn_id}", "enter")
+        await wait_until(pilot, lambda: isinstance(app.screen, TurnDetailScreen))
+        await pilot.pause(0.3)
+        kept = [str(block._content) for block in app.screen.query(MarkdownParagraph)]
+        assert "first\n第二行" in kept, kept
 
 
 async def test_enter_typed_before_the_window_painted_sends_and_the_rest_stays(

@@ -13,6 +13,7 @@ from textual.reactive import reactive
 from textual.screen import ModalScreen
 from textual.widgets import Footer, Label, Markdown
 
+from huichat.app.tui.widgets.chat_message import kept_line_breaks
 from huichat.app.tui.widgets.memory_panel import MemoryPanel
 from huichat.memory.transcript import format_local_time
 from huichat.memory.turns import CORRECTION, anchor_line
@@ -82,7 +83,8 @@ class TurnDetailScreen(ModalScreen[None]):
             yield Label("", id="where", markup=False)
             yield Label("", id="lifecycle", markup=False)
             with VerticalScroll(id="detail-body"):
-                yield Markdown("", id="detail-text")
+                # the record as it was written: a line break typed is a line break (Markdown joins lines)
+                yield Markdown("", id="detail-text", parser_factory=kept_line_breaks)
             yield Footer()
 
     def on_mount(self) -> None:

@@ -47,7 +47,7 @@ def tool_lines(messages: Iterable[Message]) -> list[str]:
     return lines
 
 
-def _kept_line_breaks() -> MarkdownIt:
+def kept_line_breaks() -> MarkdownIt:
     """Textual's parser, reading a single line break as a line break (not as a space)."""
     from markdown_it import MarkdownIt
     from markdown_it.rules_core import StateCore
@@ -167,7 +167,7 @@ class ChatMessage(Vertical, can_focus=True):
             from textual.widgets import Markdown  # markdown-it loads with the first message, not with the app
 
             # the line breaks a person typed (ctrl+j) are kept: Markdown alone joined the lines
-            kept_breaks = _kept_line_breaks if self.role == "user" else None
+            kept_breaks = kept_line_breaks if self.role == "user" else None
             yield Markdown(self._text, classes="body", parser_factory=kept_breaks)
         yield Static(self._note, classes="note", markup=False)
 

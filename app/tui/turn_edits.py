@@ -27,6 +27,7 @@ async def forget(app: HuichatApp, turn_id: str, *, undo: bool = False) -> None:
     except KernelError as exc:
         app.notify(str(exc), title="Forget", severity="error")
         return
+    await app.chat_screen.update_memory_status()  # the turn count in the status line
     if undo:
         app.last_forgotten = None
         app.notify(f"Restored turn {cleaned}." if changed else f"Turn {cleaned} was not forgotten.", timeout=4)

@@ -1,4 +1,4 @@
-"""Forgetting a session's first turn: the title cut from its words goes with it."""
+"""Forgetting from the chat: the title cut from the turn's words and the turn count follow at once."""
 
 from __future__ import annotations
 
@@ -42,3 +42,26 @@ async def test_forgetting_the_first_turn_takes_its_words_out_of_the_sessions_tit
         assert all("735102" not in s.title for s in kernel.sessions())
         hit = next(h for h in kernel.search(SearchRequest("天气 散步", NOW)).hits if h.turn.id == second)
         assert "735102" not in hit.turn.topic
+
+
+async def test_the_status_line_counts_a_forgotten_turn_out_and_an_undone_one_back(
+    tmp_path: Path, fake_llm: FakeLLM
+) -> None:
+    kernel = deterministic_kernel(tmp_path)
+    fake_llm.push(Reply(text="好"), Reply(text="行"))
+    app = build_app(tmp_path, loaded_config(fake_providers(fake_llm)), kernel=kernel)
+    async with app.run_test(size=(140, 40)) as pilot:
+        await ready(pilot)
+        chat = app.chat_screen
+        for i, text in enumerate(["第一句", "第二句"]):
+            await pilot.press(*text, "enter")
+            await wait_until(pilot, lambda i=i: not chat.replying and len(said(app)) == 2 * (i + 1))
+        await wait_until(pilot, lambda: "memory: 2 turns" in chat.memory_status)
+        first = said(app)[0].turn_id
+        assert first is not None
+        app.forget_turn(first)
+        await wait_until(pilot, lambda: app.last_forgotten == first)
+        await wait_until(pilot, lambda: "memory: 1 turn " in chat.memory_status, seconds=5)  # stayed at 2
+        app.forget_turn(first, undo=True)
+        await wait_until(pilot, lambda: app.last_forgotten is None)
+        await wait_until(pilot, lambda: "memory: 2 turns" in chat.memory_status, seconds=5)

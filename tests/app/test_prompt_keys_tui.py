@@ -7,6 +7,7 @@ from pathlib import Path
 
 from textual import events
 from textual._xterm_parser import XTermParser
+from textual.widgets import Static
 from textual.widgets._markdown import MarkdownParagraph
 
 from benchmarks.fakellm import FakeLLM, Reply
@@ -60,9 +61,8 @@ async def test_the_lines_of_a_sent_message_stay_lines(tmp_path: Path, fake_llm: 
         await pilot.press("enter")
         await wait_until(pilot, lambda: len(said(app)) == 2 and not app.chat_screen.replying)
         mine = said(app)[0]
-        shown = [str(block._content) for block in mine.query(MarkdownParagraph)]
-        assert shown == ["first\n第二行", "third"]  # Markdown alone showed "first 第二行"
         assert mine.text == "first\n第二行\n\nthird"
+        assert str(mine.query_one(".body", Static).render()) == mine.text  # Markdown showed "first 第二行"
         # and so does the turn, opened from search as memory keeps it
         await pilot.press("ctrl+f")
         await wait_until(pilot, lambda: isinstance(app.screen, SearchScreen))
@@ -105,3 +105,17 @@ async def test_a_new_line_in_a_burst_typed_over_a_message_lands_in_place(tmp_pat
         await wait_until(pilot, lambda: len(chat.prompt.text) == 3)
         assert chat.prompt.text == "t\nu"
         assert len(said(app)) == 2
+
+
+async def test_pasted_code_and_markdown_signs_in_a_message_show_as_written(tmp_path: Path, fake_llm: FakeLLM) -> None:
+    fake_llm.push(Reply(text="好的"))
+    app = build_app(tmp_path, loaded_config(fake_providers(fake_llm)))
+    written = "def f():\n    if x:\n        return 1\n# 不是标题\n* not a bullet"
+    async with app.run_test(size=(120, 30)) as pilot:
+        await ready(pilot)
+        app.chat_screen.prompt.insert(written)  # as a paste lands
+        await pilot.press("enter")
+        await wait_until(pilot, lambda: len(said(app)) == 2 and not app.chat_screen.replying)
+        mine = said(app)[0]
+        # Markdown dropped the indentation, made a heading and a bullet
+        assert str(mine.query_one(".body", Static).render()) == written

@@ -163,12 +163,14 @@ class ChatMessage(Vertical, can_focus=True):
         if self.role == "system":
             # huichat's own notes (Rich markup): painted at start-up without loading markdown-it
             yield Static(self._text, classes="body")
+        elif self.role == "user":
+            # what a person wrote, as written: Markdown joined its lines, dropped the indentation
+            # of pasted code and made "# …" a heading and "* …" a bullet
+            yield Static(self._text, classes="body", markup=False)
         else:
             from textual.widgets import Markdown  # markdown-it loads with the first message, not with the app
 
-            # the line breaks a person typed (ctrl+j) are kept: Markdown alone joined the lines
-            kept_breaks = kept_line_breaks if self.role == "user" else None
-            yield Markdown(self._text, classes="body", parser_factory=kept_breaks)
+            yield Markdown(self._text, classes="body")
         yield Static(self._note, classes="note", markup=False)
 
     def on_mount(self) -> None:

@@ -210,7 +210,7 @@ class Retriever:
         wanted = introduced(keywords, words)
         if not wanted:
             return set()
-        lowered = {turn_id for turn_id, turn in turns.items() if someone_else(wanted, turn.text)}
+        lowered = {turn_id for turn_id, turn in turns.items() if someone_else(wanted, turn.text, words)}
         for turn_id in lowered:
             scores[turn_id] = scores.get(turn_id, floor) - fusion.other_person
         return lowered

@@ -31,15 +31,18 @@ def test_what_only_looks_like_a_relation_and_a_name_is_not_read_as_one() -> None
 
 def test_the_same_relation_in_the_other_language_is_the_same_person() -> None:
     asked = introduced("What did my friend Jason get for his birthday?", _WORDS)
-    assert not someone_else(asked, "好朋友Jason 的生日礼物是乐高")
-    assert someone_else(asked, "HR Jason 请我喝了 coffee")
-    assert not someone_else(asked, "Jason 请我喝了 coffee")  # no relation said: maybe the friend
-    assert not someone_else(asked, "HR Jason and my friend Jason both came")
-    assert not someone_else(asked, "HR Cindy 请我喝了 coffee")  # another name altogether
+    assert not someone_else(asked, "好朋友Jason 的生日礼物是乐高", _WORDS)
+    assert someone_else(asked, "HR Jason 请我喝了 coffee", _WORDS)
+    assert not someone_else(asked, "Jason 请我喝了 coffee", _WORDS)  # no relation said: maybe the friend
+    assert not someone_else(asked, "HR Jason and my friend Jason both came", _WORDS)
+    # a text that names none of the asked people but introduces another is about someone else
+    assert someone_else(asked, "HR Cindy 请我喝了 coffee", _WORDS)
+    assert not someone_else(asked, "Cindy 请我喝了 coffee", _WORDS)  # nobody introduced: maybe about him
+    assert not someone_else(asked, "the gift card cost 300 yuan", _WORDS)
 
 
 def test_a_text_about_one_of_two_people_asked_about_is_not_someone_else() -> None:
     asked = introduced("是我前同事李娜做 demo早，还是HR Leo做 demo早？", _WORDS)
-    assert not someone_else(asked, "下周五要给HR Leo demo 支付模块，前台李娜也来")
-    assert someone_else(asked, "HR李娜tomorrow要看推荐系统的 demo")
-    assert not someone_else(asked, "HR李娜和HR Leo一起看 demo")
+    assert not someone_else(asked, "下周五要给HR Leo demo 支付模块，前台李娜也来", _WORDS)
+    assert someone_else(asked, "HR李娜tomorrow要看推荐系统的 demo", _WORDS)
+    assert not someone_else(asked, "HR李娜和HR Leo一起看 demo", _WORDS)

@@ -369,10 +369,11 @@ class HuichatApp(App[int]):
         Progress arrives as notifications at each quarter; the turns are found by their words
         at once and by meaning once the background embedding reaches them.
         """
+        from huichat.app.wording import plural
         from huichat.memory.imports.ingest import import_conversations
         from huichat.memory.imports.model import ImportFormatError
         from huichat.memory.imports.reader import ImportReader
-        from huichat.memory.imports.report import plural, report_rows
+        from huichat.memory.imports.report import report_rows
         from huichat.memory.imports.summary import SummaryBuilder
 
         self.notify(f"Reading {path}…", title="Import", timeout=4)

@@ -16,8 +16,8 @@ from textual.widgets import Footer, Header, Label, OptionList, Static
 from textual.widgets.option_list import Option
 from textual_plotext import PlotextPlot
 
-from huichat.app.tui.screens.chat.base import plural
 from huichat.app.tui.screens.turn_detail import TIER_NAMES, Fetch, TurnDetailScreen
+from huichat.app.wording import plural
 from huichat.memory.errors import KernelError
 
 if TYPE_CHECKING:

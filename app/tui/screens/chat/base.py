@@ -28,11 +28,6 @@ class MemorySynced(Message):
     changed_ids: frozenset[str]
 
 
-def plural(count: int, noun: str) -> str:
-    """``1 turn``, ``2 turns``, ``4,282 turns``, ``3 accesses``."""
-    return f"{count:,} {noun}{'' if count == 1 else 'es' if noun.endswith('s') else 's'}"
-
-
 class ChatBase(Screen[None]):
     """What every part of the chat screen reads: the reactives, the session, the children."""
 

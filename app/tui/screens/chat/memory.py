@@ -8,9 +8,10 @@ from typing import TYPE_CHECKING
 from textual import work
 
 from huichat.app.progress import Pace
-from huichat.app.tui.screens.chat.base import MemorySynced, plural
+from huichat.app.tui.screens.chat.base import MemorySynced
 from huichat.app.tui.screens.chat.sessions import ChatSessions
 from huichat.app.tui.widgets.memory_panel import MemoryPanel, nearest_below
+from huichat.app.wording import plural
 from huichat.memory.errors import KernelError
 from huichat.memory.health import IndexState
 

@@ -10,12 +10,12 @@ from textual.binding import Binding
 from textual.containers import Horizontal, VerticalScroll
 from textual.widgets import Footer, Header
 
-from huichat.app.tui.screens.chat.base import plural
 from huichat.app.tui.screens.chat.branches import ChatBranches
 from huichat.app.tui.widgets.chat_message import ChatMessage
 from huichat.app.tui.widgets.memory_panel import MemoryPanel
 from huichat.app.tui.widgets.prompt_input import PromptInput
 from huichat.app.tui.widgets.status_line import StatusLine
+from huichat.app.wording import plural
 
 _MESSAGE_LETTERS = frozenset(b.key for b in ChatMessage.BINDINGS if isinstance(b, Binding) and len(b.key) == 1)
 """A message's letter keys (c, b, e, r): on a message they are never text, even when they cannot act."""

@@ -36,7 +36,7 @@ from huichat.app.prompts import (
 )
 from huichat.app.rounds import EchoCut, Progress, call_key, round_messages
 from huichat.app.runtime import Runtime, Zone
-from huichat.app.titles import fallback_title, model_title, title_due
+from huichat.app.titles import model_title, title_due
 from huichat.app.tool_arguments import RECALL_MEMORY, TOOL_NAMES, TOOLS
 from huichat.app.tools import ToolContext, ToolOutcome, run_tool, search
 from huichat.memory.errors import KernelError
@@ -53,6 +53,7 @@ from huichat.memory.turns import (
     Turn,
     TurnDraft,
     derive_topic,
+    local_title,
 )
 from huichat.providers.config import ProviderConfig
 from huichat.providers.errors import ProviderError
@@ -536,7 +537,7 @@ class ChatSession:
         if title is None:
             if current is not None:
                 return None
-            title = SessionTitle(fallback_title(turns) or self.topic, TITLE_LOCAL, count)
+            title = SessionTitle(local_title(turns) or self.topic, TITLE_LOCAL, count)
         if current is not None and (title.text, title.source) == (current.text, current.source):
             return None
         if self.handle is handle:

@@ -14,7 +14,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from huichat.app.prompts import uses_chinese
-from huichat.memory.turns import STATUS_FAILED, Turn, derive_topic, shorten
+from huichat.memory.turns import STATUS_FAILED, Turn, first_said, shorten
 from huichat.providers.events import TextDelta
 
 if TYPE_CHECKING:
@@ -42,10 +42,6 @@ _KEEP = {
 }
 
 
-def _first_user_text(turns: Sequence[Turn]) -> str:
-    return next((m.text for t in turns for m in t.messages if m.role == "user" and m.is_chat), "")
-
-
 def clean_title(answer: str) -> str:
     """The title in a model's answer: no thinking, label, quotes or markup; one line, not too long ('' if none)."""
     text = _THINKING.sub("", answer)
@@ -56,7 +52,7 @@ def clean_title(answer: str) -> str:
 
 def language_of(turns: Sequence[Turn]) -> str:
     """``zh`` when the session's first user message is Chinese, else ``en``."""
-    return "zh" if uses_chinese(_first_user_text(turns)) else "en"
+    return "zh" if uses_chinese(first_said(turns)) else "en"
 
 
 def title_request(turns: Sequence[Turn], current: str = "") -> list[dict[str, Any]]:
@@ -84,11 +80,6 @@ async def model_title(llm: LLMClient, turns: Sequence[Turn], current: str = "", 
     stream = llm.stream(title_request(turns, current), provider=provider)
     pieces = [event.text async for event in stream if isinstance(event, TextDelta)]
     return clean_title("".join(pieces))
-
-
-def fallback_title(turns: Sequence[Turn]) -> str:
-    """The local title of a session: from its first user message."""
-    return derive_topic(_first_user_text(turns))
 
 
 def title_due(turn_count: int, titled_at: int | None, every: int) -> bool:

@@ -61,8 +61,8 @@ from huichat.memory.turns import (
     SessionTitle,
     Turn,
     TurnDraft,
-    derive_topic,
     is_turn_id,
+    local_title,
     new_session_id,
     new_turn_id,
     not_a_turn_id,
@@ -401,11 +401,11 @@ class MemoryKernel:
             return
         title = SessionTitle.from_meta(parsed.meta)
         shown = title.text if title is not None else parsed.turns[0].topic
-        local = derive_topic(_first_said(parsed.turns[0]))
+        local = local_title(parsed.turns)
         gone = next((t for t in parsed.hidden if t.id == turn_id), None)
         if gone is not None:
             drawn_from_it = title is not None and title.source == TITLE_MODEL and gone.turn_index < title.turns
-            if not drawn_from_it and shown != derive_topic(_first_said(gone)):
+            if not drawn_from_it and shown != local_title([gone]):
                 return
         elif title is not None and title.source != TITLE_LOCAL:
             return  # brought back: a title the model wrote stays
@@ -866,8 +866,3 @@ class MemoryKernel:
         report.salvaged = len(salvaged)
         report.changed_ids |= {t.id for t in salvaged}
         return found.newest and rows is not None
-
-
-def _first_said(turn: Turn) -> str:
-    """What the user said first in ``turn`` (what a local title is cut from)."""
-    return next((m.text for m in turn.messages if m.role == "user" and m.is_chat and m.text.strip()), "")

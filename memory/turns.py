@@ -299,6 +299,16 @@ def derive_topic(text: str, limit: int = TOPIC_CHARS) -> str:
     return shorten((meaningful or [c for c in clauses if c] or [""])[0], limit)
 
 
+def first_said(turns: Sequence[Turn]) -> str:
+    """What the user said first in ``turns`` (what a session's local title is cut from)."""
+    return next((m.text for t in turns for m in t.messages if m.role == "user" and m.is_chat), "")
+
+
+def local_title(turns: Sequence[Turn]) -> str:
+    """A session's title without asking a model: cut from its first user message (``derive_topic``)."""
+    return derive_topic(first_said(turns))
+
+
 TITLE_MODEL = "model"
 TITLE_LOCAL = "local"
 TITLE_IMPORTED = "imported"

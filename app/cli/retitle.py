@@ -21,10 +21,10 @@ from typing import TYPE_CHECKING
 
 from huichat.app import visible
 from huichat.app.errors import CommandError
-from huichat.app.titles import fallback_title, model_title
+from huichat.app.titles import model_title
 from huichat.app.wording import plural
 from huichat.memory.errors import KernelError
-from huichat.memory.turns import TITLE_IMPORTED, TITLE_LOCAL, TITLE_MODEL, SessionTitle
+from huichat.memory.turns import TITLE_IMPORTED, TITLE_LOCAL, TITLE_MODEL, SessionTitle, local_title
 from huichat.providers.errors import ProviderError
 
 if TYPE_CHECKING:
@@ -110,7 +110,7 @@ async def _title_one(kernel: MemoryKernel, titler: Titler | None, info: SessionI
             tally.failures = 0
             title = SessionTitle(text, TITLE_MODEL, len(turns)) if text else None
     if title is None:
-        title = SessionTitle(fallback_title(turns) or info.title, TITLE_LOCAL, len(turns))
+        title = SessionTitle(local_title(turns) or info.title, TITLE_LOCAL, len(turns))
     if (title.text, title.source) == (info.title, info.title_source):
         tally.unchanged += 1
         return

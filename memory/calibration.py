@@ -339,8 +339,8 @@ def calibrated(
 ) -> list[float]:
     """The similarity of each candidate of one ranking (best first), non-increasing along it.
 
-    A candidate the ranking ``lowered`` for what its words cannot show (it names the asked person
-    as someone else's, ``memory.people``) is held to the similarity of those above it: its own
+    A candidate the ranking ``lowered`` for what its words cannot show (it is about someone else
+    than the people asked about, ``memory.people``) is held to the similarity of those above it: its own
     evidence must not lift them (an unrelated turn ranked above it would inherit 0.99)."""
     values = [calibration.probability(e) for e in evidence]
     above = 1.0

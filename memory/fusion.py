@@ -64,9 +64,10 @@ class Fusion:
     painted?"): in an imported chat between named people, a question about a person is mostly
     answered by what that person said. Roles (user, assistant) are not names."""
     other_person: float = 2.0
-    """Taken from the fused score of a turn that names a person the query names only under another
-    relation ("HR Jason" for "my friend Jason's gift", 导师Sophie for 我客户Sophie; ``memory.people``):
-    one name is worn by several people."""
+    """Taken from the fused score of a turn about someone other than the people the query introduces
+    (``memory.people.someone_else``): it names one of them only under another relation ("HR Jason"
+    for "my friend Jason's gift"), or names none of them and introduces someone else (产品经理Eric
+    for 产品经理Leo). One name is worn by several people."""
 
     def for_query(self, keywords: str) -> Fusion:
         """The fusion for this query: ``cjk_weights`` when it holds CJK characters."""
@@ -125,7 +126,7 @@ class Candidate:
     score: float
     evidence: Evidence | None = None
     someone_else: bool = False
-    """Lowered for naming the asked person only as someone else's (``Fusion.other_person``)."""
+    """Lowered as being about someone else than the asked people (``Fusion.other_person``)."""
 
 
 def normalise_bm25(scores: Sequence[float]) -> list[float]:

@@ -4,8 +4,9 @@ One name is often worn by several people: a colleague David and a friend David, 
 弟弟孙宇; in a memory pooled from many days (or many users) the same name recurs under other
 relations all the time. A question that says whose what it means ("Which gift cost more, my
 friend Jason's or …?", 我客户Sophie什么时候面试？) is not about a turn that names that name
-only as someone else's ("HR Jason 请我喝了 coffee", 导师Sophie盯着): the retriever ranks such a
-turn lower (``memory.retrieval``, ``Fusion.other_person``).
+only as someone else's ("HR Jason 请我喝了 coffee", 导师Sophie盯着), nor about a turn that names
+none of the asked people and introduces another (我产品经理Eric不吃香菜 for 产品经理Leo吃东西要注意什么？):
+the retriever ranks such a turn lower (``memory.retrieval``, ``Fusion.other_person``).
 
 A relation is read only where a relation word stands right before the name; the same relation
 in either language is one (同事 / colleague / coworker), so a Chinese question finds an English

@@ -202,8 +202,8 @@ class Retriever:
     def _others_lowered(
         self, keywords: str, turns: dict[str, Turn], scores: dict[str, float], floor: float, fusion: Fusion
     ) -> set[str]:
-        """Lower the turns that name a person the query names only as someone else's ("HR Jason"
-        for "my friend Jason's gift", ``memory.people``) by ``Fusion.other_person``; their ids."""
+        """Lower the turns about someone else than the people the query introduces ("HR Jason" for
+        "my friend Jason's gift", ``memory.people.someone_else``) by ``Fusion.other_person``; their ids."""
         if fusion.other_person <= 0:
             return set()
         words = chinese_words(self.reference_dir)

@@ -161,6 +161,14 @@ def _parse(text: str, where: str) -> dict[str, ApiKey]:
     return {k["id"]: ApiKey(**k) for k in data.get("keys", [])}
 
 
+def _parsed(token: str) -> tuple[str, str, str] | None:
+    """A well-formed token's key id, secret and digest (what verified and refused tokens are kept by)."""
+    match = _TOKEN.match(token.strip())
+    if match is None:
+        return None
+    return match.group(1), match.group(2), hashlib.sha256(token.strip().encode()).hexdigest()
+
+
 def _render(keys: dict[str, ApiKey]) -> str:
     return json.dumps({"format": _FORMAT, "keys": [asdict(k) for k in keys.values()]}, indent=1)
 
@@ -264,17 +272,20 @@ class KeyRing:
         with self._lock:
             return any(k.active for k in self._current().values())
 
+    def _active(self, key_id: str) -> ApiKey | None:
+        """The stored key ``key_id`` if it is not revoked (the caller holds the lock)."""
+        key = self._current().get(key_id)
+        return key if key is not None and key.active else None
+
     def remembered(self, token: str) -> ApiKey | None:
         """The key of ``token`` if it was verified since the file last changed (cheap: no argon2)."""
-        match = _TOKEN.match(token.strip())
-        if match is None:
+        parsed = _parsed(token)
+        if parsed is None:
             return None
-        digest = hashlib.sha256(token.strip().encode()).hexdigest()
+        key_id, _, digest = parsed
         with self._lock:
-            key = self._current().get(match.group(1))
-            if key is not None and key.active and self._verified.get(digest) == key.id:
-                return key
-        return None
+            key = self._active(key_id)
+            return key if key is not None and self._verified.get(digest) == key_id else None
 
     @staticmethod
     def key_id(token: str) -> str | None:
@@ -285,29 +296,26 @@ class KeyRing:
     def checkable(self, token: str) -> bool:
         """True when ``verify`` would run argon2 for ``token``: its key is stored and active, and
         the token was neither verified nor refused for it yet. Any other check costs nothing."""
-        match = _TOKEN.match(token.strip())
-        if match is None:
+        parsed = _parsed(token)
+        if parsed is None:
             return False
-        digest = hashlib.sha256(token.strip().encode()).hexdigest()
+        key_id, _, digest = parsed
         with self._lock:
-            key = self._current().get(match.group(1))
-            if key is None or not key.active:
-                return False
-            return self._verified.get(digest) != key.id and self._refused.get(digest) != key
+            key = self._active(key_id)
+            return key is not None and self._verified.get(digest) != key_id and self._refused.get(digest) != key
 
     def verify(self, token: str) -> ApiKey | None:
         """The active key ``token`` belongs to, or None (malformed, unknown, revoked or wrong).
 
         argon2 runs once per token while its key is stored unchanged: a right one is remembered
         as verified, a wrong one as refused."""
-        match = _TOKEN.match(token.strip())
-        if match is None:
+        parsed = _parsed(token)
+        if parsed is None:
             return None
-        key_id, secret = match.groups()
-        digest = hashlib.sha256(token.strip().encode()).hexdigest()
+        key_id, secret, digest = parsed
         with self._lock:
-            key = self._current().get(key_id)
-            if key is None or not key.active or self._refused.get(digest) == key:
+            key = self._active(key_id)
+            if key is None or self._refused.get(digest) == key:
                 return None
             if self._verified.get(digest) == key_id:
                 return key

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 from benchmarks.fakellm import FakeLLM, Reply
 from huichat.memory.results import SearchRequest
@@ -20,6 +21,13 @@ from tests.conftest import NOW
 SECRET = "我的银行卡密码是 735102"
 
 
+async def _send(pilot: Any, app: Any, *texts: str) -> None:
+    """Type and send each of ``texts``, each once its reply before it is in."""
+    for i, text in enumerate(texts):
+        await pilot.press(*text, "enter")
+        await wait_until(pilot, lambda i=i: not app.chat_screen.replying and len(said(app)) == 2 * (i + 1))
+
+
 async def test_forgetting_the_first_turn_takes_its_words_out_of_the_sessions_title(
     tmp_path: Path, fake_llm: FakeLLM
 ) -> None:
@@ -29,9 +37,7 @@ async def test_forgetting_the_first_turn_takes_its_words_out_of_the_sessions_tit
     async with app.run_test(size=(140, 40)) as pilot:
         await ready(pilot)
         chat = app.chat_screen
-        for i, text in enumerate([f"{SECRET}，帮我记住", "今天天气不错，适合散步吗"]):
-            await pilot.press(*text, "enter")
-            await wait_until(pilot, lambda i=i: not chat.replying and len(said(app)) == 2 * (i + 1))
+        await _send(pilot, app, f"{SECRET}，帮我记住", "今天天气不错，适合散步吗")
         await wait_until(pilot, lambda: "735102" in chat.session_title)  # the local title: the first message's clause
         first, second = (said(app)[i].turn_id for i in (0, 2))
         assert first is not None and second is not None
@@ -53,9 +59,7 @@ async def test_the_status_line_counts_a_forgotten_turn_out_and_an_undone_one_bac
     async with app.run_test(size=(140, 40)) as pilot:
         await ready(pilot)
         chat = app.chat_screen
-        for i, text in enumerate(["第一句", "第二句"]):
-            await pilot.press(*text, "enter")
-            await wait_until(pilot, lambda i=i: not chat.replying and len(said(app)) == 2 * (i + 1))
+        await _send(pilot, app, "第一句", "第二句")
         await wait_until(pilot, lambda: "memory: 2 turns" in chat.memory_status)
         first = said(app)[0].turn_id
         assert first is not None

@@ -8,7 +8,8 @@ only as someone else's ("HR Jason 请我喝了 coffee", 导师Sophie盯着), nor
 none of the asked people and introduces another (我产品经理Eric不吃香菜 for 产品经理Leo吃东西要注意什么？):
 the retriever ranks such a turn lower (``memory.retrieval``, ``Fusion.other_person``).
 
-A relation is read only where a relation word stands right before the name; the same relation
+A relation is read only where a relation word stands right before the name (a nickname is a
+name there: 儿子乐乐, 同事小王; 从小一起长大的林晓 is a childhood friend); the same relation
 in either language is one (同事 / colleague / coworker), so a Chinese question finds an English
 turn's person and back. Relations that may name the same person are one (朋友 / 好朋友 / 闺蜜 /
 friend, 姐姐 / 妹妹 / sister): a relation is taken as another only where it surely is.
@@ -32,7 +33,7 @@ _RELATIONS: tuple[tuple[str, ...], ...] = (
     ("客户", "合作方", "client", "customer"),
     ("实习生", "intern"),
     ("室友", "舍友", "roommate", "flatmate", "housemate"),
-    ("朋友", "好朋友", "老朋友", "好友", "闺蜜", "发小", "friend", "best friend", "buddy", "bestie"),
+    ("朋友", "好朋友", "老朋友", "好友", "闺蜜", "发小", "从小一起长大的", "friend", "best friend", "buddy", "bestie"),
     ("男朋友", "男友", "boyfriend"),
     ("女朋友", "女友", "girlfriend"),
     ("HR", "人事"),
@@ -63,8 +64,19 @@ _LENGTHS: dict[str, tuple[int, ...]] = {
     for last in {form[-1] for form in _CLASS}
 }
 """The lengths of the relation words that end in each character, longest first."""
-_NAMES = re.compile(r"[A-Z][a-z]+|[" + "".join(sorted(SURNAMES)) + r"][\u4e00-\u9fff]")
-"""Where a name may start: a capitalised word, a common surname before another character."""
+_SURNAME_CLASS = "[" + "".join(sorted(SURNAMES)) + "]"
+_NAMES = re.compile(
+    r"(?=(?P<name>[A-Z][a-z]+|(?P<twice>[\u4e00-\u9fff])(?P=twice)|[小老]"
+    + _SURNAME_CLASS
+    + "|"
+    + _SURNAME_CLASS
+    + r"[\u4e00-\u9fff]))"
+)
+"""Where a name may start (at every place, overlapping: 发小马超 holds 小马 and 马超): a capitalised
+word; a Chinese nickname, a character said twice (乐乐) or 小/老 before a surname (小王, 老李); a
+common surname before another character."""
+_LATIN_NAMES = re.compile(r"(?P<name>[A-Z][a-z]+)")
+"""``_NAMES`` for a text without CJK characters (it is tried at every place: twice as slow on English)."""
 _ASCII_WORD = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-")
 
 
@@ -101,6 +113,12 @@ def someone_else(wanted: Mapping[str, frozenset[int]], text: str, words: Contain
     return other
 
 
+def mentioned(wanted: Mapping[str, frozenset[int]], text: str) -> frozenset[str]:
+    """Those of the ``wanted`` people (``introduced`` from a query) whose name ``text`` gives."""
+    text = _normal(text)
+    return frozenset(name for name in wanted if _mention(name).search(text))
+
+
 def _normal(text: str) -> str:
     if text.isascii() or unicodedata.is_normalized("NFKC", text):
         return text
@@ -109,16 +127,16 @@ def _normal(text: str) -> str:
 
 def _introductions(text: str, words: Container[str]) -> Iterator[tuple[str, int]]:
     """Each name of ``text`` that follows a relation word, keyed as ``introduced`` says, with that relation."""
-    for match in _NAMES.finditer(text):
-        start, end = match.span()
-        if match[0].isascii():
+    for match in (_LATIN_NAMES if text.isascii() else _NAMES).finditer(text):
+        start, end = match.span("name")
+        if match["name"].isascii():
             if (start and text[start - 1] in _ASCII_WORD) or (
                 end < len(text) and text[end].isalpha() and text[end].isascii()
             ):
                 continue  # inside a word (McDonald, iPhone)
-            name = match[0].casefold()
+            name = match["name"].casefold()
         else:
-            name = match[0]
+            name = match["name"]
             if name in words:
                 continue
         relation = _relation_before(text, start)

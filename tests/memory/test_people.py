@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from huichat.memory.people import introduced, someone_else
 
-_WORDS = frozenset({"高兴", "周末"})
+_WORDS = frozenset({"高兴", "周末", "天天", "姐姐", "老是"})
 """A dictionary's words (the real one is CC-CEDICT's, ``memory.crossling.chinese_words``)."""
 
 
@@ -22,11 +22,23 @@ def test_a_name_right_after_a_relation_word_is_introduced_in_either_language() -
     assert _relations("我妹妹林晓雨在杭州读大学") == {"林晓": 1}
 
 
+def test_a_nickname_and_a_childhood_friend_are_introduced_too() -> None:
+    # a child's name said twice, 小/老 before a surname, 从小一起长大的 (a childhood friend)
+    assert _relations("给我儿子乐乐和给弟弟赵鹏买的礼物，哪份花得多？") == {"乐乐": 1, "赵鹏": 1}
+    assert _relations("我的同事小王说下周五不用加班") == {"小王": 1}
+    assert _relations("从小一起长大的林晓打球和看电影哪个在前？") == {"林晓": 1}
+    # a relation word that ends where a nickname could start does not hide the name after it
+    assert _relations("给亲姐赵敏和给我发小马超买的礼物") == {"赵敏": 1, "马超": 1}
+    assert introduced("发小马超", _WORDS) == introduced("发小 马超", _WORDS)
+
+
 def test_what_only_looks_like_a_relation_and_a_name_is_not_read_as_one() -> None:
     assert introduced("at 6 pm Jason called", _WORDS) == {}  # pm in lower case is a time
     assert introduced("同事高兴地说周末加班", _WORDS) == {}  # 高兴 is a word, not a name
     assert introduced("Jason's son called", _WORDS) == {}  # no name after the relation
     assert introduced("Mason Tom", _WORDS) == {}  # son inside a word is no relation
+    assert introduced("儿子天天玩游戏，哥哥姐姐都来了", _WORDS) == {}  # words said twice (every day, sisters)
+    assert introduced("同事老是迟到", _WORDS) == {}
 
 
 def test_the_same_relation_in_the_other_language_is_the_same_person() -> None:

@@ -68,6 +68,11 @@ class Fusion:
     (``memory.people.someone_else``): it names one of them only under another relation ("HR Jason"
     for "my friend Jason's gift"), or names none of them and introduces someone else (产品经理Eric
     for 产品经理Leo). One name is worn by several people."""
+    people_in_turn: int = 20
+    """How many of the best candidates a question about two or more people (我领导林晓打球跟亲弟弟陈杰看电影，
+    哪个日子更早？) looks at: the turns among them that name the asked people take those turns' places in
+    turns by whom they name (``memory.retrieval``), each person's best before anyone's second, so that
+    one person's many turns do not fill the top (0: off)."""
 
     def for_query(self, keywords: str) -> Fusion:
         """The fusion for this query: ``cjk_weights`` when it holds CJK characters."""

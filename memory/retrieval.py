@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import math
 import re
-from collections.abc import Callable, Container
+from collections.abc import Callable, Container, Mapping
 from concurrent.futures import Future
 from dataclasses import dataclass, field, replace
 from datetime import datetime, timedelta, tzinfo
@@ -46,7 +46,7 @@ from huichat.memory.fusion import (
     spread_context,
     words_before_neighbours,
 )
-from huichat.memory.people import introduced, someone_else
+from huichat.memory.people import introduced, mentioned, someone_else
 from huichat.memory.results import (
     Mode,
     OnRound,
@@ -318,6 +318,9 @@ class Retriever:
             # the tier prior only reorders near-equals (a nudge to the fused score); similarities are not touched
             found.sort(key=lambda c: -(c.score + self._prior(c.turn)))
             found = _sources_first(found, 2 * limit, content_terms(keywords))
+            if self.fusion.people_in_turn > 0:
+                asked = introduced(keywords, chinese_words(self.reference_dir))
+                found = _people_in_turn(found, self.fusion.people_in_turn, asked)
             # the evidence of the kept ones only: its word share reads each candidate's whole text
             pool = [c.turn.text for c in found]
             # judged over the same reach whatever ``top_k``: a similarity is made non-increasing along
@@ -622,6 +625,31 @@ def _sources_first(found: list[Candidate], reach: int, wanted: frozenset[str]) -
         if candidate.turn.id not in placed:
             order.append(candidate)
             placed.add(candidate.turn.id)
+    return order + found[reach:]
+
+
+def _people_in_turn(found: list[Candidate], reach: int, asked: Mapping[str, frozenset[int]]) -> list[Candidate]:
+    """The ranking with the turns among its best ``reach`` that name the asked people taken in turns
+    by whom they name, for a question about two or more people (``asked``, as
+    ``memory.people.introduced`` reads them): the best turn of each person before anyone's second.
+    "我领导林晓打球跟亲弟弟陈杰看电影，哪个日子更早？" is answered by a turn about each, and 陈杰's small talk
+    ("和弟弟陈杰聊了会儿天") had filled the top five above 林晓's only match. The people's turns take
+    the places the fusion gave people's turns; a turn naming none of them (the message after a plan:
+    "他说改到下午三点半了", or one about nobody asked) and one about someone else keep theirs."""
+    if len(asked) < 2:
+        return found
+    best = found[:reach]
+    whose = [frozenset() if c.someone_else else mentioned(asked, c.turn.text) for c in best]
+    places = [i for i, people in enumerate(whose) if people]
+    taken: dict[str, int] = {}
+    left = list(places)
+    order = list(best)
+    for place in places:
+        i = min(left, key=lambda j: (min(taken.get(p, 0) for p in whose[j]), j))
+        left.remove(i)
+        order[place] = best[i]
+        for person in whose[i]:
+            taken[person] = taken.get(person, 0) + 1
     return order + found[reach:]
 
 

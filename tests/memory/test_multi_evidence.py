@@ -334,3 +334,38 @@ def test_a_new_users_question_about_one_of_two_namesakes_finds_that_one_alone(e5
     _told(e5_kernel, 6, "周末去爬香山，记得带水")
     assert [h.turn.id for h in _hits(e5_kernel, "What birthday gift did my friend Jason get?")] == [friend.id]
     assert [h.turn.id for h in _hits(e5_kernel, "What gift did HR Jason give me?")] == [other.id]
+
+
+def test_a_question_about_two_people_finds_a_turn_of_each_before_more_of_one(tmp_path: Path) -> None:
+    """Five turns about 同事张伟 share the question's words; the one about 弟弟陈杰 shares fewer. Taken
+    in turns by whom they name, 陈杰's turn is second, not sixth; a question about one of them
+    alone keeps the fused order."""
+    kernel = open_kernel(tmp_path, HashEmbedder(256))
+    try:
+        draw = random.Random(5)
+        for day in range(12):
+            _said(kernel, 40 - day, ("", " ".join(draw.sample(_FILLER, 5))))
+        colleague = [
+            _said(kernel, 20 - day, ("", text))[0]
+            for day, text in enumerate(
+                [
+                    "同事张伟约我下周六打球，日子定了",
+                    "和同事张伟聊了会儿打球的事",
+                    "同事张伟说打球的日子还没定",
+                    "同事张伟也想看电影",
+                    "同事张伟打球又迟到了",
+                ]
+            )
+        ]
+        (brother,) = _said(kernel, 9, ("", "弟弟陈杰约我后天去万达看新片"))
+        kernel.maintain(force=True)
+        question = "同事张伟打球跟弟弟陈杰看电影，哪个日子更早？"
+        fused = _ranked(kernel, question, replace(Fusion(), people_in_turn=0), 10)
+        assert fused.index(brother.id) >= 5 and set(fused[:5]) == {t.id for t in colleague}
+        in_turn = _ranked(kernel, question, Fusion(), 10)
+        assert in_turn[:2] == [fused[0], brother.id]
+        assert set(in_turn) == set(fused)
+        alone = "同事张伟打球的日子定了吗？"
+        assert _ranked(kernel, alone, Fusion(), 10) == _ranked(kernel, alone, replace(Fusion(), people_in_turn=0), 10)
+    finally:
+        kernel.close()

@@ -54,6 +54,10 @@ class Fusion:
     """``hop_weight`` for a query with CJK characters."""
     hop_seeds: int = 3
     """How many of the first ranking's best turns the second hop starts from."""
+    described_weight: float = 1.0
+    """Weight of each of the two lists (by meaning, by words) a question about someone described
+    instead of named (在小米上班的那个同事追的现场是谁的？) gets once the first ranking has named that
+    person (我同事周斌跳槽去了小米): the question searched again with the name (``memory.retrieval``)."""
     cross_weight: float = 0.2
     """Weight of the list the query's words in the other script find (``memory.crossling``): a
     turn that says the query's thing in the other language ("roommate David" for 室友David).
@@ -148,8 +152,12 @@ def fuse(
     hop: Sequence[Scored] = (),
     cross: Sequence[Scored] = (),
     unembedded: frozenset[str] = frozenset(),
+    named: tuple[Sequence[Scored], Sequence[Scored]] = ((), ()),
 ) -> tuple[dict[str, float], dict[str, Turn], float]:
     """Mixed z-scores per turn id, the turns, and the floor (the score of a turn in none of the lists).
+
+    ``named`` are the lists (by meaning, by words) of the question searched again with the name of
+    the person it describes (``Fusion.described_weight``), each standardised over its own scores.
 
     A turn of ``unembedded`` (waiting for its vector) is mixed from the word lists alone: the
     vector lists did not pass over it, they could not see it (its vector's lowest score would
@@ -169,6 +177,10 @@ def fuse(
             cross,
             Standard.of([s.score for s in cross], 0.0) if cross else None,
             False,
+        ),
+        *(
+            (fusion.described_weight, items, Standard.of([s.score for s in items]) if items else None, meaning)
+            for items, meaning in zip(named, (True, False), strict=True)
         ),
     ):
         if standard is None:

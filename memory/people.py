@@ -64,6 +64,12 @@ _LENGTHS: dict[str, tuple[int, ...]] = {
     for last in {form[-1] for form in _CLASS}
 }
 """The lengths of the relation words that end in each character, longest first."""
+_DESCRIBED = re.compile(
+    "(?:的|那个|那位|这个|这位)("
+    + "|".join(re.escape(form) for form in sorted(_CLASS, key=len, reverse=True) if not form.isascii())
+    + ")"
+)
+"""A Chinese relation word said after a description (在小米上班的那个同事, 湖南来的闺蜜)."""
 _SURNAME_CLASS = "[" + "".join(sorted(SURNAMES)) + "]"
 _NAMES = re.compile(
     r"(?=(?P<name>[A-Z][a-z]+|(?P<twice>[\u4e00-\u9fff])(?P=twice)|[小老]"
@@ -111,6 +117,22 @@ def someone_else(wanted: Mapping[str, frozenset[int]], text: str, words: Contain
             return False
         other = True
     return other
+
+
+def described(text: str, words: Container[str]) -> dict[int, tuple[str, str]]:
+    """The relations ``text`` asks about by a description instead of a name (在小米上班的那个同事,
+    湖南来的那个闺蜜: the one who works at Xiaomi, the one from Hunan), each with the word it says it
+    with and the description (what the clause says before it: 在小米上班的那个): a Chinese relation
+    word right after 的, 那个 or 那位. None where the text introduces someone by name (我那个同事张伟
+    is 张伟)."""
+    text = _normal(text)
+    if any(True for _ in _introductions(text, words)):
+        return {}
+    found: dict[int, tuple[str, str]] = {}
+    for match in _DESCRIBED.finditer(text):
+        clause = re.split(r"[，,。；;！!？?\s]", text[: match.start()])[-1]
+        found.setdefault(_CLASS[match[1].casefold()], (match[1], clause + match[0][: -len(match[1])]))
+    return found
 
 
 def mentioned(wanted: Mapping[str, frozenset[int]], text: str) -> frozenset[str]:

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import math
 import re
-from collections.abc import Callable, Container, Mapping
+from collections.abc import Callable, Container, Mapping, Sequence
 from concurrent.futures import Future
 from dataclasses import dataclass, field, replace
 from datetime import datetime, timedelta, tzinfo
@@ -46,7 +46,7 @@ from huichat.memory.fusion import (
     spread_context,
     words_before_neighbours,
 )
-from huichat.memory.people import introduced, mentioned, someone_else
+from huichat.memory.people import described, introduced, mentioned, someone_else
 from huichat.memory.results import (
     Mode,
     OnRound,
@@ -90,6 +90,8 @@ Judge = Callable[[list[Candidate]], list[Candidate]]
 
 _JUDGED = 10
 """How many of a hybrid ranking's best candidates are judged (``calibrated``) whatever the ``top_k``."""
+_DESCRIBED_REACH = 10
+"""How many of the first ranking's best turns are read for the name of a person asked about by description."""
 
 _NEAREST_REACH = timedelta(days=3 * 365)
 """How far from an empty range the nearest turns are looked for when the query has no keywords."""
@@ -156,12 +158,17 @@ class Retriever:
         unembedded = frozenset(self._without_vector(list(looked_up)))
         wanted = content_terms(keywords)
         scores, turns, floor = self._fused(vector, text, (), fusion, scale, ask.where, cross, unembedded, wanted)
-        if fusion.hop_weight > 0 and scores:
-            hop = self._second_hop(keywords, scores, turns, fusion, max(ask.limit, fusion.pool), ask.where)
-            if hop:
-                scores, turns, floor = self._fused(
-                    vector, text, hop, fusion, scale, ask.where, cross, unembedded, wanted
-                )
+        reach = max(ask.limit, fusion.pool)
+        hop = (
+            self._second_hop(keywords, scores, turns, fusion, reach, ask.where)
+            if fusion.hop_weight > 0 and scores
+            else []
+        )
+        by_name = self._named(keywords, scores, turns, reach, ask.where) if fusion.described_weight > 0 else ((), ())
+        if hop or any(by_name):
+            scores, turns, floor = self._fused(
+                vector, text, hop, fusion, scale, ask.where, cross, unembedded, wanted, by_name
+            )
         named = speakers_named(keywords, turns.values()) if fusion.speaker_share > 0 else frozenset()
         for turn_id, turn in turns.items():
             if named and any(m.speaker in named for m in turn.messages):
@@ -226,10 +233,11 @@ class Retriever:
         cross: list[Scored] | tuple[()] = (),
         unembedded: frozenset[str] = frozenset(),
         wanted: frozenset[str] = frozenset(),
+        named: tuple[Sequence[Scored], Sequence[Scored]] = ((), ()),
     ) -> tuple[dict[str, float], dict[str, Turn], float]:
         """The fused scores (with the strongest candidates' neighbours' shares), the turns, the floor;
         a turn holding none of the query's terms (``wanted``) kept below its neighbour that holds some."""
-        scores, turns, floor = fuse(vector, text, fusion, scale, hop, cross, unembedded)
+        scores, turns, floor = fuse(vector, text, fusion, scale, hop, cross, unembedded, named)
         if fusion.context and scores:
             strongest = sorted(scores, key=lambda i: -scores[i])[: fusion.expand]
             around = self.store.neighbours([turns[i] for i in strongest], len(fusion.context), where)
@@ -291,6 +299,33 @@ class Retriever:
         pull = sum(weights[i] * found[i] for i in found) / total
         point = query / max(float(np.linalg.norm(query)), 1e-12) + pull
         return self.store.vector_search(point.astype(np.float32), limit, where)
+
+    def _named(
+        self, keywords: str, scores: dict[str, float], turns: dict[str, Turn], limit: int, where: Filter | None
+    ) -> tuple[list[Scored], list[Scored]]:
+        """For a question about someone described instead of named (在小米上班的那个同事追的现场是谁的？,
+        ``memory.people.described``): the question searched again, by meaning and by words, with the
+        name the first ranking gives that person — the first of its best ``_DESCRIBED_REACH`` turns
+        that introduces someone under that relation and holds a word of the description (我同事周斌跳槽
+        去了小米: 同事周斌), else the first that introduces someone under it. The description is said
+        once, in one turn; what the question asks about the person is said in others, which name them."""
+        words = chinese_words(self.reference_dir)
+        asked = described(keywords, words) if scores else {}
+        if not asked:
+            return [], []
+        people: list[tuple[str, bool]] = []
+        for turn_id in sorted(scores, key=lambda i: -scores[i])[:_DESCRIBED_REACH]:
+            text = turns[turn_id].text
+            for name, relations in introduced(text, words).items():
+                relation = min(relations & asked.keys(), default=None)
+                if relation is not None:
+                    word, description = asked[relation]
+                    people.append((word + name, words_share(description, text) > 0))
+        if not people:
+            return [], []
+        person = next((who for who, fits in people if fits), people[0][0])
+        by_meaning = self.store.vector_search(self.embedder.embed_query(f"{keywords} {person}"), limit, where)
+        return by_meaning, self.store.text_search(f"{person} {keywords}", limit, where)
 
     def _without_vector(self, ids: list[str]) -> set[str]:
         """Those of ``ids`` that have no vector yet (none is looked up while every turn has one)."""

@@ -369,3 +369,38 @@ def test_a_question_about_two_people_finds_a_turn_of_each_before_more_of_one(tmp
         assert _ranked(kernel, alone, Fusion(), 10) == _ranked(kernel, alone, replace(Fusion(), people_in_turn=0), 10)
     finally:
         kernel.close()
+
+
+def test_a_person_asked_about_by_description_is_searched_again_by_the_name_the_first_ranking_gives(
+    tmp_path: Path,
+) -> None:
+    """ "在小米上班的那个同事" is described, not named: one turn says 我同事周斌跳槽去了小米, another what
+    周斌 did, without 小米, beside four other colleagues' concerts said in the same words. The first
+    ranking holds the description (sixth); searched again with 同事周斌 the question finds the
+    description and 周斌's concert first (the concert was last of the five before)."""
+    kernel = open_kernel(tmp_path, HashEmbedder(256))
+    try:
+        draw = random.Random(7)
+        for day in range(12):
+            _said(kernel, 40 - day, ("", " ".join(draw.sample(_FILLER, 5))))
+        (description,) = _said(kernel, 20, ("", "我同事周斌跳槽去了小米"))
+        others = [
+            _said(kernel, 19 - day, ("", text))[0]
+            for day, text in enumerate(
+                [
+                    "下星期二和我同事李娜去看周杰伦的演唱会",
+                    "下星期四和我同事王磊去看五月天的演唱会",
+                    "下星期五和我同事刘洋去看陈奕迅的演唱会",
+                    "下星期六和我同事赵敏去看李健的演唱会",
+                ]
+            )
+        ]
+        (concert,) = _said(kernel, 9, ("", "下星期三和我同事周斌去看林俊杰的演唱会"))
+        kernel.maintain(force=True)
+        question = "在小米上班的那个同事看的演唱会是谁的？"
+        alone = _ranked(kernel, question, replace(Fusion(), described_weight=0.0), 10)
+        assert alone.index(concert.id) > max(alone.index(t.id) for t in others)
+        again = _ranked(kernel, question, Fusion(), 10)
+        assert set(again[:2]) == {description.id, concert.id}
+    finally:
+        kernel.close()

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from huichat.memory.people import introduced, someone_else
+from huichat.memory.people import described, introduced, someone_else
 
 _WORDS = frozenset({"高兴", "周末", "天天", "姐姐", "老是"})
 """A dictionary's words (the real one is CC-CEDICT's, ``memory.crossling.chinese_words``)."""
@@ -58,3 +58,12 @@ def test_a_text_about_one_of_two_people_asked_about_is_not_someone_else() -> Non
     assert not someone_else(asked, "下周五要给HR Leo demo 支付模块，前台李娜也来", _WORDS)
     assert someone_else(asked, "HR李娜tomorrow要看推荐系统的 demo", _WORDS)
     assert not someone_else(asked, "HR李娜和HR Leo一起看 demo", _WORDS)
+
+
+def test_a_person_asked_about_by_description_is_read_with_the_description() -> None:
+    assert described("在小米上班的那个同事追的现场是谁的？", _WORDS) == {0: ("同事", "在小米上班的那个")}
+    assert described("问一下，湖南来的那位闺蜜打算徒步的是哪座山？", _WORDS) == {8: ("闺蜜", "湖南来的那位")}
+    assert described("东北籍的发小的车是什么牌子？", _WORDS) == {8: ("发小", "东北籍的")}
+    # a name said after the relation is no description; nor is a relation said without one
+    assert described("我那个同事张伟追的现场是谁的？", _WORDS) == {}
+    assert described("我同事去哪儿出差了？", _WORDS) == {}

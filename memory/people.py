@@ -123,8 +123,8 @@ def described(text: str, words: Container[str]) -> dict[int, tuple[str, str]]:
     """The relations ``text`` asks about by a description instead of a name (在小米上班的那个同事,
     湖南来的那个闺蜜: the one who works at Xiaomi, the one from Hunan), each with the word it says it
     with and the description (what the clause says before it: 在小米上班的那个): a Chinese relation
-    word right after 的, 那个 or 那位. None where the text introduces someone by name (我那个同事张伟
-    is 张伟)."""
+    word right after 的, 那个, 那位, 这个 or 这位. None where the text introduces someone by name
+    (我那个同事张伟 is 张伟)."""
     text = _normal(text)
     if any(True for _ in _introductions(text, words)):
         return {}

@@ -308,9 +308,11 @@ class Retriever:
         name the first ranking gives that person — the first of its best ``_DESCRIBED_REACH`` turns
         that introduces someone under that relation and holds a word of the description (我同事周斌跳槽
         去了小米: 同事周斌), else the first that introduces someone under it. The description is said
-        once, in one turn; what the question asks about the person is said in others, which name them."""
+        once, in one turn; what the question asks about the person is said in others, which name them.
+        A description without a content word (我那个同事) is none: nothing is searched again."""
         words = chinese_words(self.reference_dir)
-        asked = described(keywords, words) if scores else {}
+        # a description that says nothing (我那个同事叫什么来着) describes nobody
+        asked = {k: v for k, v in described(keywords, words).items() if content_terms(v[1])} if scores else {}
         if not asked:
             return [], []
         people: list[tuple[str, bool]] = []

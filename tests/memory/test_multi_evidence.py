@@ -402,5 +402,10 @@ def test_a_person_asked_about_by_description_is_searched_again_by_the_name_the_f
         assert alone.index(concert.id) > max(alone.index(t.id) for t in others)
         again = _ranked(kernel, question, Fusion(), 10)
         assert set(again[:2]) == {description.id, concert.id}
+        # a description that says nothing describes nobody: no second search, the same ranking
+        vague = "我那个同事看的是谁的演唱会？"
+        assert _ranked(kernel, vague, Fusion(), 10) == _ranked(
+            kernel, vague, replace(Fusion(), described_weight=0.0), 10
+        )
     finally:
         kernel.close()

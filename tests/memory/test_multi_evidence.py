@@ -66,6 +66,18 @@ def _said(kernel: MemoryKernel, days_ago: int, *lines: tuple[str, str]) -> list[
     return kernel.append_turns(session, drafts)
 
 
+def _small_talk(kernel: MemoryKernel, seed: int) -> None:
+    """Twelve sessions of unrelated words, 40 to 29 days ago: what the asked turns stand out from."""
+    draw = random.Random(seed)
+    for day in range(12):
+        _said(kernel, 40 - day, ("", " ".join(draw.sample(_FILLER, 5))))
+
+
+def _one_a_day(kernel: MemoryKernel, days_ago: int, *texts: str) -> list[Turn]:
+    """Each of ``texts`` said in a session of its own, the first ``days_ago``, the next a day later."""
+    return [_said(kernel, days_ago - day, ("", text))[0] for day, text in enumerate(texts)]
+
+
 def _ranked(kernel: MemoryKernel, query: str, fusion: Fusion, top_k: int) -> list[str]:
     kernel.retriever.fusion = fusion
     return [h.turn.id for h in kernel.search(SearchRequest(query, NOW, top_k, record_access=False)).hits]
@@ -312,9 +324,7 @@ def test_a_turn_naming_the_asked_name_as_someone_elses_ranks_below_the_persons_o
     the friend's gift finds the HR one's turn first by its words (gift, cost, Jason)."""
     kernel = open_kernel(tmp_path, HashEmbedder(256))
     try:
-        draw = random.Random(3)
-        for day in range(12):
-            _said(kernel, 40 - day, ("", " ".join(draw.sample(_FILLER, 5))))
+        _small_talk(kernel, 3)
         (other,) = _said(kernel, 9, ("", "HR Jason gave me a gift card, it cost a lot"))
         (friend,) = _said(kernel, 8, ("", "好朋友Jason 的生日礼物是乐高"))
         kernel.maintain(force=True)
@@ -342,21 +352,16 @@ def test_a_question_about_two_people_finds_a_turn_of_each_before_more_of_one(tmp
     alone keeps the fused order."""
     kernel = open_kernel(tmp_path, HashEmbedder(256))
     try:
-        draw = random.Random(5)
-        for day in range(12):
-            _said(kernel, 40 - day, ("", " ".join(draw.sample(_FILLER, 5))))
-        colleague = [
-            _said(kernel, 20 - day, ("", text))[0]
-            for day, text in enumerate(
-                [
-                    "同事张伟约我下周六打球，日子定了",
-                    "和同事张伟聊了会儿打球的事",
-                    "同事张伟说打球的日子还没定",
-                    "同事张伟也想看电影",
-                    "同事张伟打球又迟到了",
-                ]
-            )
-        ]
+        _small_talk(kernel, 5)
+        colleague = _one_a_day(
+            kernel,
+            20,
+            "同事张伟约我下周六打球，日子定了",
+            "和同事张伟聊了会儿打球的事",
+            "同事张伟说打球的日子还没定",
+            "同事张伟也想看电影",
+            "同事张伟打球又迟到了",
+        )
         (brother,) = _said(kernel, 9, ("", "弟弟陈杰约我后天去万达看新片"))
         kernel.maintain(force=True)
         question = "同事张伟打球跟弟弟陈杰看电影，哪个日子更早？"
@@ -380,21 +385,16 @@ def test_a_person_asked_about_by_description_is_searched_again_by_the_name_the_f
     description and 周斌's concert first (the concert was last of the five before)."""
     kernel = open_kernel(tmp_path, HashEmbedder(256))
     try:
-        draw = random.Random(7)
-        for day in range(12):
-            _said(kernel, 40 - day, ("", " ".join(draw.sample(_FILLER, 5))))
+        _small_talk(kernel, 7)
         (description,) = _said(kernel, 20, ("", "我同事周斌跳槽去了小米"))
-        others = [
-            _said(kernel, 19 - day, ("", text))[0]
-            for day, text in enumerate(
-                [
-                    "下星期二和我同事李娜去看周杰伦的演唱会",
-                    "下星期四和我同事王磊去看五月天的演唱会",
-                    "下星期五和我同事刘洋去看陈奕迅的演唱会",
-                    "下星期六和我同事赵敏去看李健的演唱会",
-                ]
-            )
-        ]
+        others = _one_a_day(
+            kernel,
+            19,
+            "下星期二和我同事李娜去看周杰伦的演唱会",
+            "下星期四和我同事王磊去看五月天的演唱会",
+            "下星期五和我同事刘洋去看陈奕迅的演唱会",
+            "下星期六和我同事赵敏去看李健的演唱会",
+        )
         (concert,) = _said(kernel, 9, ("", "下星期三和我同事周斌去看林俊杰的演唱会"))
         kernel.maintain(force=True)
         question = "在小米上班的那个同事看的演唱会是谁的？"

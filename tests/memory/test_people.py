@@ -68,6 +68,7 @@ def test_a_person_asked_about_by_description_is_read_with_the_description() -> N
     assert described("闺蜜里跑业务的那一位最近迷上了什么？", _WORDS) == {8: ("闺蜜", "跑业务的那一位")}
     assert described("同事当中写代码的那个去哪儿出差了？", _WORDS) == {0: ("同事", "写代码的那个")}
     assert described("朋友圈里那个视频是谁发的？", _WORDS) == {}
+    assert described("同事中午吃的那个外卖是哪家的？", _WORDS) == {}  # 中午 is noon, not among them
     # a name said after the relation is no description; nor is a relation said without one
     assert described("我那个同事张伟追的现场是谁的？", _WORDS) == {}
     assert described("我同事去哪儿出差了？", _WORDS) == {}

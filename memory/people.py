@@ -64,16 +64,13 @@ _LENGTHS: dict[str, tuple[int, ...]] = {
     for last in {form[-1] for form in _CLASS}
 }
 """The lengths of the relation words that end in each character, longest first."""
-_DESCRIBED = re.compile(
-    "(?:的|那个|那位|这个|这位)("
-    + "|".join(re.escape(form) for form in sorted(_CLASS, key=len, reverse=True) if not form.isascii())
-    + ")"
-)
+_CHINESE_FORMS = "|".join(re.escape(form) for form in sorted(_CLASS, key=len, reverse=True) if not form.isascii())
+"""The Chinese relation words as one alternation, longest first (亲弟弟 before 弟弟)."""
+_DESCRIBED = re.compile(f"(?:的|那个|那位|这个|这位)({_CHINESE_FORMS})")
 """A Chinese relation word said after a description (在小米上班的那个同事, 湖南来的闺蜜)."""
 _AMONG = re.compile(
-    "("
-    + "|".join(re.escape(form) for form in sorted(_CLASS, key=len, reverse=True) if not form.isascii())
-    + r")(?:里面|里头|当中|中间|之中|里)(?P<who>[^，,。；;：:！!？?\s]{1,20}?)的?(?:那一位|那一个|那位|那个)"
+    f"({_CHINESE_FORMS})"
+    + r"(?:里面|里头|当中|中间|之中|里)(?P<who>[^，,。；;：:！!？?\s]{1,20}?)的?(?:那一位|那一个|那位|那个)"
 )
 """A relation word, then which one of them (同事里写代码的那一位, 闺蜜当中跑业务的那个: the one among them who…)."""
 _SURNAME_CLASS = "[" + "".join(sorted(SURNAMES)) + "]"

@@ -72,6 +72,14 @@ class Fusion:
     (``memory.people.someone_else``): it names one of them only under another relation ("HR Jason"
     for "my friend Jason's gift"), or names none of them and introduces someone else (产品经理Eric
     for 产品经理Leo). One name is worn by several people."""
+    plan_share: float = 1.0
+    """Added to the fused score of a turn that states a plan (it talks about a time after it was said:
+    下周六和师傅张伟去爬山, "we fly to Kyoto next month") and holds a word of a question that asks which
+    plans there are (师傅张伟接下来要忙哪些事？, "What are Caroline's plans?";
+    ``memory.retrieval.asks_for_plans``): the person's small talk (师傅张伟发了好多朋友圈) shares the
+    question's words as well and had filled the top five. A turn holding none of the question's words
+    is not lifted (another person's plan). A question under a condition (下雨的话，我和张伟怎么安排？)
+    asks for what was agreed for that case, not for the calendar: no share."""
     people_in_turn: int = 20
     """How many of the best candidates a question about two or more people (我领导林晓打球跟亲弟弟陈杰看电影，
     哪个日子更早？) looks at: the turns among them that name the asked people take those turns' places in

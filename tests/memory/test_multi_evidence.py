@@ -433,6 +433,35 @@ def test_a_question_asks_for_plans_by_its_words_unless_it_sets_a_condition(query
     assert asks_for_plans(query) is asks
 
 
+def test_a_description_no_one_in_the_first_ranking_fits_is_looked_for_among_the_relations_own_turns(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The first ranking of "在小米上班的那个同事对什么过敏？" holds only other colleagues' allergies (none said
+    where they work): the description is looked for among the turns that say 同事, by its meaning, and
+    我同事周斌跳槽去了小米 names 周斌 — the question is searched again with 同事周斌, not with the first
+    colleague the ranking met."""
+    kernel = open_kernel(tmp_path, HashEmbedder(256))
+    try:
+        _small_talk(kernel, 13)
+        (description,) = _said(kernel, 30, ("", "我同事周斌跳槽去了小米"))
+        (fact,) = _said(kernel, 12, ("", "同事周斌一吃芒果就起疹子"))
+        others = _one_a_day(kernel, 25, "同事林晓对花生过敏", "同事王芳对海鲜过敏", "同事刘婷对鸡蛋过敏")
+        _one_a_day(kernel, 20, "我同事李娜跳槽去了腾讯", "我同事王磊去了阿里")
+        kernel.maintain(force=True)
+        question = "在小米上班的那个同事对什么过敏？"
+        first = {turn.id: 3.0 - i for i, turn in enumerate(others)}
+        turns = {turn.id: turn for turn in others}
+        retriever = kernel.retriever
+        with kernel.store.one_version():
+            _, by_words = retriever._named(question, first, turns, 10, None)
+            assert {s.turn.id for s in by_words[:2]} == {description.id, fact.id}
+            monkeypatch.setattr(type(retriever), "_by_description", lambda *_: None)
+            _, guessed = retriever._named(question, first, turns, 10, None)
+            assert guessed[0].turn.id == others[0].id  # 同事林晓: the first colleague the ranking met
+    finally:
+        kernel.close()
+
+
 def test_a_person_asked_about_by_description_is_searched_again_by_the_name_the_first_ranking_gives(
     tmp_path: Path,
 ) -> None:

@@ -141,6 +141,23 @@ def described(text: str, words: Container[str]) -> dict[int, tuple[str, str]]:
     return found
 
 
+def restated(text: str, relation: int, person: str) -> str | None:
+    """``text`` asked of ``person`` (a relation word and a name) instead of the one it describes under
+    ``relation`` (``described``): the description and the relation word give way to the person, as if the
+    question had named them: "给四川籍的那位姐姐捎点解渴的，带啥好？" of 姐姐赵芳 is "姐姐赵芳捎点解渴的,带啥好?"
+    (NFKC, as ``described`` reads it), "同事里写代码的那一位去哪儿出差？" of 同事杨鹏 "同事杨鹏去哪儿出差?". None
+    when ``text`` describes no one under ``relation``."""
+    text = _normal(text)
+    for match in _DESCRIBED.finditer(text):
+        if _CLASS[match[1].casefold()] == relation:
+            clause = re.split(r"[，,。；;！!？?\s]", text[: match.start()])[-1]
+            return text[: match.start() - len(clause)] + person + text[match.end() :]
+    for match in _AMONG.finditer(text):
+        if _CLASS[match[1].casefold()] == relation:
+            return text[: match.start()] + person + text[match.end() :]
+    return None
+
+
 def mentioned(wanted: Mapping[str, frozenset[int]], text: str) -> frozenset[str]:
     """Those of the ``wanted`` people (``introduced`` from a query) whose name ``text`` gives."""
     text = _normal(text)

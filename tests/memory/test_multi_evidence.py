@@ -203,17 +203,28 @@ def _colleagues(kernel: MemoryKernel) -> None:
             kernel.append_turn(kernel.new_session(started), TurnDraft((Message("user", person + said),), started))
 
 
-def test_a_chinese_name_links_the_next_step_to_the_hit_that_names_the_person(e5_kernel: MemoryKernel) -> None:
+def test_a_chinese_name_links_the_next_step_to_the_hit_that_names_the_person(
+    e5_kernel: MemoryKernel, monkeypatch: pytest.MonkeyPatch
+) -> None:
     # the question describes the roommate by where he works; only the first hit gives his name
     _colleagues(e5_kernel)
     works = _told(e5_kernel, 20, "室友杨鹏跳槽去了小米")
     eats = _told(e5_kernel, 10, "室友杨鹏不吃葱")
-    hits = _hits(e5_kernel, "我那个在小米做事的室友讨厌哪样东西入口？")
+    question = "我那个在小米做事的室友讨厌哪样东西入口？"
+    # judged as restated with 室友杨鹏 (the test below), 不吃葱 is a hit of its own
+    hits = _hits(e5_kernel, question)
+    assert [(h.turn.id, h.linked_to) for h in hits] == [(works.id, ""), (eats.id, "")]
+    # judged against the question alone it is under the threshold, and the name links it
+    monkeypatch.setattr(type(e5_kernel.retriever), "_as_named", lambda *_: None)
+    hits = _hits(e5_kernel, question)
     assert [(h.turn.id, h.linked_to, h.linked_by) for h in hits] == [(works.id, "", ()), (eats.id, works.id, ("杨鹏",))]
     assert hits[1].similarity is not None and hits[1].similarity < e5_kernel.retriever.config.min_similarity
 
 
-def test_a_hit_lends_its_chinese_name_to_two_hits_under_it_at_most(e5_kernel: MemoryKernel) -> None:
+def test_a_hit_lends_its_chinese_name_to_two_hits_under_it_at_most(
+    e5_kernel: MemoryKernel, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(type(e5_kernel.retriever), "_as_named", lambda *_: None)  # judged as asked: linked
     _colleagues(e5_kernel)
     works = _told(e5_kernel, 20, "室友杨鹏跳槽去了小米")
     for days, said in enumerate(("不吃葱", "周末想去看电影", "下周去上海出差", "说辣椒涨价了", "问我戒酒有没有用")):
@@ -453,10 +464,11 @@ def test_a_description_no_one_in_the_first_ranking_fits_is_looked_for_among_the_
         turns = {turn.id: turn for turn in others}
         retriever = kernel.retriever
         with kernel.store.one_version():
-            _, by_words = retriever._named(question, first, turns, 10, None)
-            assert {s.turn.id for s in by_words[:2]} == {description.id, fact.id}
+            found = retriever._named(question, first, turns, 10, None)
+            assert {s.turn.id for s in found.by_words[:2]} == {description.id, fact.id}
+            assert found.restated is None  # found by meaning alone: not taken as said of them
             monkeypatch.setattr(type(retriever), "_by_description", lambda *_: None)
-            _, guessed = retriever._named(question, first, turns, 10, None)
+            guessed = retriever._named(question, first, turns, 10, None).by_words
             assert guessed[0].turn.id == others[0].id  # 同事林晓: the first colleague the ranking met
     finally:
         kernel.close()
@@ -495,3 +507,24 @@ def test_a_person_asked_about_by_description_is_searched_again_by_the_name_the_f
         )
     finally:
         kernel.close()
+
+
+def test_what_is_asked_of_a_described_person_is_judged_as_if_the_question_named_them(
+    e5_kernel: MemoryKernel, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """ "给四川籍的那位姐姐捎点解渴的，带啥好？" names no one, and the two turns that answer it hold few of its
+    words: judged against the question alone both fell under the threshold and the search answered
+    nothing. 亲姐赵芳老家是四川的 says who is described; judged as "姐姐赵芳捎点解渴的…" both are hits.
+    Another sister's drink, and a description no turn says (湖北籍), stay without one."""
+    kernel = e5_kernel
+    _small_talk(kernel, 11)
+    (description,) = _said(kernel, 25, ("", "亲姐赵芳老家是四川的"))
+    (drink,) = _said(kernel, 18, ("", "亲姐赵芳只喝柠檬水"))
+    _one_a_day(kernel, 16, "我姐姐吴婷请大家喝了拿铁", "姐姐吴芳听医生的话低盐", "表妹李娜老家是湖南的")
+    kernel.maintain(force=True)
+    question = "给四川籍的那位姐姐捎点解渴的，带啥好？"
+    found = [h.turn.id for h in kernel.search(SearchRequest(question, NOW, 5, record_access=False)).hits]
+    assert set(found) == {description.id, drink.id}  # the other sisters' turns do not give her name
+    assert not kernel.search(SearchRequest("给湖北籍的那位姐姐捎点解渴的，带啥好？", NOW, 5, record_access=False)).hits
+    monkeypatch.setattr(type(kernel.retriever), "_as_named", lambda *_: None)
+    assert not kernel.search(SearchRequest(question, NOW, 5, record_access=False)).hits

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from huichat.memory.people import described, introduced, someone_else
+from huichat.memory.people import described, introduced, restated, someone_else
 
 _WORDS = frozenset({"高兴", "周末", "天天", "姐姐", "老是"})
 """A dictionary's words (the real one is CC-CEDICT's, ``memory.crossling.chinese_words``)."""
@@ -72,3 +72,15 @@ def test_a_person_asked_about_by_description_is_read_with_the_description() -> N
     # a name said after the relation is no description; nor is a relation said without one
     assert described("我那个同事张伟追的现场是谁的？", _WORDS) == {}
     assert described("我同事去哪儿出差了？", _WORDS) == {}
+
+
+def test_a_question_about_someone_described_is_restated_with_their_name() -> None:
+    # the description and the relation word give way to the person (NFKC punctuation, as described reads it)
+    assert restated("给四川籍的那位姐姐捎点解渴的，带啥好？", 18, "姐姐赵芳") == "姐姐赵芳捎点解渴的,带啥好?"
+    assert (
+        restated("问一下，湖南来的那位闺蜜打算徒步的是哪座山？", 8, "闺蜜周婷") == "问一下,闺蜜周婷打算徒步的是哪座山?"
+    )
+    assert restated("同事当中写代码的那个去哪儿出差了？", 0, "同事杨鹏") == "同事杨鹏去哪儿出差了?"
+    # a relation the question does not describe under, or a question describing no one
+    assert restated("在小米上班的那个同事追的现场是谁的？", 8, "闺蜜周婷") is None
+    assert restated("我同事去哪儿出差了？", 0, "同事杨鹏") is None

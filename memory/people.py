@@ -21,6 +21,7 @@ import functools
 import re
 import unicodedata
 from collections.abc import Container, Iterator, Mapping
+from dataclasses import dataclass
 
 from huichat.memory.words import SURNAMES
 
@@ -133,11 +134,8 @@ def described(text: str, words: Container[str]) -> dict[int, tuple[str, str]]:
     if any(True for _ in _introductions(text, words)):
         return {}
     found: dict[int, tuple[str, str]] = {}
-    for match in _DESCRIBED.finditer(text):
-        clause = re.split(r"[，,。；;！!？?\s]", text[: match.start()])[-1]
-        found.setdefault(_CLASS[match[1].casefold()], (match[1], clause + match[0][: -len(match[1])]))
-    for match in _AMONG.finditer(text):
-        found.setdefault(_CLASS[match[1].casefold()], (match[1], text[match.start("who") : match.end()]))
+    for description in _descriptions(text):
+        found.setdefault(description.relation, (description.word, description.said))
     return found
 
 
@@ -148,14 +146,36 @@ def restated(text: str, relation: int, person: str) -> str | None:
     (NFKC, as ``described`` reads it), "同事里写代码的那一位去哪儿出差？" of 同事杨鹏 "同事杨鹏去哪儿出差?". None
     when ``text`` describes no one under ``relation``."""
     text = _normal(text)
-    for match in _DESCRIBED.finditer(text):
-        if _CLASS[match[1].casefold()] == relation:
-            clause = re.split(r"[，,。；;！!？?\s]", text[: match.start()])[-1]
-            return text[: match.start() - len(clause)] + person + text[match.end() :]
-    for match in _AMONG.finditer(text):
-        if _CLASS[match[1].casefold()] == relation:
-            return text[: match.start()] + person + text[match.end() :]
+    for description in _descriptions(text):
+        if description.relation == relation:
+            return text[: description.start] + person + text[description.end :]
     return None
+
+
+@dataclass(frozen=True)
+class _Description:
+    """One relation a text asks about by a description (``described``), where it is said."""
+
+    relation: int
+    word: str
+    """The relation word as the text says it (同事)."""
+    said: str
+    """The description (在小米上班的那个, 写代码的那一位)."""
+    start: int
+    end: int
+    """The span of the description and the relation word together."""
+
+
+def _descriptions(text: str) -> Iterator[_Description]:
+    """Each description of ``text`` (normalised): those said before the relation word first, then
+    those that say which one among them."""
+    for match in _DESCRIBED.finditer(text):
+        clause = re.split(r"[，,。；;！!？?\s]", text[: match.start()])[-1]
+        said = clause + match[0][: -len(match[1])]
+        yield _Description(_CLASS[match[1].casefold()], match[1], said, match.start() - len(clause), match.end())
+    for match in _AMONG.finditer(text):
+        said = text[match.start("who") : match.end()]
+        yield _Description(_CLASS[match[1].casefold()], match[1], said, match.start(), match.end())
 
 
 def mentioned(wanted: Mapping[str, frozenset[int]], text: str) -> frozenset[str]:

@@ -107,42 +107,64 @@ class Described:
 
 @dataclass
 class _AsNamed:
-    """A described question's candidates judged against it as restated with the person's name too
-    (``Described.restated``): each keeps the evidence that makes it the likelier match.
+    """A described question's candidates that give the person's name, judged against it as restated
+    with that name too (``Described.restated``): each keeps the evidence that makes it the likelier match.
 
     A question that describes someone names no one, and the turns about them hold few of its words:
     in the hard Chinese benchmark's store "我姐姐赵芳只喝柠檬水" (one pair of "给四川籍的那位姐姐捎点解渴的，
     带啥好？") was judged 0.617 under it and "亲姐赵芳老家是四川的" 0.531, below the threshold (0.62), so the
-    search answered nothing. Once a turn has said who is
-    described, what is asked of them is judged as the question that names them would be (0.98 both).
-    Only the turns that give their name are: another sister's drink would be close to the restated
-    question too."""
+    search answered nothing. Once a turn has said who is described, what is asked of them is judged as
+    the question that names them would be (0.98 both). Against the restated question a turn that gives
+    the name is close whatever it says of them, and it would lift the turns ranked above it (a ranking's
+    similarity never rises along it): so the search also reads the restated question for the people it
+    asks about, and another sister's turns are about someone else (``Retriever._others_lowered``),
+    ranked lower and never judged as named. No inheritance from the turn before is taken off: a turn
+    that gives the name is about the person, whatever was said before it."""
 
     store: TurnStore
-    name: str
-    """Only the turns that give it are judged as asked of the person."""
+    person: Mapping[str, frozenset[int]]
+    """The name, keyed as ``memory.people.introduced`` keys it (only turns that give it are judged so)."""
     query: npt.NDArray[np.float32]
     evidence: EvidenceMaker
     wanted: frozenset[str]
     vectors: dict[str, npt.NDArray[np.float32]] = field(default_factory=dict)
 
     def read(self, ids: list[str]) -> None:
-        """The vectors of the candidates about to be judged, in one look-up."""
+        """The vectors of the candidates about to be judged, in one look-up (before any ``judged``)."""
         self.vectors = self.store.unit_vectors(ids)
 
-    def __call__(self, turn: Turn, asked: Evidence, across: Mapping[str, Collection[str]]) -> Evidence:
+    def judged(self, turn: Turn, asked: Evidence, across: Mapping[str, Collection[str]]) -> Evidence:
+        """``asked`` (the turn's evidence under the question as asked), or the restated question's when
+        that makes the turn the likelier match."""
         vector = self.vectors.get(turn.id)
-        if vector is None or asked.cosine is None or self.name not in turn.text:
+        if vector is None or asked.cosine is None or not mentioned(self.person, turn.text):
             return asked
-        named = self.evidence(
-            float(vector @ self.query),
-            0.0,
-            has_cjk(turn.text),
-            words_share(self.wanted, turn.text, across),
-            length=len(turn.text),
-            mixed=both_scripts(turn.text),
-        )
+        words = words_share(self.wanted, turn.text, across)
+        named = _evidence_of(self.evidence, turn, float(vector @ self.query), words)
         return named if CALIBRATION.probability(named) > CALIBRATION.probability(asked) else asked
+
+
+def _evidence_of(
+    make: EvidenceMaker,
+    turn: Turn,
+    cosine: float | None,
+    words: float,
+    bm25: float = 0.0,
+    before: float | None = None,
+    names: float = 1.0,
+) -> Evidence:
+    """One candidate's ``Evidence`` for the query ``make`` was made for (BM25 is carried for the
+    calibration's dump, not calibrated: 0 where no full-text score applies)."""
+    return make(
+        cosine,
+        bm25,
+        has_cjk(turn.text),
+        words,
+        before=before,
+        names=names,
+        length=len(turn.text),
+        mixed=both_scripts(turn.text),
+    )
 
 
 Judge = Callable[[list[Candidate]], list[Candidate]]
@@ -243,7 +265,7 @@ class Retriever:
             for turn_id, turn in turns.items():
                 if states_plan(turn) and words_share(wanted, turn.text) > 0:
                     scores[turn_id] = scores.get(turn_id, floor) + fusion.plan_share
-        others = self._others_lowered(keywords, turns, scores, floor, fusion)
+        others = self._others_lowered(person.restated or keywords, turns, scores, floor, fusion)
         ranked = sorted(turns.values(), key=lambda t: (-scores.get(t.id, floor), -t.timestamp.timestamp()))
         cosines = {s.turn.id: s.score for s in vector}
         lowest = min(cosines.values(), default=0.0)
@@ -262,17 +284,18 @@ class Retriever:
 
             def of(turn: Turn) -> Evidence:  # a turn still waiting for its vector has no cosine to give
                 vectorless = turn.id in waiting
-                asked = evidence(
+                asked = _evidence_of(
+                    evidence,
+                    turn,
                     None if vectorless else cosines.get(turn.id, lowest),
-                    bm25.get(turn.id, 0.0),
-                    has_cjk(turn.text),
                     words_share(wanted, turn.text, across),
+                    bm25.get(turn.id, 0.0),
                     before=None if vectorless else _inherited_from(turn, turns, cosines, bm25),
                     names=names_share(wanted_names, turn.text),
-                    length=len(turn.text),
-                    mixed=both_scripts(turn.text),
                 )
-                return as_named(turn, asked, across) if as_named is not None else asked
+                if as_named is None or turn.id in others:
+                    return asked
+                return as_named.judged(turn, asked, across)
 
             if as_named is not None:
                 as_named.read([c.turn.id for c in kept if c.turn.id not in waiting])
@@ -422,7 +445,8 @@ class Retriever:
             return None
         query = self.embedder.embed_query(person.restated)
         query = query / max(float(np.linalg.norm(query)), 1e-12)
-        return _AsNamed(self.store, person.name, query, self.reference.evidence(query), content_terms(person.restated))
+        named = {person.name: frozenset[int]()}  # mentioned reads the keys only
+        return _AsNamed(self.store, named, query, self.reference.evidence(query), content_terms(person.restated))
 
     def _by_description(
         self, asked: Mapping[int, tuple[str, str]], words: Container[str], where: Filter | None

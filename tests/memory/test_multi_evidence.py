@@ -512,19 +512,33 @@ def test_a_person_asked_about_by_description_is_searched_again_by_the_name_the_f
 def test_what_is_asked_of_a_described_person_is_judged_as_if_the_question_named_them(
     e5_kernel: MemoryKernel, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """ "给四川籍的那位姐姐捎点解渴的，带啥好？" names no one, and the two turns that answer it hold few of its
-    words: judged against the question alone both fell under the threshold and the search answered
-    nothing. 亲姐赵芳老家是四川的 says who is described; judged as "姐姐赵芳捎点解渴的…" both are hits.
-    Another sister's drink, and a description no turn says (湖北籍), stay without one."""
+    """ "给四川籍的那位姐姐捎点解渴的，带啥好？" names no one, and the turns that answer it hold few of its words:
+    judged against the question alone they fell under the threshold and the search answered nothing.
+    亲姐赵芳老家是四川的 says who is described; judged as "姐姐赵芳捎点解渴的…" the answer is what the question
+    naming her gets — her turns, and none of the other sisters' (about someone else once she is named),
+    nor a colleague who shares her name. A description no turn says (湖北籍) stays without an answer."""
     kernel = e5_kernel
     _small_talk(kernel, 11)
     (description,) = _said(kernel, 25, ("", "亲姐赵芳老家是四川的"))
     (drink,) = _said(kernel, 18, ("", "亲姐赵芳只喝柠檬水"))
-    _one_a_day(kernel, 16, "我姐姐吴婷请大家喝了拿铁", "姐姐吴芳听医生的话低盐", "表妹李娜老家是湖南的")
+    sister, colleague = _one_a_day(kernel, 16, "亲姐赵芳最近在学游泳", "同事赵芳爱喝绿茶")
+    _one_a_day(
+        kernel,
+        14,
+        "我姐姐吴婷请大家喝了拿铁",
+        "姐姐吴芳听医生的话低盐",
+        "表妹李娜老家是湖南的",
+        "我姐姐吴婷请大家喝了汽水",
+    )
     kernel.maintain(force=True)
-    question = "给四川籍的那位姐姐捎点解渴的，带啥好？"
-    found = [h.turn.id for h in kernel.search(SearchRequest(question, NOW, 5, record_access=False)).hits]
-    assert set(found) == {description.id, drink.id}  # the other sisters' turns do not give her name
-    assert not kernel.search(SearchRequest("给湖北籍的那位姐姐捎点解渴的，带啥好？", NOW, 5, record_access=False)).hits
+
+    def hits(question: str) -> list[str]:
+        return [h.turn.id for h in kernel.search(SearchRequest(question, NOW, 5, record_access=False)).hits]
+
+    found = hits("给四川籍的那位姐姐捎点解渴的，带啥好？")
+    assert set(found[:2]) == {description.id, drink.id}
+    assert set(found) == set(hits("姐姐赵芳捎点解渴的，带啥好？")) == {description.id, drink.id, sister.id}
+    assert colleague.id not in found
+    assert not hits("给湖北籍的那位姐姐捎点解渴的，带啥好？")
     monkeypatch.setattr(type(kernel.retriever), "_as_named", lambda *_: None)
-    assert not kernel.search(SearchRequest(question, NOW, 5, record_access=False)).hits
+    assert not hits("给四川籍的那位姐姐捎点解渴的，带啥好？")

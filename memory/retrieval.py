@@ -98,7 +98,7 @@ class Described:
     """The question as if it had named the person ("姐姐赵芳捎点解渴的,带啥好?" for "给四川籍的那位姐姐捎点解渴的，
     带啥好？"), when a turn of the first ranking said the description of them; None otherwise."""
     name: str = ""
-    """The person's name (赵芳) when the question is restated."""
+    """The person's name (赵芳) when the question is restated, keyed as ``memory.people.introduced`` keys it."""
 
     @property
     def lists(self) -> tuple[list[Scored], list[Scored]]:

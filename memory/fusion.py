@@ -160,12 +160,13 @@ def fuse(
     hop: Sequence[Scored] = (),
     cross: Sequence[Scored] = (),
     unembedded: frozenset[str] = frozenset(),
-    named: tuple[Sequence[Scored], Sequence[Scored]] = ((), ()),
+    named: Sequence[tuple[Sequence[Scored], bool]] = (),
 ) -> tuple[dict[str, float], dict[str, Turn], float]:
     """Mixed z-scores per turn id, the turns, and the floor (the score of a turn in none of the lists).
 
-    ``named`` are the lists (by meaning, by words) of the question searched again with the name of
-    the person it describes (``Fusion.described_weight``), each standardised over its own scores.
+    ``named`` are the lists of the question searched again with the name of the person it describes
+    (``Fusion.described_weight``), each with whether it was searched by meaning, each standardised
+    over its own scores.
 
     A turn of ``unembedded`` (waiting for its vector) is mixed from the word lists alone: the
     vector lists did not pass over it, they could not see it (its vector's lowest score would
@@ -188,7 +189,7 @@ def fuse(
         ),
         *(
             (fusion.described_weight, items, Standard.of([s.score for s in items]) if items else None, meaning)
-            for items, meaning in zip(named, (True, False), strict=True)
+            for items, meaning in named
         ),
     ):
         if standard is None:

@@ -94,6 +94,9 @@ class Described:
     """The question searched again by meaning with the person's relation word and name."""
     by_words: list[Scored] = field(default_factory=list)
     """The same by words."""
+    by_restated: list[Scored] = field(default_factory=list)
+    """The restated question (below) searched by meaning: what is asked of the person, without the
+    description's words, which the first two lists already weigh."""
     restated: str | None = None
     """The question as if it had named the person ("姐姐赵芳捎点解渴的,带啥好?" for "给四川籍的那位姐姐捎点解渴的，
     带啥好？"), when a turn of the first ranking said the description of them; None otherwise."""
@@ -101,8 +104,9 @@ class Described:
     """The person's name (赵芳) when the question is restated, keyed as ``memory.people.introduced`` keys it."""
 
     @property
-    def lists(self) -> tuple[list[Scored], list[Scored]]:
-        return self.by_meaning, self.by_words
+    def lists(self) -> tuple[tuple[list[Scored], bool], ...]:
+        """The lists, each with whether it was searched by meaning (``fusion.fuse``'s ``named``)."""
+        return (self.by_meaning, True), (self.by_words, False), (self.by_restated, True)
 
 
 @dataclass
@@ -253,7 +257,7 @@ class Retriever:
         )
         person = self._named(keywords, scores, turns, reach, ask.where) if fusion.described_weight > 0 else Described()
         by_name = person.lists
-        if hop or any(by_name):
+        if hop or any(items for items, _ in by_name):
             scores, turns, floor = self._fused(
                 vector, text, hop, fusion, scale, ask.where, cross, unembedded, wanted, by_name
             )
@@ -330,7 +334,7 @@ class Retriever:
         cross: list[Scored] | tuple[()] = (),
         unembedded: frozenset[str] = frozenset(),
         wanted: frozenset[str] = frozenset(),
-        named: tuple[Sequence[Scored], Sequence[Scored]] = ((), ()),
+        named: Sequence[tuple[Sequence[Scored], bool]] = (),
     ) -> tuple[dict[str, float], dict[str, Turn], float]:
         """The fused scores (with the strongest candidates' neighbours' shares), the turns, the floor;
         a turn holding none of the query's terms (``wanted``) kept below its neighbour that holds some."""
@@ -410,7 +414,8 @@ class Retriever:
         A description without a content word (我那个同事) is none: nothing is searched again.
 
         When a turn of the first ranking said the description of them (the first case), the question is
-        also restated as if it had named them (``Described.restated``), for the judging of its candidates.
+        also restated as if it had named them (``Described.restated``): searched by meaning as a third
+        list, and for the judging of its candidates.
         A person found by meaning alone is not: judged as named, a guessed person's turns answered
         questions about someone the store never described (BENCHMARKS.md, "Judged as if the question
         had named them")."""
@@ -435,9 +440,11 @@ class Retriever:
             person = people[0][0]
         by_meaning = self.store.vector_search(self.embedder.embed_query(f"{keywords} {person}"), limit, where)
         by_words = self.store.text_search(f"{person} {keywords}", limit, where)
-        if fitting is None:
+        question = restated(keywords, fitting[1], person) if fitting else None
+        if question is None:
             return Described(by_meaning, by_words)
-        return Described(by_meaning, by_words, restated(keywords, fitting[1], person), fitting[2])
+        by_restated = self.store.vector_search(self.embedder.embed_query(question), limit, where)
+        return Described(by_meaning, by_words, by_restated, question, fitting[2] if fitting else "")
 
     def _as_named(self, person: Described) -> _AsNamed | None:
         """The judging of a described question's candidates against it as restated (None: not restated)."""

@@ -466,7 +466,7 @@ def test_a_description_no_one_in_the_first_ranking_fits_is_looked_for_among_the_
         with kernel.store.one_version():
             found = retriever._named(question, first, turns, 10, None)
             assert {s.turn.id for s in found.by_words[:2]} == {description.id, fact.id}
-            assert found.restated is None  # found by meaning alone: not taken as said of them
+            assert found.restated is None and not found.by_restated  # found by meaning alone: a guess
             monkeypatch.setattr(type(retriever), "_by_description", lambda *_: None)
             guessed = retriever._named(question, first, turns, 10, None).by_words
             assert guessed[0].turn.id == others[0].id  # 同事林晓: the first colleague the ranking met
@@ -535,10 +535,16 @@ def test_what_is_asked_of_a_described_person_is_judged_as_if_the_question_named_
     def hits(question: str) -> list[str]:
         return [h.turn.id for h in kernel.search(SearchRequest(question, NOW, 5, record_access=False)).hits]
 
-    found = hits("给四川籍的那位姐姐捎点解渴的，带啥好？")
+    question = "给四川籍的那位姐姐捎点解渴的，带啥好？"
+    with kernel.store.one_version():
+        person = kernel.retriever._named(question, {description.id: 1.0}, {description.id: description}, 10, None)
+    assert (person.restated, person.name) == ("姐姐赵芳捎点解渴的,带啥好?", "赵芳")
+    # searched by meaning as restated, what is asked of her comes first (the description's words weigh nothing)
+    assert person.by_restated[0].turn.id == drink.id
+    found = hits(question)
     assert set(found[:2]) == {description.id, drink.id}
     assert set(found) == set(hits("姐姐赵芳捎点解渴的，带啥好？")) == {description.id, drink.id, sister.id}
     assert colleague.id not in found
     assert not hits("给湖北籍的那位姐姐捎点解渴的，带啥好？")
     monkeypatch.setattr(type(kernel.retriever), "_as_named", lambda *_: None)
-    assert not hits("给四川籍的那位姐姐捎点解渴的，带啥好？")
+    assert not hits(question)

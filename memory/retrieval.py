@@ -109,7 +109,7 @@ class Described:
         return (self.by_meaning, True), (self.by_words, False), (self.by_restated, True)
 
 
-@dataclass
+@dataclass(frozen=True)
 class _AsNamed:
     """A described question's candidates that give the person's name, judged against it as restated
     with that name too (``Described.restated``): each keeps the evidence that makes it the likelier match.
@@ -125,22 +125,21 @@ class _AsNamed:
     ranked lower and never judged as named. No inheritance from the turn before is taken off: a turn
     that gives the name is about the person, whatever was said before it."""
 
-    store: TurnStore
     person: Mapping[str, frozenset[int]]
     """The name, keyed as ``memory.people.introduced`` keys it (only turns that give it are judged so)."""
     query: npt.NDArray[np.float32]
     evidence: EvidenceMaker
     wanted: frozenset[str]
-    vectors: dict[str, npt.NDArray[np.float32]] = field(default_factory=dict)
 
-    def read(self, ids: list[str]) -> None:
-        """The vectors of the candidates about to be judged, in one look-up (before any ``judged``)."""
-        self.vectors = self.store.unit_vectors(ids)
-
-    def judged(self, turn: Turn, asked: Evidence, across: Mapping[str, Collection[str]]) -> Evidence:
+    def judged(
+        self,
+        turn: Turn,
+        vector: npt.NDArray[np.float32] | None,
+        asked: Evidence,
+        across: Mapping[str, Collection[str]],
+    ) -> Evidence:
         """``asked`` (the turn's evidence under the question as asked), or the restated question's when
-        that makes the turn the likelier match."""
-        vector = self.vectors.get(turn.id)
+        that makes the turn the likelier match (``vector``: the turn's, at unit length; None: none yet)."""
         if vector is None or asked.cosine is None or not mentioned(self.person, turn.text):
             return asked
         words = words_share(self.wanted, turn.text, across)
@@ -285,6 +284,12 @@ class Retriever:
             waiting = unembedded | self._without_vector(unknown)
             # a query's word said in the other script is held as well (tent: 帐篷)
             across = translations(keywords, self.reference_dir)
+            # the candidates' own vectors, for their cosine to the restated question (one look-up)
+            unit = (
+                {}
+                if as_named is None
+                else self.store.unit_vectors([c.turn.id for c in kept if c.turn.id not in waiting])
+            )
 
             def of(turn: Turn) -> Evidence:  # a turn still waiting for its vector has no cosine to give
                 vectorless = turn.id in waiting
@@ -299,10 +304,8 @@ class Retriever:
                 )
                 if as_named is None or turn.id in others:
                     return asked
-                return as_named.judged(turn, asked, across)
+                return as_named.judged(turn, unit.get(turn.id), asked, across)
 
-            if as_named is not None:
-                as_named.read([c.turn.id for c in kept if c.turn.id not in waiting])
             return [replace(c, evidence=of(c.turn)) for c in kept]
 
         return [Candidate(t, scores.get(t.id, floor), someone_else=t.id in others) for t in ranked], judged
@@ -396,9 +399,8 @@ class Retriever:
         total = sum(weights.values())
         if total <= 0.0:
             return []
-        query = self.embedder.embed_query(keywords or " ")
         pull = sum(weights[i] * found[i] for i in found) / total
-        point = query / max(float(np.linalg.norm(query)), 1e-12) + pull
+        point = self._unit_query(keywords or " ") + pull
         return self.store.vector_search(point.astype(np.float32), limit, where)
 
     def _named(
@@ -441,19 +443,25 @@ class Retriever:
         by_meaning = self.store.vector_search(self.embedder.embed_query(f"{keywords} {person}"), limit, where)
         by_words = self.store.text_search(f"{person} {keywords}", limit, where)
         question = restated(keywords, fitting[1], person) if fitting else None
-        if question is None:
+        if fitting is None or question is None:
             return Described(by_meaning, by_words)
         by_restated = self.store.vector_search(self.embedder.embed_query(question), limit, where)
-        return Described(by_meaning, by_words, by_restated, question, fitting[2] if fitting else "")
+        return Described(by_meaning, by_words, by_restated, question, fitting[2])
 
     def _as_named(self, person: Described) -> _AsNamed | None:
         """The judging of a described question's candidates against it as restated (None: not restated)."""
         if person.restated is None:
             return None
-        query = self.embedder.embed_query(person.restated)
-        query = query / max(float(np.linalg.norm(query)), 1e-12)
+        query = self._unit_query(person.restated)
         named = {person.name: frozenset[int]()}  # mentioned reads the keys only
-        return _AsNamed(self.store, named, query, self.reference.evidence(query), content_terms(person.restated))
+        return _AsNamed(named, query, self.reference.evidence(query), content_terms(person.restated))
+
+    def _unit_query(self, text: str) -> npt.NDArray[np.float32]:
+        """``text`` embedded as a query (through the embedder's query cache), at unit length, as the
+        store's ``unit_vectors`` are."""
+        query = self.embedder.embed_query(text)
+        unit: npt.NDArray[np.float32] = query / max(float(np.linalg.norm(query)), 1e-12)
+        return unit
 
     def _by_description(
         self, asked: Mapping[int, tuple[str, str]], words: Container[str], where: Filter | None
@@ -469,8 +477,7 @@ class Retriever:
         vectors = self.store.unit_vectors([s.turn.id for s in pool])
         if not vectors:
             return None
-        query = self.embedder.embed_query(description)
-        query = query / max(float(np.linalg.norm(query)), 1e-12)
+        query = self._unit_query(description)
         ranked = sorted((s.turn for s in pool if s.turn.id in vectors), key=lambda t: -float(vectors[t.id] @ query))
         for turn in ranked[:_RELATION_READ]:
             names = [name for name, relations in introduced(turn.text, words).items() if relation in relations]

@@ -212,17 +212,27 @@ def fuse(
 
 
 def spread_context(scores: dict[str, float], turns: dict[str, Turn], floor: float, fusion: Fusion) -> dict[str, float]:
-    """Each turn's score plus the shares of its strongest neighbours' strength (neighbours in context only)."""
+    """Each turn's score plus the shares of its strongest neighbours' strength (neighbours in context only).
+
+    Only a turn above the floor has strength to pass on: each one hands its shares to its neighbours,
+    and a turn that received none keeps its score.
+    """
     position = {(t.session_id, t.turn_index): turn_id for turn_id, t in turns.items()}
-    final: dict[str, float] = {}
+    received: dict[str, list[float]] = {}
     for turn_id, turn in turns.items():
-        shares = []
+        strength = scores.get(turn_id, floor) - floor
+        if strength <= 0.0:
+            continue
         for distance, share in enumerate(fusion.context, start=1):
-            for sign in (-1, 1):
-                other = position.get((turn.session_id, turn.turn_index + sign * distance))
+            for index in (turn.turn_index - distance, turn.turn_index + distance):
+                other = position.get((turn.session_id, index))
                 if other is not None and abs(turns[other].timestamp - turn.timestamp) <= distance * CONTEXT_GAP:
-                    shares.append(share * max(0.0, scores.get(other, floor) - floor))
-        final[turn_id] = scores.get(turn_id, floor) + sum(sorted(shares, reverse=True)[: fusion.context_count])
+                    received.setdefault(other, []).append(share * strength)
+    final: dict[str, float] = {}
+    for turn_id in turns:
+        shares = received.get(turn_id)
+        score = scores.get(turn_id, floor)
+        final[turn_id] = score + sum(sorted(shares, reverse=True)[: fusion.context_count]) if shares else score
     return final
 
 

@@ -41,17 +41,11 @@ def machine() -> dict[str, Any]:
     return {"cores": os.cpu_count(), "cpu": cpu, "python": platform.python_version()}
 
 
-ALL_BULK = "bulk"
-"""``--embedder bulk``: the configured bundled model with every passage on the bulk runtime."""
+class WrappedEmbedder:
+    """The part every benchmark's embedder wrapper shares: its name, reading and size are those of the
+    embedder it wraps (``inner``), so that stores and caches take it for that embedder."""
 
-
-class AllBulkEmbedder:
-    """Every passage through the bulk runtime, however few (an import's vectors for every turn), queries
-    as configured: recall of an index the bulk path built alone, where a benchmark's sessions are too
-    short for it (fewer than ``BULK_MIN_TEXTS`` turns go to the engine)."""
-
-    def __init__(self, inner: BundledEmbedder) -> None:
-        self.inner = inner
+    inner: Embedder
 
     @property
     def name(self) -> str:
@@ -64,6 +58,21 @@ class AllBulkEmbedder:
     @property
     def dim(self) -> int:
         return self.inner.dim
+
+
+ALL_BULK = "bulk"
+"""``--embedder bulk``: the configured bundled model with every passage on the bulk runtime."""
+
+
+class AllBulkEmbedder(WrappedEmbedder):
+    """Every passage through the bulk runtime, however few (an import's vectors for every turn), queries
+    as configured: recall of an index the bulk path built alone, where a benchmark's sessions are too
+    short for it (fewer than ``BULK_MIN_TEXTS`` turns go to the engine)."""
+
+    inner: BundledEmbedder
+
+    def __init__(self, inner: BundledEmbedder) -> None:
+        self.inner = inner
 
     def embed_query(self, text: str) -> Vector:
         return self.inner.embed_query(text)

@@ -25,7 +25,7 @@ from rich.console import Console
 from rich.progress import Progress
 from rich.table import Table
 
-from benchmarks.common import bench_embedder, machine, percentile, write_json
+from benchmarks.common import WrappedEmbedder, bench_embedder, machine, percentile, write_json
 from huichat.app.config import LoadedConfig
 from huichat.memory.embedding import Embedder, HashEmbedder
 from huichat.memory.kernel import MemoryKernel
@@ -57,7 +57,7 @@ QUERIES = ["上周三下午 部署", "VPN keepalive", "数据库迁移 停机", 
            "budget rent", "面试准备 system design", "model deployment llama.cpp", "健身 deadlifts"]  # fmt: skip
 
 
-class TimedEmbedder:
+class TimedEmbedder(WrappedEmbedder):
     """Wraps an embedder and adds up the seconds spent embedding passages; ``queries``, once set,
     embeds the searches' queries (the real model, for the searches timed with their embedding)."""
 
@@ -65,18 +65,6 @@ class TimedEmbedder:
         self.inner = inner
         self.seconds = 0.0
         self.queries: Embedder | None = None
-
-    @property
-    def name(self) -> str:
-        return self.inner.name
-
-    @property
-    def reading(self) -> str:
-        return str(getattr(self.inner, "reading", ""))
-
-    @property
-    def dim(self) -> int:
-        return self.inner.dim
 
     def embed_query(self, text: str) -> npt.NDArray[np.float32]:
         return (self.queries or self.inner).embed_query(text)

@@ -22,10 +22,11 @@ from pathlib import Path
 import numpy as np
 import numpy.typing as npt
 
+from benchmarks.common import WrappedEmbedder
 from huichat.memory.embedding import Embedder
 
 
-class CachedEmbedder:
+class CachedEmbedder(WrappedEmbedder):
     """An ``Embedder`` that remembers every vector it was asked for in a SQLite file."""
 
     def __init__(self, inner: Embedder, path: Path) -> None:
@@ -38,18 +39,6 @@ class CachedEmbedder:
         self._db = sqlite3.connect(path, check_same_thread=False)
         self._db.execute("CREATE TABLE IF NOT EXISTS vectors (key BLOB PRIMARY KEY, vector BLOB NOT NULL)")
         self._db.commit()
-
-    @property
-    def name(self) -> str:
-        return self.inner.name
-
-    @property
-    def reading(self) -> str:
-        return str(getattr(self.inner, "reading", ""))
-
-    @property
-    def dim(self) -> int:
-        return self.inner.dim
 
     def _key(self, kind: str, text: str) -> bytes:
         return hashlib.blake2b(f"{self.inner.name}\0{kind}\0{text}".encode(), digest_size=16).digest()

@@ -23,7 +23,7 @@ import re
 from dataclasses import replace
 
 from huichat.app.memory_modes import ModeBook
-from huichat.app.prompts import turn_text, uses_chinese
+from huichat.app.prompts import language_of_message, turn_text
 from huichat.memory.results import SearchResults
 from huichat.providers.errors import ProviderError
 from huichat.providers.llm import LLMClient
@@ -58,7 +58,7 @@ the mother's home: a check that catches some neighbours is worth its requests.""
 
 def check_messages(question: str, memory: str) -> list[dict[str, str]]:
     """The request that asks whether ``memory`` answers ``question``, in the question's language."""
-    ask = _ASK["zh" if uses_chinese(question) else "en"]
+    ask = _ASK[language_of_message(question)]
     return [{"role": "user", "content": ask.format(memory=memory, question=question.strip())}]
 
 

@@ -214,6 +214,15 @@ def uses_chinese(text: str) -> bool:
     return bool(_CJK.search(text))
 
 
+_LATIN_WORD = re.compile(r"[A-Za-z]+")
+
+
+def language_of_message(text: str) -> str:
+    """The language one message is written in: "zh" when it holds at least as many Chinese characters
+    as Latin words ("What did 李雪 say?" is English, 我用VPN连公司 Chinese), else "en"."""
+    return "zh" if len(_CJK.findall(text)) >= max(1, len(_LATIN_WORD.findall(text))) else "en"
+
+
 def system_prompt(language: str, role: str = "", *, tools: bool = True) -> str:
     """The system prompt: the session's ``role`` text (if any), then the memory rules in ``language``
     (``zh`` or ``en``), which are always there: those of the tools, or without ``tools`` those of the

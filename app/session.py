@@ -26,6 +26,7 @@ from huichat.app.prompts import (
     EMPTY_ANSWER,
     IN_WORDS,
     NO_ANSWER,
+    language_of_message,
     memory_block,
     prompt_results,
     question_note,
@@ -284,6 +285,15 @@ class ChatSession:
             self._language_of_session = "zh" if uses_chinese(text) else "en"
         return self._language_of_session
 
+    def _notes_language(self, text: str) -> str:
+        """The language of the memory block and the notes about one message's answer: configured, else
+        the message's own. The system prompt, the history and the time line its rules refer to stay in
+        the session's (``_language``, so a server's prompt cache holds): an English question in a
+        session begun in Chinese is not told to answer "我不记得了"."""
+        if self.config.prompt_language != "auto":
+            return self.config.prompt_language
+        return language_of_message(text)
+
     def _history(self, language: str, forgotten: frozenset[str]) -> tuple[list[dict[str, Any]], frozenset[str]]:
         """The session's recent turns within the token budget, as chat messages, and their ids.
 
@@ -359,6 +369,7 @@ class ChatSession:
         self, text: str, provider_name: str | None, now: datetime, progress: Progress
     ) -> AsyncIterator[SessionEvent]:
         language = self._language(text)
+        notes = self._notes_language(text)
         progress.provider = provider_name or self.llm.default or ""
         # forgotten meanwhile, here or by another huichat (the transcript says): out of the context too
         session_file = self.handle.session_file if self.handle is not None and self.turns else None
@@ -386,9 +397,9 @@ class ChatSession:
             yield RecallFinished("auto", RECALL_MEMORY, arguments, outcome.results, None, outcome.error, "auto")
             progress.recalled.extend(outcome.recalled_ids)
             if outcome.results is not None:
-                injected = memory_block(outcome.results, self.zone.tz, language, explained=not choice.offers_tools)
+                injected = memory_block(outcome.results, self.zone.tz, notes, explained=not choice.offers_tools)
                 # memory-first: the block is all the model sees of memory (a failed search says nothing)
-                after = "" if choice.offers_tools else question_note(outcome.results, language, text)
+                after = "" if choice.offers_tools else question_note(outcome.results, notes, text)
         messages = self.build_messages(text, now, history, injected, tools=choice.offers_tools, after=after)
         ran: set[str] = set()
         answer_now = not choice.offers_tools
@@ -397,7 +408,7 @@ class ChatSession:
             final_round = round_number == self.config.max_tool_rounds
             final = answer_now or final_round
             if final and progress.rounds > 0:
-                messages.append({"role": "user", "content": ANSWER_NOW[language]})
+                messages.append({"role": "user", "content": ANSWER_NOW[notes]})
             done: ReplyDone | None = None
             said: list[str] = []
             echo = EchoCut()
@@ -432,7 +443,7 @@ class ChatSession:
             if not done.tool_calls and echo.cut and not said and not asked_in_words and not final_round:
                 # nothing but a copy of memory lines, cut: nothing was shown, so it is asked once more
                 asked_in_words = True
-                messages.append({"role": "user", "content": IN_WORDS[language]})
+                messages.append({"role": "user", "content": IN_WORDS[notes]})
                 continue
             if not done.tool_calls:
                 break

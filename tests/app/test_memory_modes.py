@@ -192,6 +192,25 @@ async def test_nothing_above_the_threshold_puts_nothing_into_the_prompt(
     assert found is not None and memory_block(found, UTC, "en") == ""  # where the tools' rules do not explain a block
 
 
+async def test_an_english_question_in_a_session_begun_in_chinese_gets_its_notes_in_english(
+    kernel: MemoryKernel, fake_llm: FakeLLM
+) -> None:
+    # seen in a trial: after 今天天气不错 the English question was told, in Chinese, to answer "我不记得了"
+    session = _session(kernel, fake_llm, {"memory_mode": "memory-first"})
+    fake_llm.push(Reply(text="是啊。"))
+    await _reply(session, "今天天气不错")
+    fake_llm.push(Reply(text="I don't remember."))
+    await _reply(session, "What is the name of my neighbour's dog zxqv?")
+    request = fake_llm.requests[-1]["messages"]
+    # the system prompt and its time line stay the session's (a server's prompt cache holds); the block and
+    # the note on what to answer follow the message
+    assert request[0]["content"] == system_prompt("zh", tools=False)
+    assert _memory_in(fake_llm.requests[-1]) == f"<memory>\n{MEMORY_NONE['en']}\n</memory>"
+    question = request[-1]["content"]
+    assert question.startswith("[现在是 ") and question.endswith(ASK_NONE["en"])
+    assert "我不记得了" not in question
+
+
 @pytest.mark.parametrize(
     ("text", "question"),
     [

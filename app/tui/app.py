@@ -151,6 +151,7 @@ class HuichatApp(App[int]):
         self.start_role = start_role
         """The role (``--role``) the first session is held in."""
         self.set_reactive(HuichatApp.provider_name, start_provider or runtime.loaded.config.providers.default_name())
+        from huichat.app.tui.small_state import LastSession
         from huichat.app.tui.theme_choice import ThemeChoice
 
         self.theme_choice = ThemeChoice(runtime.loaded.paths.data_dir / "theme.json", runtime.loaded.config.ui.theme)
@@ -161,6 +162,7 @@ class HuichatApp(App[int]):
         self._jobs_running = False
         self._llm_started = False
         self.memory_modes = ModeBook.shared(runtime.loaded.paths.data_dir)
+        self.last_session = LastSession(runtime.loaded.paths.data_dir / "last-session.json")
         """How each provider gets at memory (the palette sets a mode for this run)."""
         self.last_forgotten: str | None = None
         """The turn forgotten last in this run (the palette offers to undo it)."""

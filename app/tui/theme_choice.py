@@ -2,11 +2,9 @@
 
 from __future__ import annotations
 
-import json
-import logging
 from pathlib import Path
 
-_log = logging.getLogger(__name__)
+from huichat.app.tui.small_state import read_state, write_state
 
 
 class ThemeChoice:
@@ -22,13 +20,7 @@ class ThemeChoice:
 
     def theme(self) -> str:
         """The theme to start with."""
-        try:
-            saved = json.loads(self.path.read_text(encoding="utf-8"))
-        except FileNotFoundError:
-            return self.configured
-        except (OSError, ValueError) as exc:
-            _log.warning("the saved theme is unreadable: %s", exc)
-            return self.configured
+        saved = read_state(self.path, "theme")
         if not isinstance(saved, dict) or saved.get("configured") != self.configured:
             return self.configured
         picked = saved.get("theme")
@@ -36,10 +28,4 @@ class ThemeChoice:
 
     def save(self, theme: str) -> None:
         """Remember ``theme`` as picked now (never fatal: a theme is a nicety)."""
-        try:
-            self.path.parent.mkdir(parents=True, exist_ok=True)
-            temporary = self.path.with_suffix(".tmp")
-            temporary.write_text(json.dumps({"theme": theme, "configured": self.configured}), encoding="utf-8")
-            temporary.replace(self.path)
-        except OSError as exc:
-            _log.warning("the theme was not saved: %s", exc)
+        write_state(self.path, {"theme": theme, "configured": self.configured}, "theme")

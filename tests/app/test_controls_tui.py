@@ -327,6 +327,35 @@ async def test_at_start_up_the_users_own_last_session_is_continued_not_an_api_cl
         assert app.chat_screen.session_id == own.session_id
 
 
+async def test_the_next_start_continues_the_session_shown_when_the_chat_closed(
+    tmp_path: Path, fake_llm: FakeLLM
+) -> None:
+    # seen in a trial: a session opened to read (ctrl+o) was not where the next start went back to
+    kernel = deterministic_kernel(tmp_path)
+    ids = seed_memory(kernel)
+    newest = kernel.recall_by_id(ids[0]).turn
+    assert newest is not None
+    [older] = [s.session_id for s in kernel.sessions() if s.session_id != newest.session_id]
+    config = loaded_config(fake_providers(fake_llm), ui={"theme": "textual-dark", "cursor_blink": False})
+    app = build_app(tmp_path, config, kernel=kernel)
+    async with app.run_test(size=(120, 36)) as pilot:
+        await wait_until(pilot, lambda: app.chat_screen.session_id is not None)
+        assert app.chat_screen.session_id == newest.session_id  # nothing saved yet: the last one written
+        await app.chat_screen.open_session(older)
+        await pilot.press("ctrl+q")
+    app = build_app(tmp_path, config, kernel=kernel)
+    async with app.run_test(size=(120, 36)) as pilot:
+        await wait_until(pilot, lambda: app.chat_screen.session_id is not None)
+        assert app.chat_screen.session_id == older
+    # a saved session that is gone (forgotten, another data folder): the last one written, and no error
+    (tmp_path / "last-session.json").write_text('{"session_id": "20200101-000000-gone"}', encoding="utf-8")
+    app = build_app(tmp_path, config, kernel=kernel)
+    async with app.run_test(size=(120, 36)) as pilot:
+        await wait_until(pilot, lambda: app.chat_screen.session_id is not None)
+        assert app.chat_screen.session_id == newest.session_id
+        assert not [n for n in app._notifications if n.severity == "error"]
+
+
 async def test_a_message_letter_that_cannot_act_while_streaming_is_said_not_typed(
     tmp_path: Path, fake_llm: FakeLLM
 ) -> None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import itertools
 import re
 from collections.abc import Callable
@@ -107,6 +108,8 @@ def build_app(
 ) -> HuichatApp:
     made = kernel or deterministic_kernel(root)
     clock_state = {"now": NOW}
+    # what the app keeps beside memory (prompt history, theme, last session) stays in the test's folder
+    loaded = dataclasses.replace(loaded, paths=dataclasses.replace(loaded.paths, data_dir=root))
 
     def clock() -> datetime:
         clock_state["now"] += timedelta(seconds=30)

@@ -89,7 +89,9 @@ class ChatBase(Screen[None]):
         return self.query_one("#prompt", PromptInput)
 
     def refresh_session_label(self) -> None:
-        """Show which session the next message goes to, by its title when it has one."""
+        """Show which session the next message goes to, by its title when it has one (and remember it:
+        the next start continues it)."""
+        self.huichat.last_session.save(self.session_id)
         if self.session_id is None:
             self.session_status = "new session"
             return

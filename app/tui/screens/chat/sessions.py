@@ -76,12 +76,14 @@ class ChatSessions(ChatProvider):
             await self.open_session(chosen)
 
     async def continue_last_session(self) -> None:
-        """At start-up: show the user's most recent session and continue it (ctrl+n starts a new one)."""
+        """At start-up: show the session the chat showed when it last closed, else the user's most recent
+        one, and continue it (ctrl+n starts a new one)."""
         try:
             infos = await self.gateway.sessions()
         except KernelError:
             return
-        for info in infos[:_CONTINUE_CANDIDATES]:
+        shown = self.huichat.last_session.session_id()
+        for info in [i for i in infos if i.session_id == shown] + infos[:_CONTINUE_CANDIDATES]:
             if self.session_id is not None or self.replying:
                 return
             try:

@@ -1,0 +1,58 @@
+"""Small things the chat keeps across restarts in the data folder: each a JSON file, written whole
+(a reader never sees half of one) and never fatal to read or write: a nicety lost is logged."""
+
+from __future__ import annotations
+
+import json
+import logging
+from pathlib import Path
+
+_log = logging.getLogger(__name__)
+
+
+def read_state(path: Path, what: str) -> object | None:
+    """``path``'s JSON; None when there is none or it cannot be read (``what`` names it in the log)."""
+    try:
+        value: object = json.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        return None
+    except (OSError, ValueError) as exc:
+        _log.warning("the saved %s is unreadable: %s", what, exc)
+        return None
+    return value
+
+
+def write_state(path: Path, value: object, what: str) -> None:
+    """Write ``value`` as ``path``'s JSON whole; None removes the file."""
+    try:
+        if value is None:
+            path.unlink(missing_ok=True)
+            return
+        path.parent.mkdir(parents=True, exist_ok=True)
+        temporary = path.with_suffix(".tmp")
+        temporary.write_text(json.dumps(value, ensure_ascii=False), encoding="utf-8")
+        temporary.replace(path)
+    except OSError as exc:
+        _log.warning("the %s was not saved: %s", what, exc)
+
+
+class LastSession:
+    """``<data>/last-session.json``: the session the chat showed last, which the next start continues
+    ("where you left off": a session opened to read is that place too, not only the last one written)."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self._saved: str | None = None
+
+    def session_id(self) -> str | None:
+        """The session shown when the chat last closed (None: a new, empty one, or none saved)."""
+        saved = read_state(self.path, "last session")
+        found = saved.get("session_id") if isinstance(saved, dict) else None
+        self._saved = found if isinstance(found, str) and found else None
+        return self._saved
+
+    def save(self, session_id: str | None) -> None:
+        """Remember ``session_id`` as the one shown now (written only when it changed)."""
+        if session_id != self._saved:
+            self._saved = session_id
+            write_state(self.path, {"session_id": session_id} if session_id else None, "last session")

@@ -14,6 +14,7 @@ from datetime import tzinfo
 from huichat.memory.imports.model import ImportedConversation, ImportedMessage, Part, PartKind
 from huichat.memory.imports.stored import StoredSession
 from huichat.memory.transcript import format_local_time
+from huichat.memory.turns import STATUS_FAILED, STOPPED, Turn
 
 _SERVICES = {
     "chatgpt": "ChatGPT",
@@ -68,6 +69,16 @@ def _excerpt(text: str) -> str:
     return line if len(line) <= 60 else line[:59] + "…"
 
 
+def _unfinished(turn: Turn) -> str | None:
+    """The line that says a reply did not finish (stopped by the user, or failed), as the chat shows it."""
+    if turn.status != STATUS_FAILED:
+        return None
+    error = str(dict(turn.extra).get("error", "") or "")
+    if error == STOPPED:
+        return "*■ stopped: the reply was cut short here*"
+    return f"*⚠ the reply failed{': ' + error if error else ''}*"
+
+
 def render(stored: StoredSession, conversation: ImportedConversation, zone: tzinfo) -> str:
     """The Markdown of one session (``conversation`` is ``restore(stored)``)."""
     title = conversation.title or (stored.turns[0].topic if stored.turns else "") or stored.session_id
@@ -78,7 +89,8 @@ def render(stored: StoredSession, conversation: ImportedConversation, zone: tzin
     else:
         lines.append(f"- From {service} · conversation `{conversation.conversation_id}`")
     lines += [
-        f"- Started {format_local_time(conversation.created.instant, zone)} · {len(stored.turns)} turns",
+        f"- Started {format_local_time(conversation.created.instant, zone)} · {len(stored.turns)} "
+        + ("turn" if len(stored.turns) == 1 else "turns"),
         f"- huichat session `{stored.session_id}` (`{stored.session_file}`)",
     ]
     if conversation.skipped:
@@ -103,6 +115,8 @@ def render(stored: StoredSession, conversation: ImportedConversation, zone: tzin
             else:  # reasoning, tool calls and results, raw content: folded away
                 summary = f"{message.kind.replace('_', ' ')} · {message.who}"
                 lines += [f"<details><summary>{summary}</summary>", "", fenced(message.text), "", "</details>", ""]
+        if (mark := _unfinished(turn)) is not None:
+            lines += [mark, ""]
     stored_ids = {m.id for m, _ in stored.messages()}
     branches = [b for b in conversation.alternatives if not any(m.id in stored_ids for m in b.messages)]
     if branches:

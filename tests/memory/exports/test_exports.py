@@ -15,7 +15,7 @@ from huichat.memory.imports.ingest import import_conversations
 from huichat.memory.imports.model import ImportedConversation, SourceFormat
 from huichat.memory.imports.reader import iter_conversations
 from huichat.memory.kernel import MemoryKernel
-from huichat.memory.turns import Message, TurnDraft
+from huichat.memory.turns import STATUS_FAILED, STOPPED, Message, TurnDraft
 from huichat.providers.redact import REDACTED, redact
 from tests.conftest import NOW, ZONE, open_kernel
 from tests.memory.imports.stored_helpers import SOURCES, canonical, source_path, stored_conversations
@@ -161,4 +161,30 @@ def test_a_session_written_in_huichat_imports_back_where_it_came_from_unchanged(
     tally = import_conversations(kernel, iter_conversations(path), NOW)
     assert (tally.unchanged, tally.extended_sessions, tally.retitled, tally.messages) == (1, 0, 0, 0)
     assert {p: p.read_bytes() for p in (tmp_path / "memory" / "sessions").glob("*/*/*")} == transcripts
+    kernel.close()
+
+
+def test_markdown_marks_a_reply_that_was_stopped_or_failed_and_counts_one_turn_as_one(tmp_path: Path) -> None:
+    # a user's trial: the stopped reply read as plain cut-off text, and the header said "1 turns"
+    kernel = open_kernel(tmp_path / "memory")
+    session = kernel.new_session(NOW)
+    said = (Message("user", "Tell me a long story."), Message("assistant", "Once upon a time, in a land"))
+    kernel.append_turn(session, TurnDraft(said, NOW, "A story", status=STATUS_FAILED, extra=(("error", STOPPED),)))
+    [page] = _export(tmp_path, ExportFormat.MARKDOWN, "md").glob("*.md")
+    text = page.read_text(encoding="utf-8")
+    assert " · 1 turn\n" in text
+    assert "Once upon a time, in a land\n\n*■ stopped: the reply was cut short here*" in text
+    failed = kernel.new_session(NOW + timedelta(hours=1))
+    kernel.append_turn(
+        failed,
+        TurnDraft(
+            (Message("user", "Hello?"),),
+            NOW + timedelta(hours=1),
+            "Hello",
+            status=STATUS_FAILED,
+            extra=(("error", "the provider timed out"),),
+        ),
+    )
+    pages = [p.read_text(encoding="utf-8") for p in _export(tmp_path, ExportFormat.MARKDOWN, "md2").glob("*.md")]
+    assert any("*⚠ the reply failed: the provider timed out*" in p for p in pages)
     kernel.close()

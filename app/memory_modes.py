@@ -133,6 +133,8 @@ class ModeBook:
     def __init__(self, data_dir: Path | None) -> None:
         self.path = data_dir / FILE_NAME if data_dir is not None else None
         self._lock = threading.RLock()
+        self._seen: tuple[int, int] | None = None
+        """The file's (mtime, size) as this book last read or wrote it."""
         self._verdicts = self._read()
         self._overrides: dict[str, Mode] = {}
 
@@ -169,6 +171,7 @@ class ModeBook:
 
     def verdict(self, provider: ProviderConfig) -> Verdict:
         with self._lock:
+            self._take_in_others()
             found = self._verdicts.get(model_key(provider))
             return replace(found, recent=list(found.recent)) if found is not None else Verdict()
 
@@ -204,10 +207,25 @@ class ModeBook:
             # written under the lock: two probes finishing at once must not write an older snapshot last
             self._write({k: _record(v) for k, v in self._verdicts.items()})
 
+    def _take_in_others(self) -> None:
+        """What another process wrote since this book last read or wrote the file (``huichat doctor
+        --ping`` beside a running chat: its next message answers in the mode the probe found)."""
+        stamp = self._stamp()
+        if stamp is not None and stamp != self._seen:
+            self._verdicts = self._read()
+
+    def _stamp(self) -> tuple[int, int] | None:
+        try:
+            found = self.path.stat() if self.path is not None else None
+        except OSError:
+            return None
+        return (found.st_mtime_ns, found.st_size) if found is not None else None
+
     def _read(self) -> dict[str, Verdict]:
         if self.path is None or not self.path.exists():
             return {}
         try:
+            self._seen = self._stamp()
             data = json.loads(self.path.read_text(encoding="utf-8"))
             return {str(k): _verdict(v) for k, v in data.items() if isinstance(v, Mapping)}
         except (OSError, ValueError, TypeError) as exc:  # a damaged file: start over, never fail a reply
@@ -226,6 +244,7 @@ class ModeBook:
                 written = Path(handle.name)
                 json.dump(snapshot, handle, ensure_ascii=False, indent=1)
             written.replace(self.path)
+            self._seen = self._stamp()
         except OSError as exc:  # a full or read-only disk: the verdict lives in memory for this run
             _log.warning("provider modes not saved: %s", exc)
             if written is not None:

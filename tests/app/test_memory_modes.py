@@ -86,6 +86,17 @@ def test_auto_starts_from_where_the_model_runs_and_learns_from_the_probe_and_the
     assert again.choose("x", LOCAL.model_copy(update={"supports_tools": False})).mode == "memory-first"
 
 
+def test_a_running_chat_takes_in_the_verdict_another_process_wrote(tmp_path: Path) -> None:
+    # a user's trial: after `huichat doctor --ping` found the local model calling tools, the open chat
+    # still answered memory-first until it was restarted
+    chat = ModeBook(tmp_path)
+    assert chat.choose("qwen", LOCAL).mode == "memory-first"
+    chat.record_reply(REMOTE, searched=True, memory_held=True)  # the chat's own learning is in the file too
+    ModeBook(tmp_path).record_probe(LOCAL, calls_tools=True)  # the doctor, in its own process
+    assert chat.choose("qwen", LOCAL).mode == "both"
+    assert chat.verdict(REMOTE).calls_tools is True
+
+
 def test_a_damaged_mode_file_is_learnt_again(tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
     (tmp_path / FILE_NAME).write_text("{not json", encoding="utf-8")
     book = ModeBook(tmp_path)

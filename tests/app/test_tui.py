@@ -301,6 +301,13 @@ async def test_a_message_over_the_limit_is_refused_in_one_line_and_kept_in_the_p
         await pilot.press("enter")
         await wait_until(pilot, lambda: any("at most 100" in str(n.message) for n in app._notifications))
         assert app.screen.query_one(PromptInput).text == typed and said(app) == []
+        # and it says how to be rid of it: ctrl+l empties the prompt (a 110k-character paste, in a trial,
+        # left only line-by-line keys), and ctrl+z brings it back
+        assert any("ctrl+l clears the prompt" in str(n.message) for n in app._notifications)
+        await pilot.press("ctrl+l")
+        assert app.screen.query_one(PromptInput).text == ""
+        await pilot.press("ctrl+z")
+        assert app.screen.query_one(PromptInput).text == typed
     assert fake_llm.requests == []
 
 

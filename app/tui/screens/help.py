@@ -15,6 +15,7 @@ HELP = """\
 |---|---|---|
 | Enter | prompt | send the message |
 | ctrl+j / alt+enter / shift+enter | prompt | new line |
+| ctrl+l | prompt | clear it, however long (ctrl+z brings it back) |
 | ↑ ↓ | prompt, empty or showing a past prompt | earlier / later prompts you sent (kept across sessions) |
 | ↑ ↓ | prompt (at its first / last line) | move into the open memory panel |
 | ctrl+r | chat | search the prompts you sent; Enter puts one in the prompt |

@@ -38,7 +38,10 @@ class PromptInput(TextArea):
     """
 
     NEWLINE_KEYS = ("ctrl+j", "alt+enter", "shift+enter")
-    BINDINGS = [Binding(",".join(NEWLINE_KEYS), "newline", "New line", show=False)]
+    BINDINGS = [
+        Binding(",".join(NEWLINE_KEYS), "newline", "New line", show=False),
+        Binding("ctrl+l", "clear_prompt", "Clear", show=False),
+    ]
 
     @dataclass
     class Submitted(Message):
@@ -73,6 +76,11 @@ class PromptInput(TextArea):
         self._recalled = index
         self.text = "" if index is None else self.sent[index]
         self.move_cursor(self.document.end)
+
+    def action_clear_prompt(self) -> None:
+        """Empty the prompt, however long (ctrl+z brings the text back)."""
+        self.clear()
+        self._recalled = None
 
     async def _on_key(self, event: events.Key) -> None:
         if event.key == "enter":

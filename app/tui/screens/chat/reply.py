@@ -26,7 +26,8 @@ class ChatReply(ChatMemory):
         if self.replying:
             self.notify("Wait for the current reply to finish.", timeout=3)
             return
-        problem = self.provider_problem() or self.huichat.runtime.loaded.config.chat.message_problem(event.text)
+        too_long = self.huichat.runtime.loaded.config.chat.message_problem(event.text)
+        problem = self.provider_problem() or (f"{too_long} · ctrl+l clears the prompt" if too_long else "")
         if problem:  # the text stays in the prompt
             self.notify(problem, severity="error", timeout=8)
             return

@@ -133,3 +133,9 @@ async def test_a_first_weeks_turns_stand_as_a_column_from_zero_in_the_weeks_char
         # one week is one point: drawn as a line it was a single braille dot on an axis around it
         assert re.search(r"(?<![\d.])0(\.0+)?┤", drawn)  # the y axis starts at zero
         assert sum(0x2800 < ord(c) <= 0x28FF for c in drawn) >= 5
+        # counts read as whole numbers on both charts (a trial saw 7.0, 5.8, 4.7, … turns per decile)
+        importance = app.screen.query_one("#importance-chart", PlotextPlot)
+        await wait_until(pilot, lambda: "┤" in str(importance.render()))
+        for shown in (drawn, str(importance.render())):
+            ticks = re.findall(r"([\d.]+) ?┤", shown)
+            assert ticks and all(re.fullmatch(r"\d+", tick) for tick in ticks), ticks

@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
+import math
 from collections.abc import Awaitable, Callable
 from datetime import tzinfo
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from textual import on, work
 from textual.app import ComposeResult
@@ -113,6 +114,7 @@ class StatsScreen(Screen[None]):
         plt.clear_figure()
         plt.title(title)
         plt.bar(labels, values)
+        _whole_ticks(plt, max(values, default=0))
         chart.refresh()
 
     def _timeline(self, labels: list[str], values: list[int]) -> None:
@@ -126,6 +128,7 @@ class StatsScreen(Screen[None]):
             # filled down to a y axis from zero: a first week alone is one point, drawn as a line it was one dot
             plt.plot(positions, values, marker="braille", fillx=True)
             plt.ylim(0, max(max(values), 1))
+            _whole_ticks(plt, max(values))
             step = max(1, len(labels) // 6)
             plt.xticks(positions[::step], labels[::step])
         chart.refresh()
@@ -138,3 +141,9 @@ class StatsScreen(Screen[None]):
             self.notify(f"Turn {item.id} is not in memory.", severity="error")
             return
         await self.app.push_screen(TurnDetailScreen(turn, turn.id, self.fetch, self.zone))
+
+
+def _whole_ticks(plt: Any, top: int) -> None:
+    """Whole numbers on a count's axis, at most six of them (plotext's own ticks read 5.8, 4.7, …)."""
+    step = max(1, math.ceil(max(top, 1) / 5))
+    plt.yticks(list(range(0, max(top, 1) + step, step)))

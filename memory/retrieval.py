@@ -528,9 +528,11 @@ class Retriever:
             hits = [SearchHit(c.turn, round(c.score, 6), "hit", score=c.score) for c in found if c.score > 0]
             return self._folded(hits, where, keywords), None
         similarities = calibrated(evidence, lowered=[c.someone_else for c in found])
+        lent = borrowed(found, evidence, similarities, self.config.min_similarity)
         scored = [
             SearchHit(c.turn, round(similarity, 6), "hit", score=c.score, evidence=c.evidence)
-            for c, similarity in zip(found, similarities, strict=True)
+            for c, similarity, taken in zip(found, similarities, lent, strict=True)
+            if not taken
         ][:limit]
         kept = _linked(scored, self.config.min_similarity, keywords, pool, lambda: chinese_words(self.reference_dir))
         below = next((h for h in scored if (h.similarity or 0.0) < self.config.min_similarity), None)
@@ -795,6 +797,40 @@ class Retriever:
                     ordered.append(SearchHit(turn, None, "neighbor", hit.turn.id, hit.rank))
         turns = self.store.with_next([h.turn for h in ordered])
         return [replace(h, turn=t) for t, h in zip(turns, ordered, strict=True)]
+
+
+BORROWED_SHARE = 0.2
+"""A candidate whose own chance is under this share of the similarity it was lifted to is no hit (``borrowed``)."""
+
+
+def borrowed(
+    found: list[Candidate], evidence: list[Evidence], similarities: list[float], threshold: float
+) -> list[bool]:
+    """Which candidates are hits only by a likelier one ranked below them, and are no hits.
+
+    A similarity is non-increasing along the ranking (``calibrated``): a candidate takes the chance of
+    the likelier ones below it. That is right for the turn next to a match in its conversation (the
+    answer after the question that holds the words), which the fusion ranks by its neighbour's
+    strength. It is wrong for a turn of another conversation that the fusion put first: in a user's
+    nine-turn memory 今天天气不错 (its own chance 0.14) stood above "My sister Zhao Fang drinks only
+    lemonade" for 柠檬水 and was shown as a hit at 0.97. Such a candidate — its own chance under
+    ``BORROWED_SHARE`` of its similarity, and within two turns of no hit of its session that stands
+    on its own evidence (two lifted turns of one chat do not keep each other) — is left out.
+    """
+    lifted = [
+        similarity >= threshold and CALIBRATION.probability(e) < BORROWED_SHARE * similarity
+        for e, similarity in zip(evidence, similarities, strict=True)
+    ]
+    # hits on their own evidence: the turns they lend to in their conversation keep their places
+    own = [c.turn for c, s, up in zip(found, similarities, lifted, strict=True) if s >= threshold and not up]
+
+    def beside_a_hit(turn: Turn) -> bool:
+        return any(
+            (in_context(turn, other) or in_context(other, turn)) and abs(other.turn_index - turn.turn_index) <= 2
+            for other in own
+        )
+
+    return [up and not beside_a_hit(c.turn) for c, up in zip(found, lifted, strict=True)]
 
 
 def _sources_first(found: list[Candidate], reach: int, wanted: frozenset[str]) -> list[Candidate]:

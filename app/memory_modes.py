@@ -133,8 +133,8 @@ class ModeBook:
     def __init__(self, data_dir: Path | None) -> None:
         self.path = data_dir / FILE_NAME if data_dir is not None else None
         self._lock = threading.RLock()
-        self._seen: tuple[int, int] | None = None
-        """The file's (mtime, size) as this book last read or wrote it."""
+        self._seen: tuple[int, int, int] | None = None
+        """The file's (inode, mtime, size) as this book last read or wrote it."""
         self._verdicts = self._read()
         self._overrides: dict[str, Mode] = {}
 
@@ -199,6 +199,7 @@ class ModeBook:
     def _update(self, provider: ProviderConfig, **changes: object) -> None:
         key = model_key(provider)
         with self._lock:
+            self._take_in_others()  # what another process wrote is not written over with an older copy
             verdict = self._verdicts.setdefault(key, Verdict())
             for name, value in changes.items():
                 setattr(verdict, name, value)
@@ -214,12 +215,16 @@ class ModeBook:
         if stamp is not None and stamp != self._seen:
             self._verdicts = self._read()
 
-    def _stamp(self) -> tuple[int, int] | None:
+    def _stamp(self, path: Path | None = None) -> tuple[int, int, int] | None:
+        """Which write of the file (or of ``path``) this is: every write is a rename of a new file, a new inode."""
+        target = path or self.path
+        if target is None:
+            return None
         try:
-            found = self.path.stat() if self.path is not None else None
+            found = target.stat()
         except OSError:
             return None
-        return (found.st_mtime_ns, found.st_size) if found is not None else None
+        return (found.st_ino, found.st_mtime_ns, found.st_size)
 
     def _read(self) -> dict[str, Verdict]:
         if self.path is None or not self.path.exists():
@@ -243,8 +248,9 @@ class ModeBook:
             ) as handle:
                 written = Path(handle.name)
                 json.dump(snapshot, handle, ensure_ascii=False, indent=1)
+            stamp = self._stamp(written)  # before the rename: another process's file may follow it at once
             written.replace(self.path)
-            self._seen = self._stamp()
+            self._seen = stamp
         except OSError as exc:  # a full or read-only disk: the verdict lives in memory for this run
             _log.warning("provider modes not saved: %s", exc)
             if written is not None:

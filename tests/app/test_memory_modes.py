@@ -95,6 +95,11 @@ def test_a_running_chat_takes_in_the_verdict_another_process_wrote(tmp_path: Pat
     ModeBook(tmp_path).record_probe(LOCAL, calls_tools=True)  # the doctor, in its own process
     assert chat.choose("qwen", LOCAL).mode == "both"
     assert chat.verdict(REMOTE).calls_tools is True
+    # and what the chat writes next does not write an older copy over the doctor's verdict
+    ModeBook(tmp_path).record_probe(LOCAL, calls_tools=False)
+    chat.record_check(REMOTE, trusted=True)  # a hit check in the middle of a reply, before any choice
+    assert ModeBook(tmp_path).verdict(LOCAL).calls_tools is False
+    assert chat.choose("qwen", LOCAL).mode == "memory-first"
 
 
 def test_a_damaged_mode_file_is_learnt_again(tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
@@ -220,6 +225,16 @@ async def test_an_english_question_in_a_session_begun_in_chinese_gets_its_notes_
     question = request[-1]["content"]
     assert question.startswith("[现在是 ") and question.endswith(ASK_NONE["en"])
     assert "我不记得了" not in question
+
+
+async def test_a_session_begun_with_a_chinese_name_in_an_english_question_is_english(
+    kernel: MemoryKernel, fake_llm: FakeLLM
+) -> None:
+    fake_llm.push(Reply(text="I don't remember."))
+    await _reply(_session(kernel, fake_llm, {"memory_mode": "memory-first"}), "What did 李雪 say about the move?")
+    request = fake_llm.requests[-1]["messages"]
+    assert request[0]["content"] == system_prompt("en", tools=False)
+    assert request[-1]["content"].startswith("[It is now ")
 
 
 @pytest.mark.parametrize(

@@ -32,7 +32,6 @@ from huichat.app.prompts import (
     question_note,
     system_prompt,
     time_note,
-    uses_chinese,
     without_time_note,
 )
 from huichat.app.rounds import EchoCut, Progress, call_key, round_messages
@@ -226,7 +225,7 @@ class ChatSession:
         # a session from before titles keeps its topic until enough new turns are said
         self._titled_at = self.title.turns if self.title else len(self.turns)
         first = next((m.text for t in self.turns for m in t.messages if m.role == "user" and m.is_chat), "")
-        self._language_of_session = ("zh" if uses_chinese(first) else "en") if first else ""
+        self._language_of_session = language_of_message(first) if first else ""
 
     async def reread_title(self) -> None:
         """The title as the transcript holds it now: forgetting the turn a local title was cut
@@ -282,7 +281,7 @@ class ChatSession:
         if self.config.prompt_language != "auto":
             return self.config.prompt_language
         if not self._language_of_session:
-            self._language_of_session = "zh" if uses_chinese(text) else "en"
+            self._language_of_session = language_of_message(text)
         return self._language_of_session
 
     def _notes_language(self, text: str) -> str:

@@ -536,7 +536,8 @@ class Retriever:
         ][:limit]
         kept = _linked(scored, self.config.min_similarity, keywords, pool, lambda: chinese_words(self.reference_dir))
         below = next((h for h in scored if (h.similarity or 0.0) < self.config.min_similarity), None)
-        if below is not None and not kept and stands_out(evidence[:limit], self.config.min_similarity):
+        shown = [h.evidence for h in scored if h.evidence is not None]
+        if below is not None and not kept and stands_out(shown, self.config.min_similarity):
             below = replace(below, stands_out=True)
         return self._folded(kept, where, keywords), below
 
@@ -817,6 +818,8 @@ def borrowed(
     ``BORROWED_SHARE`` of its similarity, and within two turns of no hit of its session that stands
     on its own evidence (two lifted turns of one chat do not keep each other) — is left out.
     """
+    if threshold <= 0:  # ``min_similarity: 0`` keeps every candidate
+        return [False] * len(found)
     lifted = [
         similarity >= threshold and CALIBRATION.probability(e) < BORROWED_SHARE * similarity
         for e, similarity in zip(evidence, similarities, strict=True)

@@ -242,6 +242,7 @@ def test_a_turn_of_another_conversation_is_no_hit_by_the_chance_of_a_likelier_on
     assert borrowed(found, evidence, similarities, 0.62) == [True, False, False, False]
     # under the threshold nothing is a hit to take away; a chance of its own near the one it took stays
     assert borrowed(found, evidence, similarities, 0.95) == [False] * 4
+    assert borrowed(found, evidence, similarities, 0.0) == [False] * 4  # min_similarity 0 keeps every candidate
     assert borrowed(found, [chance(0.5), *evidence[1:]], calibrated([chance(0.5), *evidence[1:]]), 0.62)[0] is False
 
 

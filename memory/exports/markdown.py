@@ -76,7 +76,8 @@ def _unfinished(turn: Turn) -> str | None:
     error = str(dict(turn.extra).get("error", "") or "")
     if error == STOPPED:
         return "*■ stopped: the reply was cut short here*"
-    return f"*⚠ the reply failed{': ' + error if error else ''}*"
+    said = " ".join(error.split()).replace("*", "\\*")  # one line, and a * of the error's own is no emphasis
+    return f"*⚠ the reply failed{': ' + said if said else ''}*"
 
 
 def render(stored: StoredSession, conversation: ImportedConversation, zone: tzinfo) -> str:

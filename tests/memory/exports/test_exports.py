@@ -182,9 +182,10 @@ def test_markdown_marks_a_reply_that_was_stopped_or_failed_and_counts_one_turn_a
             NOW + timedelta(hours=1),
             "Hello",
             status=STATUS_FAILED,
-            extra=(("error", "the provider timed out"),),
+            extra=(("error", "the provider timed out:\n\n*502* from the gateway"),),
         ),
     )
     pages = [p.read_text(encoding="utf-8") for p in _export(tmp_path, ExportFormat.MARKDOWN, "md2").glob("*.md")]
-    assert any("*⚠ the reply failed: the provider timed out*" in p for p in pages)
+    # on one line, its own * no emphasis: the mark stays one italic line
+    assert any("*⚠ the reply failed: the provider timed out: \\*502\\* from the gateway*" in p for p in pages)
     kernel.close()

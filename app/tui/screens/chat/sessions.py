@@ -90,7 +90,8 @@ class ChatSessions(ChatProvider):
                 meta = await self.gateway.run(partial(_meta_of, info.session_file))
             except KernelError:
                 return
-            if meta.get("face") != "serve":  # an API client's conversation (huichat serve) is not the user's own
+            # an API client's conversation (huichat serve) is not the user's own, unless the user had it open
+            if meta.get("face") != "serve" or info.session_id == shown:
                 await self.open_session(info.session_id, note="Continuing your last session · ctrl+n starts a new one")
                 return
 

@@ -828,10 +828,7 @@ def borrowed(
     own = [c.turn for c, s, up in zip(found, similarities, lifted, strict=True) if s >= threshold and not up]
 
     def beside_a_hit(turn: Turn) -> bool:
-        return any(
-            (in_context(turn, other) or in_context(other, turn)) and abs(other.turn_index - turn.turn_index) <= 2
-            for other in own
-        )
+        return any(in_context(turn, other) and abs(other.turn_index - turn.turn_index) <= 2 for other in own)
 
     return [up and not beside_a_hit(c.turn) for c, up in zip(found, lifted, strict=True)]
 

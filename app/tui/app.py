@@ -162,8 +162,9 @@ class HuichatApp(App[int]):
         self._jobs_running = False
         self._llm_started = False
         self.memory_modes = ModeBook.shared(runtime.loaded.paths.data_dir)
-        self.last_session = LastSession(runtime.loaded.paths.data_dir / "last-session.json")
         """How each provider gets at memory (the palette sets a mode for this run)."""
+        self.last_session = LastSession(runtime.loaded.paths.data_dir / "last-session.json")
+        """The session shown, kept for the next start."""
         self.last_forgotten: str | None = None
         """The turn forgotten last in this run (the palette offers to undo it)."""
 

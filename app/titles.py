@@ -13,7 +13,7 @@ import re
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
-from huichat.app.prompts import uses_chinese
+from huichat.app.prompts import language_of_message
 from huichat.memory.turns import STATUS_FAILED, Turn, first_said, shorten
 from huichat.providers.events import TextDelta
 
@@ -51,8 +51,8 @@ def clean_title(answer: str) -> str:
 
 
 def language_of(turns: Sequence[Turn]) -> str:
-    """``zh`` when the session's first user message is Chinese, else ``en``."""
-    return "zh" if uses_chinese(first_said(turns)) else "en"
+    """The language of the session's first user message (``zh`` or ``en``): the language of its prompts."""
+    return language_of_message(first_said(turns))
 
 
 def title_request(turns: Sequence[Turn], current: str = "") -> list[dict[str, Any]]:

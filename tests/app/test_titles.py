@@ -12,6 +12,7 @@ import pytest
 
 from benchmarks.fakellm import FakeLLM, Reply
 from huichat.app.config import ChatConfig
+from huichat.app.prompts import uses_chinese
 from huichat.app.runtime import Zone
 from huichat.app.session import ChatSession, ReplyCompleted, SessionEvent
 from huichat.app.titles import clean_title, title_due
@@ -115,6 +116,18 @@ async def test_an_english_session_is_titled_in_english(kernel: MemoryKernel, fak
     session = _session(kernel, fake_llm)
     await _reply(session, "My VPN keeps dropping every evening")
     assert await session.refresh_title() == SessionTitle("VPN drops at night", "model", 1)
+    assert "You name conversations" in fake_llm.requests[-1]["messages"][0]["content"]
+
+
+async def test_a_session_begun_in_english_about_a_chinese_name_is_titled_in_english(
+    kernel: MemoryKernel, fake_llm: FakeLLM
+) -> None:
+    # the session's prompts are English (language_of_message); its title is asked for in the same language
+    fake_llm.responder = lambda body: Reply(text="What Li Xue said" if is_title_request(body) else "She said yes.")
+    session = _session(kernel, fake_llm)
+    await _reply(session, "What did 李雪 say about the trip?")
+    assert not uses_chinese(str(fake_llm.requests[0]["messages"][0]["content"]))  # the chat's own prompt
+    assert await session.refresh_title() == SessionTitle("What Li Xue said", "model", 1)
     assert "You name conversations" in fake_llm.requests[-1]["messages"][0]["content"]
 
 

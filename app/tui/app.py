@@ -429,6 +429,8 @@ class HuichatApp(App[int]):
 
     async def action_quit(self) -> None:
         MILESTONES.info("quit")
+        with contextlib.suppress(LookupError):
+            self.last_session.save(self.chat_screen.session_id, closing=True)
         self.exit(0)
 
     # ------------------------------------------------- memory over time (issue 13)

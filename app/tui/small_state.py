@@ -51,8 +51,9 @@ class LastSession:
         self._saved = found if isinstance(found, str) and found else None
         return self._saved
 
-    def save(self, session_id: str | None) -> None:
-        """Remember ``session_id`` as the one shown now (written only when it changed)."""
-        if session_id != self._saved:
+    def save(self, session_id: str | None, *, closing: bool = False) -> None:
+        """Remember ``session_id`` as the one shown now (written only when it changed, and again as the
+        chat closes: with two windows open, the one closed last is where the next start goes back to)."""
+        if session_id != self._saved or closing:
             self._saved = session_id
             write_state(self.path, {"session_id": session_id} if session_id else None, "last session")

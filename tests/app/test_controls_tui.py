@@ -342,6 +342,8 @@ async def test_the_next_start_continues_the_session_shown_when_the_chat_closed(
         await wait_until(pilot, lambda: app.chat_screen.session_id is not None)
         assert app.chat_screen.session_id == newest.session_id  # nothing saved yet: the last one written
         await app.chat_screen.open_session(older)
+        # a second window changes to another session after this one did; this one is closed last
+        (tmp_path / "last-session.json").write_text(f'{{"session_id": "{newest.session_id}"}}', encoding="utf-8")
         await pilot.press("ctrl+q")
     app = build_app(tmp_path, config, kernel=kernel)
     async with app.run_test(size=(120, 36)) as pilot:

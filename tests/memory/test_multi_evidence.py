@@ -223,6 +223,8 @@ def test_a_question_in_one_language_shows_no_unrelated_turn_of_its_own_above_the
         found = _hits(e5_kernel, question)
         assert not chinese & {h.turn.id for h in found}, question
     assert sister.id in {h.turn.id for h in _hits(e5_kernel, "姐姐喝什么饮料")}
+    # 猫 is one character: the bridge to "cat" took words of two or more, and the cat was no hit
+    assert turns[1].id in {h.turn.id for h in _hits(e5_kernel, "我的猫叫什么名字？")}
 
 
 def test_a_turn_of_another_conversation_is_no_hit_by_the_chance_of_a_likelier_one_below_it() -> None:

@@ -16,6 +16,7 @@ import fcntl
 import threading
 import time
 from collections.abc import Callable, Collection, Iterable, Iterator, Mapping, Sequence
+from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from datetime import datetime, tzinfo
 from pathlib import Path
@@ -30,6 +31,7 @@ from huichat.memory.crossling import prepare as prepare_crossling
 from huichat.memory.deadline import call_with_deadline
 from huichat.memory.durability import make_durable
 from huichat.memory.embedding import Embedder, Interruptible
+from huichat.memory.embedding_lease import EmbeddingLease
 from huichat.memory.errors import BadTurnId, DeadlinePassed, IndexUnavailable, KernelError, TooLong, UnknownTurn
 from huichat.memory.filters import Compare
 from huichat.memory.fusion import Fusion
@@ -148,6 +150,9 @@ class MemoryKernel:
         self._embedding = threading.Lock()
         """Held by the one catch-up (``embed_pending``) at a time; the embedding itself runs outside ``_lock``."""
         self._stop_embedding = threading.Event()
+        self._lease = EmbeddingLease(self.data_dir)
+        self.embedding_elsewhere = False
+        """Whether the last ``embed_pending`` found another process computing the vectors (it then did nothing)."""
         self._known_ids: set[str] | None = None
         self._pending_access: dict[str, int] = {}
         self._access_time: datetime | None = None
@@ -582,9 +587,33 @@ class MemoryKernel:
         (``memory.ray_embedding``: the same model on a cluster).
         """
         with self._embedding:
+            self.embedding_elsewhere = False
             if self._stop_embedding.is_set():
                 return 0
-            return self.indexer.embed_waiting(limit, self._lock, self._stop_embedding, progress, embedder)
+            with self._lease.batch() as ours:
+                if not ours:  # another process computes them now: ``embedding_elsewhere``, look again later
+                    self.embedding_elsewhere = True
+                    return 0
+                self.recount_pending()  # what another process embedded since is not picked again
+                stop = self._lease.stop_for_others(self._stop_embedding)
+                done = self.indexer.embed_waiting(limit, self._lock, stop, progress, embedder)
+                # stopped for another process's command: what was finished is stored, the rest is theirs
+                self.embedding_elsewhere = stop.is_set() and not self._stop_embedding.is_set()
+                return done
+
+    def embedding_in_foreground(self) -> AbstractContextManager[None]:
+        """While the block runs, this process's catch-up goes before other processes' background ones
+        (a command the user waits for: import, reindex); see ``memory.embedding_lease``."""
+        return self._lease.foreground()
+
+    def recount_pending(self) -> int:
+        """``pending_vectors`` read again from the newest version of the index (another process's
+        vectors count too)."""
+        if self._index is None or not self._health.usable:
+            return 0
+        with contextlib.suppress(IndexUnavailable):
+            self._index.store.recount_pending()
+        return self.pending_vectors
 
     def stop_embedding(self) -> None:
         """Stop the catch-up for good (Ctrl-C, quitting): the call in flight returns within about a

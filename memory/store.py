@@ -1154,6 +1154,13 @@ class TurnStore:
         with self._reading():
             self._table.checkout_latest()
 
+    def recount_pending(self) -> int:
+        """``pending_count`` counted again on the newest version (another process's vectors count)."""
+        with self._reading():
+            self._table.checkout_latest()
+            self._pending = None
+            return self.pending_count
+
     def fragments(self) -> int:
         """Number of data fragments (a flood of tiny writes makes many)."""
         with self._reading():

@@ -5,11 +5,14 @@ command at once rather than after a batch (a signal is handled between Python st
 embedding pass is seconds of native code): the kernel then stops the catch-up — the pass in
 flight ends, every vector already finished is written — and the command says what is left.
 Turns are committed in small batches, so a kill loses little work; a re-run computes only
-the vectors not stored yet.
+the vectors not stored yet. A command goes before the chat's background catch-up on the same
+memory (``memory.embedding_lease``): the chat finishes its batch and waits, and the command
+counts what another process embedded as done.
 """
 
 from __future__ import annotations
 
+import threading
 from concurrent.futures import ThreadPoolExecutor
 from concurrent.futures import TimeoutError as Waiting
 from functools import partial
@@ -29,6 +32,8 @@ EXIT_INTERRUPTED = 130
 BATCH = 64
 """Turns per index commit: what a kill -9 can lose, and small enough that commits stay cheap."""
 _POLL = 0.2
+_ELSEWHERE_POLL = 1.0
+"""Seconds between looks at the count of waiting turns while another process embeds them."""
 
 
 def catch_up(kernel: MemoryKernel, console: Console, cluster: Cluster | None = None) -> bool:
@@ -44,11 +49,13 @@ def catch_up(kernel: MemoryKernel, console: Console, cluster: Cluster | None = N
 
 
 def _embed_with_progress(kernel: MemoryKernel, console: Console, waiting: int, embedder: Embedder | None) -> bool:
+    stop = threading.Event()
     with (
+        kernel.embedding_in_foreground(),
         ProgressReport(console, "embedding", waiting, "turns") as report,
         ThreadPoolExecutor(1, thread_name_prefix="embedding") as worker,
     ):
-        running = worker.submit(_embed_all, kernel, report, embedder)
+        running = worker.submit(_embed_all, kernel, report, embedder, stop)
         try:
             while True:
                 try:
@@ -57,14 +64,24 @@ def _embed_with_progress(kernel: MemoryKernel, console: Console, waiting: int, e
                 except Waiting:
                     report.tick()
         except KeyboardInterrupt:
+            stop.set()
             kernel.stop_embedding()
             running.result()  # the pass in flight ends; what was finished is written
             return False
 
 
-def _embed_all(kernel: MemoryKernel, report: ProgressReport, embedder: Embedder | None) -> None:
+def _embed_all(kernel: MemoryKernel, report: ProgressReport, embedder: Embedder | None, stop: threading.Event) -> None:
     done = 0
-    while batch := kernel.embed_pending(BATCH, partial(_advanced, report, done), embedder):
+    while not stop.is_set():
+        batch = kernel.embed_pending(BATCH, partial(_advanced, report, done), embedder)
+        if not batch and not kernel.embedding_elsewhere:
+            return
+        if not batch:  # another process's batch (the chat's): its vectors are done work here too
+            stop.wait(_ELSEWHERE_POLL)
+            left = kernel.recount_pending()
+            done = max(done, report.total - left)
+            if not left:
+                return
         done += batch
         report.update(done)
 

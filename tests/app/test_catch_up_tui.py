@@ -49,3 +49,31 @@ async def test_the_status_shows_the_catch_ups_pace_and_the_app_answers_while_it_
             await wait_until(pilot, lambda: not app.is_running)
     finally:
         embedder.gate.set()  # the catch-up's thread ends with the test
+
+
+async def test_while_an_import_computes_the_vectors_the_chat_says_so_and_computes_none_of_them(
+    tmp_path: Path, fake_llm: FakeLLM
+) -> None:
+    # a trial: the chat opened during `huichat import` embedded the importer's batches again, at a
+    # third of the import's pace, and its count of turns left kept growing
+    config = RetrieverConfig(timezone="Asia/Shanghai", min_similarity=0.0)
+    embedder = GatedEmbedder(gate_at=10**6)
+    kernel = open_kernel(MemoryLocation.under(tmp_path), embedder, config, ZONE, now=NOW, id_source=counter_ids())
+    waiting_turns(kernel, 12, 10)
+    command = open_kernel(MemoryLocation.under(tmp_path), GatedEmbedder(gate_at=10**6), config, ZONE, now=NOW)
+    app = build_app(tmp_path, loaded_config(fake_providers(fake_llm)), kernel=kernel)
+    try:
+        with command.embedding_in_foreground():  # `huichat import` computing the vectors
+            async with app.run_test(size=(120, 36)) as pilot:
+                await ready(pilot)
+                status = app.chat_screen
+                await wait_until(
+                    pilot, lambda: "another huichat process is at work · 12 turns wait" in status.catch_up_status
+                )
+                assert embedder.embedded == 0
+                assert command.embed_pending() == 12  # the import's batch
+                await wait_until(pilot, lambda: status.catch_up_status == "")  # it looked again: none wait
+                assert embedder.embedded == 0
+                await pilot.press("ctrl+q")
+    finally:
+        command.close()

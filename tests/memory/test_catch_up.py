@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import io
 import threading
+import time
 from collections.abc import Callable, Sequence
 from dataclasses import replace
 from datetime import timedelta
@@ -10,7 +12,11 @@ from pathlib import Path
 
 import numpy as np
 import numpy.typing as npt
+import pytest
+from rich.console import Console
 
+from huichat.app.cli.catch_up import catch_up
+from huichat.memory import embedding_lease
 from huichat.memory.config import RetrieverConfig
 from huichat.memory.embedding import HashEmbedder
 from huichat.memory.indexing import session_entries
@@ -126,3 +132,86 @@ def test_a_turn_edited_while_its_vector_was_computed_keeps_waiting_for_its_new_t
     catch_up.join(_GUARD)
     assert [t.id for t in kernel.store.pending(5)] == [edited.id]
     kernel.close()
+
+
+def _settles(condition: Callable[[], bool]) -> bool:
+    """Whether ``condition`` holds within the guard (a deadlock guard, not a speed target)."""
+    deadline = time.monotonic() + _GUARD
+    while not condition():
+        if time.monotonic() > deadline:
+            return False
+        time.sleep(0.01)
+    return True
+
+
+def test_two_processes_on_one_memory_never_embed_the_same_waiting_turns(tmp_path: Path) -> None:
+    # a trial: the chat opened during `huichat import` computed the importer's batches again (and threw
+    # them away at the commit); each kernel here stands for a process (its own files and lock handles)
+    chat_embedder, command_embedder = GatedEmbedder(), GatedEmbedder(gate_at=10**6)
+    chat = open_kernel(tmp_path, chat_embedder, RetrieverConfig(min_similarity=0.0))
+    command = open_kernel(tmp_path, command_embedder, RetrieverConfig(min_similarity=0.0), reconcile=False)
+    waiting_turns(chat, 40, 10)
+    assert command.recount_pending() == 40
+    busy = _in_thread(lambda: chat.embed_pending(limit=64))
+    assert chat_embedder.waiting.wait(_GUARD)  # mid-batch, holding the lease
+    assert command.embed_pending() == 0 and command.embedding_elsewhere
+    assert command_embedder.embedded == 0
+    chat_embedder.gate.set()
+    busy.join(_GUARD)
+    assert command.recount_pending() == 0 and command.embed_pending() == 0 and not command.embedding_elsewhere
+    assert command_embedder.embedded == 0 and chat_embedder.embedded == 40
+
+    # a command the user waits for goes first: the chat's background catch-up starts no batch meanwhile
+    waiting_turns(chat, 5, 1)
+    with command.embedding_in_foreground():
+        assert chat.embed_pending() == 0 and chat.embedding_elsewhere
+        assert command.embed_pending() == 5
+    assert chat.recount_pending() == 0 and chat.embed_pending() == 0 and not chat.embedding_elsewhere
+    chat.close()
+    command.close()
+
+
+def test_an_import_waits_for_the_chats_batch_and_counts_it_as_done(tmp_path: Path) -> None:
+    chat_embedder, command_embedder = GatedEmbedder(), GatedEmbedder(gate_at=10**6)
+    chat = open_kernel(tmp_path, chat_embedder, RetrieverConfig(min_similarity=0.0))
+    command = open_kernel(tmp_path, command_embedder, RetrieverConfig(min_similarity=0.0), reconcile=False)
+    waiting_turns(chat, 30, 10)
+    busy = _in_thread(lambda: chat.embed_pending(limit=20))  # the chat's batch: 20 of the 30
+    assert chat_embedder.waiting.wait(_GUARD)
+    out = io.StringIO()
+    finished: list[bool] = []
+    assert command.recount_pending() == 30
+    importing = _in_thread(lambda: finished.append(catch_up(command, Console(file=out, force_terminal=False))))
+    assert _settles(lambda: command.embedding_elsewhere)  # the command found the lease taken
+    chat_embedder.gate.set()
+    busy.join(_GUARD)
+    importing.join(_GUARD)
+    assert finished == [True]
+    assert chat_embedder.embedded == 20 and command_embedder.embedded == 10  # each turn once
+    assert command.recount_pending() == 0
+    assert out.getvalue().splitlines()[-1].startswith("embedding: 30 of 30 turns")
+    chat.close()
+    command.close()
+
+
+def test_the_chats_batch_in_flight_stops_after_its_part_when_a_command_wants_the_lease(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(embedding_lease, "_LOOK", 0.0)  # looked at between every two parts
+    chat_embedder, command_embedder = GatedEmbedder(), GatedEmbedder(gate_at=10**6)
+    chat = open_kernel(tmp_path, chat_embedder, RetrieverConfig(min_similarity=0.0))
+    command = open_kernel(tmp_path, command_embedder, RetrieverConfig(min_similarity=0.0), reconcile=False)
+    waiting_turns(chat, 40, 1_500)  # parts of 8 turns
+    done: list[int] = []
+    busy = _in_thread(lambda: done.append(chat.embed_pending(limit=64)))
+    assert chat_embedder.waiting.wait(_GUARD)  # in its first part
+    with command.embedding_in_foreground():
+        chat_embedder.gate.set()
+        busy.join(_GUARD)
+        [first_part] = done
+        assert 0 < first_part < 40 and chat.embedding_elsewhere  # what it finished is stored
+        assert command.embed_pending() == 40 - first_part
+    assert chat_embedder.embedded == first_part and command_embedder.embedded == 40 - first_part
+    assert chat.recount_pending() == 0
+    chat.close()
+    command.close()

@@ -66,6 +66,8 @@ class ChatBase(Screen[None]):
         """The status line's memory part (``_show_memory``)."""
         self._catch_up: tuple[Pace, int, int] | None = None
         """While turns get their vectors: the catch-up's pace, how many it has done and of how many."""
+        self._elsewhere = False
+        """The catch-up waits: another process (an import) computes the vectors now."""
 
     @property
     def huichat(self) -> HuichatApp:

@@ -20,6 +20,10 @@ if TYPE_CHECKING:
     from huichat.memory.turns import Turn
 
 
+_ELSEWHERE_POLL = 3.0
+"""Seconds between looks at the turns still waiting while another process embeds them."""
+
+
 class ChatMemory(ChatSessions):
     """The memory part of the chat screen."""
 
@@ -67,7 +71,10 @@ class ChatMemory(ChatSessions):
         waiting = kernel.pending_vectors if kernel is not None else 0
         pace, done, total = self._catch_up or (Pace(), 0, waiting)
         self.memory_status = self._memory_line
-        self.catch_up_status = "" if total <= done else f"embedding {pace.describe(done, total, 'turns')}"
+        if self._elsewhere and waiting:
+            self.catch_up_status = f"embedding: another huichat process is at work · {plural(waiting, 'turn')} wait"
+        else:
+            self.catch_up_status = "" if total <= done else f"embedding {pace.describe(done, total, 'turns')}"
 
     def _embedded(self, done: int, total: int | None = None) -> None:
         """The catch-up has ``done`` turns (of ``total``, when it counted them again)."""
@@ -96,6 +103,15 @@ class ChatMemory(ChatSessions):
                     loop.call_soon_threadsafe(self._embedded, before + finished)
 
                 batch = await self.gateway.run(lambda k: k.embed_pending(progress=part))
+                if not batch and kernel.embedding_elsewhere:  # another process (an import) computes them
+                    self._catch_up = None
+                    self._elsewhere = True
+                    self._show_memory()
+                    await asyncio.sleep(_ELSEWHERE_POLL)
+                    await self.gateway.run(lambda k: k.recount_pending())
+                    self._catch_up = (Pace(), done, done + kernel.pending_vectors)
+                    continue
+                self._elsewhere = False
                 if not batch:
                     break
                 done += batch
@@ -107,6 +123,7 @@ class ChatMemory(ChatSessions):
         finally:
             self.busy = False
             self._catch_up = None
+            self._elsewhere = False
             await self.update_memory_status()
 
     @work(group="maintenance", exclusive=True, exit_on_error=False)

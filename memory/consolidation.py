@@ -11,10 +11,21 @@ anything: only the ``cluster_id``/``cluster_role`` columns of the index change.
 vectors are not used: each also carries the tail of the turn before it, so the same fact
 said in two conversations rarely reaches 0.85, while a short "ok" reaches it with the long
 turn it follows. Paraphrases are therefore not grouped; repeated wording is.
+
+The whole turns' cosine is not enough: long answers recombined from the same advice reach
+0.85 although the one sentence that holds their fact differs (an imported export grouped
+answers about seven projects, and a search for one project's database found only the
+others). So what was said and the reply are each compared by the parts that differ: the
+sentences one holds and the other lacks must themselves be alike, and neither may bring a
+number or a name the other lacks. A reply of one sentence each ("Noted." / "好的，记下了。")
+may differ in anything but a number or a name: the same thing said again gets another
+acknowledgement.
 """
 
 from __future__ import annotations
 
+import re
+import unicodedata
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
@@ -29,7 +40,18 @@ from huichat.memory.errors import KernelError
 from huichat.memory.filters import Compare, In, combine
 from huichat.memory.joblog import JobLog
 from huichat.memory.results import TurnState
-from huichat.memory.turns import ROLE_MEMBER, ROLE_REPRESENTATIVE, ROLE_SEPARATE, STATUS_OK, Turn, new_turn_id
+from huichat.memory.turns import (
+    CORRECTION,
+    ROLE_MEMBER,
+    ROLE_REPRESENTATIVE,
+    ROLE_SEPARATE,
+    STATUS_OK,
+    Message,
+    Turn,
+    new_turn_id,
+    plain_text,
+)
+from huichat.memory.words import content_terms, names
 
 if TYPE_CHECKING:
     from huichat.memory.kernel import MemoryKernel
@@ -39,6 +61,8 @@ _BLOCK = 1024
 """Turns compared at once with everything in their time window (bounds memory)."""
 _WORDS_DIM = 256
 """Size of the hashed bag of words and CJK bigrams that is compared."""
+_SENTENCE_END = re.compile(r"(?<=[。！？!?；;])|(?<=\.)\s+|\n+")
+_NUMBER = re.compile(r"\w*\d[\w:.\-/]*")
 
 
 @dataclass(frozen=True)
@@ -100,8 +124,54 @@ def _pairs(
     return neighbours
 
 
-def find_clusters(states: Sequence[TurnState], texts: Sequence[str], config: ConsolidationConfig) -> list[Cluster]:
-    """Clusters among ``states`` (with their own ``texts``, row for row); pure, nothing is written.
+def _sentences(text: str) -> set[str]:
+    """The sentences of ``text``, each as compared (NFKC, case folded, spaces collapsed)."""
+    normal = unicodedata.normalize("NFKC", text).casefold()
+    return {" ".join(s.split()) for s in _SENTENCE_END.split(normal)} - {""}
+
+
+def _brings_new(part: str, other: str) -> bool:
+    """Whether ``part`` holds a number or a name (``words.names``) that ``other`` does not."""
+    numbers = set(_NUMBER.findall(other.casefold()))
+    return bool(set(_NUMBER.findall(part.casefold())) - numbers or names(part) - content_terms(other))
+
+
+def _alike(one: str, other: str, threshold: float, *, acknowledgement: bool = False) -> bool:
+    """Whether two texts say the same: the sentences each holds and the other lacks are at least
+    ``threshold`` alike and bring no number or name of their own. With ``acknowledgement``, two
+    texts of one sentence each need only the latter (a reply to the same thing said again)."""
+    mine, theirs = _sentences(one), _sentences(other)
+    own, their_own = sorted(mine - theirs), sorted(theirs - mine)
+    if not own and not their_own:
+        return True
+    if _brings_new("\n".join(own), other) or _brings_new("\n".join(their_own), one):
+        return False
+    if acknowledgement and len(mine) <= 1 and len(theirs) <= 1:
+        return True
+    words = _unit(HashEmbedder(_WORDS_DIM).embed_passages(["\n".join(own), "\n".join(their_own)]))
+    return float(words[0] @ words[1]) >= threshold
+
+
+def _parts(messages: Sequence[Message]) -> tuple[str, str]:
+    """What was said (the user's messages and later corrections) and the reply (the other chat messages)."""
+    said = [m.text for m in messages if (m.is_chat and m.role == "user") or m.kind == CORRECTION]
+    reply = [m.text for m in messages if m.is_chat and m.role != "user"]
+    return "\n".join(said), "\n".join(reply)
+
+
+def near_duplicates(one: Sequence[Message], other: Sequence[Message], threshold: float) -> bool:
+    """Whether two turns alike as a whole (the cosine ``find_clusters`` first asks for) repeat each
+    other: what was said alike, and the replies alike (``_alike``, by the parts that differ)."""
+    (said, reply), (said_again, reply_again) = _parts(one), _parts(other)
+    return _alike(said, said_again, threshold) and _alike(
+        reply, reply_again, threshold, acknowledgement=bool(said and said_again)
+    )
+
+
+def find_clusters(
+    states: Sequence[TurnState], messages: Sequence[Sequence[Message]], config: ConsolidationConfig
+) -> list[Cluster]:
+    """Clusters among ``states`` (with their own ``messages``, row for row); pure, nothing is written.
 
     Star clustering: the most important turn not yet placed gathers its unplaced
     near-duplicates; existing representatives go first and may gain members.
@@ -110,9 +180,16 @@ def find_clusters(states: Sequence[TurnState], texts: Sequence[str], config: Con
         return []
     order = sorted(range(len(states)), key=lambda i: states[i].timestamp)
     ordered = [states[i] for i in order]
-    words = _unit(HashEmbedder(_WORDS_DIM).embed_passages([texts[i] for i in order]))
+    said = [messages[i] for i in order]
+    words = _unit(HashEmbedder(_WORDS_DIM).embed_passages([plain_text(m) for m in said]))
     stamps = np.array([s.timestamp.timestamp() for s in ordered], dtype=np.float64)
-    neighbours = _pairs(stamps, words, config.similarity_threshold, config.time_window_days * 86400.0)
+    threshold = config.similarity_threshold
+    alike = _pairs(stamps, words, threshold, config.time_window_days * 86400.0)
+    # the cosine of whole turns is only the first sieve: shared boilerplate lifts it (``_alike``)
+    repeats = {
+        (i, j) for i, near in enumerate(alike) for j in near if i < j and near_duplicates(said[i], said[j], threshold)
+    }
+    neighbours = [[j for j in near if (min(i, j), max(i, j)) in repeats] for i, near in enumerate(alike)]
     seeds = sorted(
         range(len(ordered)),
         key=lambda i: (ordered[i].cluster_role != ROLE_REPRESENTATIVE, -(ordered[i].importance or 0.0), stamps[i]),
@@ -150,8 +227,8 @@ def run_consolidation(
         resumed = "" if dry_run else _resume(kernel, log, run, now)
         where = combine(Compare("status", "=", STATUS_OK), In("cluster_role", ("", ROLE_REPRESENTATIVE)))
         states = kernel.store.states(where)
-        texts = kernel.store.texts(where)
-        clusters = find_clusters(states, [texts.get(s.id, "") for s in states], config)
+        turns = {t.id: t for t in kernel.store.where(where)}
+        clusters = find_clusters(states, [turns[s.id].messages if s.id in turns else () for s in states], config)
         if not dry_run:
             at = now.isoformat()
             log.append(

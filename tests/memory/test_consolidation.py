@@ -147,15 +147,61 @@ def test_a_near_duplicate_holding_the_searched_word_is_shown_instead_of_a_repres
         name: say(kernel, said.format(name), NOW - timedelta(days=6) + i * timedelta(days=1))
         for i, name in enumerate(names)
     }
-    [cluster] = run_consolidation(kernel, NOW, ConsolidationConfig(), JobLog(tmp_path)).clusters
+    # alike but for a name is two facts: no longer grouped, but stores keep the groups made before
+    assert run_consolidation(kernel, NOW, ConsolidationConfig(), JobLog(tmp_path), dry_run=True).clusters == ()
+    roles = ["member"] * 3 + ["representative"]
+    kernel.update_turns(list(ids.values()), {"cluster_id": ["cnames"] * 4, "cluster_role": roles})
     for name in names:
         hits = [h for h in kernel.search(SearchRequest(name, NOW, record_access=False)).hits if h.role == "hit"]
         assert hits[0].turn.id == ids[name] and name in hits[0].turn.text
         others = {t.id for t in hits[0].similar}
-        assert others == {cluster.representative, *cluster.members} - {ids[name]}  # the group is still one hit
+        assert others == set(ids.values()) - {ids[name]}  # the group is still one hit
     # a search every member answers alike still shows the representative
     shown = kernel.search(SearchRequest("database migration health endpoint", NOW, record_access=False)).hits[0]
-    assert shown.turn.id == cluster.representative
+    assert shown.turn.id == ids["svc404"]
+    kernel.close()
+
+
+ADVICE = (
+    "先把服务绝对不能丢的东西写下来，其他决定都取决于这一点。容量规划可以很简单：测出峰值用量，预留两倍。"
+    "运维手册和代码放在一起，代码改了手册也跟着改。\n\n## 部署\n\n每个请求都带一个编号并一路传下去，"
+    "一次失败才能跨服务追踪。旧数据要定期清理，只增不减的表迟早会拖慢所有查询。{fact}\n\n"
+    "Timeouts on every network call keep one slow dependency from stalling the rest. 哪部分想再深入，随时说。"
+)
+
+
+def test_long_answers_sharing_advice_but_stating_different_facts_are_not_grouped_while_repeats_are(
+    tmp_path: Path,
+) -> None:
+    # an imported export's answers recombined the same advice around one sentence of fact: their
+    # words were 0.85 alike, and every group mixed projects (a search for one project's database
+    # found only the others)
+    kernel = lifecycle_kernel(tmp_path)
+    facts = [
+        "松果 的值班由张伟负责。",
+        "松果 的值班由李娜负责。",
+        "松果 的数据放在 PostgreSQL 里。",
+        "松果 的备份保留 21 份。",
+    ]
+    day = NOW - timedelta(days=6)
+    different = [
+        say(kernel, "松果 要注意什么？", day + i * timedelta(hours=5), ADVICE.format(fact=f))
+        for i, f in enumerate(facts)
+    ]
+    pasted = [
+        say(kernel, "松果 要注意什么？", day + timedelta(days=2, hours=i), ADVICE.format(fact=facts[0]))
+        for i in range(3)
+    ]
+    code = "记一下：健身房柜子的密码是 4711，在左边第三排"
+    acknowledged = [
+        say(kernel, code, day + timedelta(days=3, hours=i), reply)
+        for i, reply in enumerate(["好的，记下了。", "Noted.", "Got it."])
+    ]
+    clusters = run_consolidation(kernel, NOW, ConsolidationConfig(), JobLog(tmp_path)).clusters
+    groups = sorted({c.representative, *c.members} for c in clusters)
+    assert groups == sorted(
+        [{different[0], *pasted}, set(acknowledged)]
+    )  # the same answer pasted again joins its first
     kernel.close()
 
 

@@ -551,7 +551,10 @@ class Retriever:
         recallable). When ``where`` leaves the representative out, the best member in range
         stands for the cluster instead; so does the member that was hit when it holds more of the
         query's words than the representative (near-duplicates alike but for a name: a search for
-        the name shows the turn that holds it).
+        the name shows the turn that holds it). A later hit of a cluster already shown is shown
+        at its own place when it holds more of the query's words than every turn shown for its
+        cluster (an imported export grouped answers about different projects: the one holding
+        both words of "松果 PostgreSQL" was folded under another member that held one).
         """
         clusters = {h.turn.cluster_id for h in hits if h.turn.cluster_role in (ROLE_REPRESENTATIVE, ROLE_MEMBER)}
         if not clusters:
@@ -560,31 +563,40 @@ class Retriever:
         for turn in self.store.where(In("cluster_id", tuple(sorted(clusters)))):
             grouped.setdefault(turn.cluster_id, []).append(turn)
         in_range = {t.id for t in self.store.where(combine(where, In("cluster_id", tuple(sorted(clusters)))))}
-        folded: list[SearchHit] = []
-        seen: set[str] = set()
         wanted = content_terms(keywords)
+        placed: list[tuple[SearchHit, Turn, str]] = []  # each hit kept, the turn shown, the cluster it folds
+        best: dict[str, float] = {}  # per cluster, the largest share of the query's words shown for it
         for hit in hits:
             cluster = hit.turn.cluster_id if hit.turn.cluster_role in (ROLE_REPRESENTATIVE, ROLE_MEMBER) else ""
             if not cluster:
-                folded.append(hit)
+                placed.append((hit, hit.turn, ""))
                 continue
-            if cluster in seen:
+            share = words_share(wanted, hit.turn.text) if wanted else 0.0
+            if cluster in best:
+                if share > best[cluster]:  # it holds query words no turn shown for its cluster holds
+                    placed.append((hit, hit.turn, ""))
+                    best[cluster] = share
                 continue
-            seen.add(cluster)
-            members = grouped.get(cluster, [hit.turn])
             shown = next(
-                (t for t in members if t.cluster_role == ROLE_REPRESENTATIVE and t.id in in_range),
+                (
+                    t
+                    for t in grouped.get(cluster, [hit.turn])
+                    if t.cluster_role == ROLE_REPRESENTATIVE and t.id in in_range
+                ),
                 hit.turn,
             )
-            if (
-                wanted
-                and shown.id != hit.turn.id
-                and words_share(wanted, hit.turn.text) > words_share(wanted, shown.text)
-            ):
-                shown = hit.turn
-            others = tuple(t for t in members if t.id != shown.id)
-            folded.append(replace(hit, turn=shown, similar=others))
-        return folded
+            shown_share = words_share(wanted, shown.text) if wanted and shown.id != hit.turn.id else share
+            if shown_share < share:
+                shown, shown_share = hit.turn, share
+            placed.append((hit, shown, cluster))
+            best[cluster] = shown_share
+        on_show = {shown.id for _, shown, _ in placed}
+        return [
+            replace(hit, turn=shown, similar=tuple(t for t in grouped.get(cluster, ()) if t.id not in on_show))
+            if cluster
+            else hit
+            for hit, shown, cluster in placed
+        ]
 
     # ----------------------------------------------------------------- public
 

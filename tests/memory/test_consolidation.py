@@ -205,6 +205,28 @@ def test_long_answers_sharing_advice_but_stating_different_facts_are_not_grouped
     kernel.close()
 
 
+def test_a_grouped_member_holding_the_query_words_its_representative_lacks_is_shown(tmp_path: Path) -> None:
+    # a group made before near-duplicates had to state the same facts (stores keep theirs): the
+    # turn holding both words of "松果 PostgreSQL" ranked under its representative and was folded away
+    kernel = lifecycle_kernel(tmp_path)
+    advice = "先把服务绝对不能丢的东西写下来。容量规划可以很简单：测出峰值用量，预留两倍。运维手册和代码放在一起。"
+    said = {  # the representative ranks first (it says 松果 most), the turn holding both words after it
+        "representative": "松果 的夜间备份安排在凌晨执行。松果 的值班由张伟负责。" + advice,
+        "one word": "松果 的日志保留三十天。" + advice,
+        "both words": advice + advice + "石榴 的数据放在 PostgreSQL 里，松果 不是。",
+    }
+    ids = {name: say(kernel, text, NOW - timedelta(days=3 - i)) for i, (name, text) in enumerate(said.items())}
+    kernel.update_turns(
+        list(ids.values()), {"cluster_id": ["cmixed"] * 3, "cluster_role": ["representative", "member", "member"]}
+    )
+    hits = kernel.search(SearchRequest("松果 PostgreSQL", NOW, record_access=False)).hits
+    shown = [h.turn.id for h in hits]
+    assert shown[:2] == [ids["representative"], ids["both words"]]
+    folded = next(h for h in hits if h.turn.id == ids["representative"])
+    assert [t.id for t in folded.similar] == [ids["one word"]]  # a turn shown is not listed as hidden too
+    kernel.close()
+
+
 def _killed(root: Path, job: str, when: str) -> None:
     done = subprocess.run(
         [sys.executable, "-m", "tests.memory.job_process", str(root), job, when],

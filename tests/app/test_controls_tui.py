@@ -408,3 +408,49 @@ async def test_what_is_typed_right_after_enter_stays_in_the_prompt(tmp_path: Pat
         await wait_until(pilot, lambda: len(said(app)) == 2 and not screen.replying and said(app)[-1].text == "好的")
         assert said(app)[0].text == "hi"
         assert screen.prompt.text == "wo"  # was wiped with the sent message
+
+
+async def test_a_long_session_opens_on_its_last_turns_and_shows_the_earlier_ones_when_asked(
+    tmp_path: Path, fake_llm: FakeLLM
+) -> None:
+    # a trial: a session of 300 imported turns took 22–58 s to open, every message built at once
+    from datetime import timedelta
+
+    from huichat.app.tui.screens.chat.sessions import SHOWN_TURNS
+    from huichat.app.tui.widgets.chat_message import EarlierTurns
+    from huichat.memory.turns import Message, TurnDraft
+    from tests.conftest import NOW
+
+    kernel = deterministic_kernel(tmp_path)
+    start = NOW - timedelta(days=2)
+    handle = kernel.new_session(start)
+    count = SHOWN_TURNS * 2 + 5
+    drafts = [
+        TurnDraft((Message("user", f"question {i}"), Message("assistant", f"answer {i}")), start + timedelta(minutes=i))
+        for i in range(count)
+    ]
+    kernel.append_turns(handle, drafts)
+    config = loaded_config(fake_providers(fake_llm), ui={"theme": "textual-dark", "cursor_blink": False})
+    app = build_app(tmp_path, config, kernel=kernel)
+    async with app.run_test(size=(120, 36)) as pilot:
+        await wait_until(pilot, lambda: app.chat_screen.session_id == handle.session_id and bool(said(app)))
+        screen = app.chat_screen
+        texts = [m.text for m in said(app)]
+        assert len(texts) == 2 * SHOWN_TURNS and texts[0] == f"question {count - SHOWN_TURNS}"
+        assert texts[-1] == f"answer {count - 1}"
+        [marker] = screen.query(EarlierTurns)
+        assert f"▲ {count - SHOWN_TURNS} earlier turns" in str(marker.render())
+        # ↑ from the first message shown: the turns before it, in order, the focus on the one just above
+        first = said(app)[0]
+        first.focus()
+        await pilot.press("up")
+        await wait_until(pilot, lambda: len(said(app)) == 4 * SHOWN_TURNS)
+        assert app.focused is said(app)[2 * SHOWN_TURNS - 1] and said(app)[2 * SHOWN_TURNS] is first
+        assert [m.text for m in said(app)][:2] == ["question 5", "answer 5"]
+        assert str(marker.render()).startswith("▲ 5 earlier turns")
+        # Enter on the line above them: the rest, and no line left
+        marker.focus()
+        await pilot.press("enter")
+        await wait_until(pilot, lambda: len(said(app)) == 2 * count)
+        assert [m.text for m in said(app)] == [t for i in range(count) for t in (f"question {i}", f"answer {i}")]
+        assert not screen.query(EarlierTurns)

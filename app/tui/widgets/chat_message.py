@@ -255,3 +255,29 @@ class ChatMessage(Vertical, can_focus=True):
         self._note = note
         self.query_one(".note", Static).update(note)
         self.set_class(bool(note), "-has-note")
+
+
+class EarlierTurns(Static, can_focus=True):
+    """Above a long session's last turns: how many earlier turns are not shown yet. Enter, a click, or
+    ↑ on the first message shown (``ChatScreen``) shows the next ones."""
+
+    BINDINGS = [Binding("enter", "want", "Show earlier turns")]
+
+    @dataclass
+    class Wanted(Event):
+        """Show the turns before those shown."""
+
+    count: reactive[int] = reactive(0)
+
+    def __init__(self, count: int) -> None:
+        super().__init__()
+        self.set_reactive(EarlierTurns.count, count)
+
+    def render(self) -> str:
+        return f"▲ {self.count:,} earlier turn{'s' if self.count != 1 else ''} · Enter or ↑ shows more"
+
+    def action_want(self) -> None:
+        self.post_message(self.Wanted())
+
+    def on_click(self) -> None:
+        self.post_message(self.Wanted())

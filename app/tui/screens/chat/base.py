@@ -19,6 +19,7 @@ if TYPE_CHECKING:
     from huichat.app.session import ChatSession
     from huichat.app.tui.app import HuichatApp
     from huichat.app.tui.gateway import Gateway
+    from huichat.memory.turns import Turn
 
 
 @dataclass
@@ -68,6 +69,8 @@ class ChatBase(Screen[None]):
         """While turns get their vectors: the catch-up's pace, how many it has done and of how many."""
         self._elsewhere = False
         """The catch-up waits: another process (an import) computes the vectors now."""
+        self._earlier: list[Turn] = []
+        """The open session's turns above those shown (``show_earlier``)."""
 
     @property
     def huichat(self) -> HuichatApp:

@@ -142,9 +142,12 @@ class ChatScreen(ChatBranches):
             messages[-1].focus()
 
     @on(ChatMessage.StepRequested)
-    def _step(self, event: ChatMessage.StepRequested) -> None:
+    async def _step(self, event: ChatMessage.StepRequested) -> None:
         messages = list(self.transcript.query(ChatMessage))
         index = messages.index(event.message) + event.step
+        if index < 0 and await self.show_earlier() is not None:  # ↑ above a long session's first shown turn
+            messages = list(self.transcript.query(ChatMessage))
+            index = messages.index(event.message) + event.step
         if index >= len(messages):
             self.prompt.focus()
         elif index >= 0:

@@ -21,7 +21,7 @@ HELP = """\
 | ctrl+r | chat | search the prompts you sent; Enter puts one in the prompt |
 | ctrl+g | chat | write the prompt in $VISUAL / $EDITOR; the text comes back |
 | ctrl+up | chat | into the conversation, on its last message (also ↑ from the prompt's first line) |
-| ↑ ↓ | a message | the previous / next message (past the last: the prompt) |
+| ↑ ↓ | a message | the previous / next message (past the last: the prompt; above the first of a long session: 40 earlier turns) |
 | c | a message | copy it (to the clipboard, over ssh too) |
 | b | a message | copy its code block (again: the next one) |
 | ctrl+f | chat | search memory yourself |

@@ -308,6 +308,17 @@ class HuichatApp(App[int]):
         event.stop()
         self.forget_turn(event.turn_id)
 
+    async def on_memory_panel_open_asked(self, event: MemoryPanel.OpenAsked) -> None:
+        """Close the views above the chat and show the turn in its conversation."""
+        event.stop()
+        screen = self.chat_screen
+        if screen.replying:
+            self.notify("Wait for the current reply to finish.", timeout=3)
+            return
+        while self.screen is not screen:
+            self.pop_screen()
+        await screen.open_session(event.session_id, at=event.turn_id)
+
     def on_memory_panel_correct_asked(self, event: MemoryPanel.CorrectAsked) -> None:
         event.stop()
         self.correct_turn(event.turn_id)

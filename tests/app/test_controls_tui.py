@@ -454,3 +454,46 @@ async def test_a_long_session_opens_on_its_last_turns_and_shows_the_earlier_ones
         await wait_until(pilot, lambda: len(said(app)) == 2 * count)
         assert [m.text for m in said(app)] == [t for i in range(count) for t in (f"question {i}", f"answer {i}")]
         assert not screen.query(EarlierTurns)
+
+
+async def test_a_turn_found_in_search_opens_in_its_conversation_on_that_turn(tmp_path: Path, fake_llm: FakeLLM) -> None:
+    # a trial: from a search hit there was no way to its conversation but ctrl+o and the title
+    from datetime import timedelta
+
+    from huichat.app.tui.screens.chat.sessions import SHOWN_TURNS
+    from huichat.app.tui.screens.search import SearchScreen
+    from huichat.app.tui.screens.turn_detail import TurnDetailScreen
+    from huichat.app.tui.widgets.chat_message import EarlierTurns
+    from huichat.memory.turns import Message, TurnDraft
+    from tests.conftest import NOW
+
+    kernel = deterministic_kernel(tmp_path)
+    start = NOW - timedelta(days=3)
+    long = kernel.new_session(start)
+    count = SHOWN_TURNS * 2
+    drafts = [
+        TurnDraft((Message("user", f"question {i}"), Message("assistant", f"answer {i}")), start + timedelta(minutes=i))
+        for i in range(count)
+    ]
+    turns = kernel.append_turns(long, drafts)
+    later = kernel.new_session(NOW - timedelta(days=1))  # the session the chat opens on
+    kernel.append_turns(later, [TurnDraft((Message("user", "hello"), Message("assistant", "hi")), NOW)])
+    config = loaded_config(fake_providers(fake_llm), ui={"theme": "textual-dark", "cursor_blink": False})
+    app = build_app(tmp_path, config, kernel=kernel)
+    async with app.run_test(size=(120, 36)) as pilot:
+        await ready(pilot)
+        await wait_until(pilot, lambda: app.chat_screen.session_id == later.session_id)
+        await pilot.press("ctrl+f")
+        await wait_until(pilot, lambda: isinstance(app.screen, SearchScreen))
+        app.screen.query_box.value = turns[10].id
+        await pilot.press("enter")
+        await wait_until(pilot, lambda: isinstance(app.screen, TurnDetailScreen))
+        await pilot.press("o")
+        screen = app.chat_screen
+        await wait_until(pilot, lambda: app.screen is screen and screen.session_id == long.session_id)
+        await wait_until(pilot, lambda: getattr(app.focused, "turn_id", None) == turns[10].id)
+        assert app.focused is not None and app.focused.text == "question 10"
+        # shown from two turns before it to the end; the eight before those wait above
+        assert said(app)[0].text == "question 8" and said(app)[-1].text == f"answer {count - 1}"
+        [marker] = screen.query(EarlierTurns)
+        assert str(marker.render()).startswith("▲ 8 earlier turns")

@@ -41,6 +41,7 @@ HELP = """\
 | p / ← | turn view | previous turn of the session |
 | n / → | turn view | next turn of the session |
 | h / Home | turn view | back to the recalled hit |
+| o | turn view | open its conversation in the chat, on this turn |
 | Esc / q | turn view, statistics, this help | close (dialogs and lists: Esc) |
 | ctrl+n | chat | new session |
 | ctrl+o | chat | reopen a past session (type to filter; the current one is marked ▶) |

@@ -57,12 +57,14 @@ def turn_markdown(turn: Turn) -> str:
 
 
 class TurnDetailScreen(ModalScreen[None]):
-    """Full text of a turn; ``p``/``n`` (or ←/→) walk prev/next, ``h`` returns to the hit."""
+    """Full text of a turn; ``p``/``n`` (or ←/→) walk prev/next, ``h`` returns to the hit, ``o`` opens its
+    conversation in the chat (on this turn)."""
 
     BINDINGS = [
         Binding("p,left", "walk('prev')", "Prev turn"),
         Binding("n,right", "walk('next')", "Next turn"),
         Binding("h,home", "back_to_hit", "Back to hit"),
+        Binding("o", "open_conversation", "Open conversation"),
         Binding("x", "forget", "Forget"),
         Binding("e", "correct", "Correct"),
         Binding("escape,q", "dismiss", "Close"),
@@ -120,6 +122,11 @@ class TurnDetailScreen(ModalScreen[None]):
             self.notify(f"Turn {target} is not in memory.", severity="error")
             return
         self.turn = found
+
+    def action_open_conversation(self) -> None:
+        """Read the turn shown in its conversation: the chat opens that session on it (the app does it)."""
+        if self.turn is not None:
+            self.post_message(MemoryPanel.OpenAsked(self.turn.session_id, self.turn.id))
 
     def action_forget(self) -> None:
         """Forget the turn shown (the app does it, then closes this view)."""

@@ -106,6 +106,13 @@ class MemoryPanel(Vertical):
         turn_id: str
 
     @dataclass
+    class OpenAsked(Message):
+        """The user asked to read a turn in its conversation (``o`` in the turn view)."""
+
+        session_id: str
+        turn_id: str
+
+    @dataclass
     class CorrectAsked(Message):
         """The user asked to attach a correction to a turn (``e``)."""
 

@@ -99,8 +99,8 @@ class ChatSessions(ChatProvider):
                 await self.open_session(info.session_id, note="Continuing your last session · ctrl+n starts a new one")
                 return
 
-    async def open_session(self, session_id: str, note: str = "") -> None:
-        """Show a stored session's transcript and continue its anchor chain."""
+    async def open_session(self, session_id: str, note: str = "", *, at: str | None = None) -> None:
+        """Show a stored session's transcript and continue its anchor chain (``at``: on that turn, focused)."""
         if self.replying:
             self.notify("Wait for the current reply to finish.", timeout=3)
             return
@@ -122,15 +122,25 @@ class ChatSessions(ChatProvider):
             self.leave_edit()
         self.panel.clear()
         await self.transcript.remove_children()
-        self._earlier = list(turns[:-SHOWN_TURNS])
+        place = next((i for i, turn in enumerate(turns) if turn.id == at), None)
+        # from the turn asked for (two before it, for its context) or the last SHOWN_TURNS, whichever is earlier
+        start = max(0, len(turns) - SHOWN_TURNS) if place is None else max(0, min(len(turns) - SHOWN_TURNS, place - 2))
+        self._earlier = list(turns[:start])
         widgets: list[Any] = [EarlierTurns(len(self._earlier))] if self._earlier else []
-        widgets += [widget for turn in turns[-SHOWN_TURNS:] for widget in ChatMessage.for_turn(turn)]
+        widgets += [widget for turn in turns[start:] for widget in ChatMessage.for_turn(turn)]
         if note:
             widgets.append(ChatMessage("system", note, label="huichat"))
         await self.transcript.mount_all(widgets)
-        self.transcript.scroll_end(animate=False)
         self.refresh_session_label()
         await self.show_branches(turns[-1].session_file)
+        asked = [m for m in self.transcript.query(ChatMessage) if at is not None and m.turn_id == at]
+        if asked:
+            asked[0].focus()
+            self.transcript.scroll_to_widget(asked[0], animate=False, top=True)
+            return
+        self.transcript.scroll_end(animate=False)
+        if at is not None:  # forgotten since, or on a branch the conversation no longer follows
+            self.notify(f"Turn {at} is not on this conversation's current path.", timeout=5)
 
     async def show_earlier(self) -> ChatMessage | None:
         """Show the ``SHOWN_TURNS`` turns before those shown (the view stays where it was); the first

@@ -194,6 +194,11 @@ def _json(value: str, default: Any) -> Any:
         return default
 
 
+def imported(turn: Turn) -> bool:
+    """True for a turn an import wrote (it names its source messages), False for one said here."""
+    return isinstance(_json(dict(turn.extra).get("source_ids", ""), None), list)
+
+
 def decode_turn(turn: Turn, previous: str | None) -> list[tuple[ImportedMessage, str | None]]:
     """The source messages of a stored turn, each with the kept message it follows.
 

@@ -193,7 +193,9 @@ class Planner:
                 body.append(sidecar.record(sidecar.PARTS, id=message.id, parts=details))
         leaf = conversation.messages[-1].id
         current = stored.current if stored is not None else None
-        changed_current = stored is not None and current is not None and current != leaf
+        # the source's current node moved: not the one the last import recorded, nor the end of
+        # the turns said here since (a huichat export of the session read back names that)
+        changed_current = stored is not None and current is not None and leaf not in (current, stored.leaf)
         header = session_header(conversation, self.now)
         drafts = tuple(turn_drafts(conversation, new, previous)) if new else ()
         records: list[dict[str, Any]] = []

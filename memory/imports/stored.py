@@ -22,7 +22,7 @@ import zstandard
 from huichat.memory.archive import ARCHIVE_DIR, read_archive
 from huichat.memory.errors import KernelError
 from huichat.memory.imports import sidecar
-from huichat.memory.imports.codec import HUICHAT, decode_turn, with_details
+from huichat.memory.imports.codec import HUICHAT, decode_turn, imported, with_details
 from huichat.memory.imports.model import (
     Branch,
     ImportedConversation,
@@ -96,6 +96,21 @@ class StoredSession:
         """The current node the last import recorded."""
         found = [r.get("current") for r in self.of_type(sidecar.IMPORT)]
         return str(found[-1]) if found and found[-1] else None
+
+    @property
+    def leaf(self) -> str | None:
+        """The message the conversation ends at now: the last one of the current branch when a
+        turn written here ends it (the conversation went on in huichat, or a reply was asked
+        again), else the current node the last import recorded.
+
+        An import records the source's current node, not the turns said after it: those follow
+        their predecessor in the transcript, and that branch is the one the user was shown.
+        """
+        last = self.turns[-1] if self.turns else None
+        if last is not None and not imported(last):
+            found = decode_turn(last, None)
+            return found[-1][0].id if found else None
+        return self.current
 
 
 def parse_session(texts: Sequence[str], session_file: str, records: Sequence[Mapping[str, Any]]) -> StoredSession:
@@ -260,8 +275,8 @@ def restore(stored: StoredSession, origin: str) -> ImportedConversation:
             message, after = kept[message_id]
             kept[message_id] = (with_details(message, [d for d in details if isinstance(d, dict)]), after)
     turn_ids = [m.id for m, _ in stored.messages()]
-    current = stored.current
-    leaf = current if current in kept else (turn_ids[-1] if turn_ids else None)
+    leaf = stored.leaf
+    leaf = leaf if leaf in kept else (turn_ids[-1] if turn_ids else None)
     path = _path(kept, leaf)
     skipped: dict[str, SkippedNode] = {}
     for entry in stored.of_type(sidecar.SKIPPED):

@@ -11,6 +11,7 @@ import pytest
 from huichat.memory.exports import ExportFormat
 from huichat.memory.exports.selection import Selection
 from huichat.memory.exports.writer import export
+from huichat.memory.imports.codec import session_id_for
 from huichat.memory.imports.ingest import import_conversations
 from huichat.memory.imports.model import ImportedConversation, SourceFormat
 from huichat.memory.imports.reader import iter_conversations
@@ -18,6 +19,7 @@ from huichat.memory.kernel import MemoryKernel
 from huichat.memory.turns import STATUS_FAILED, STOPPED, Message, TurnDraft
 from huichat.providers.redact import REDACTED, redact
 from tests.conftest import NOW, ZONE, open_kernel
+from tests.memory.imports.helpers import FIXTURES
 from tests.memory.imports.stored_helpers import SOURCES, canonical, source_path, stored_conversations
 
 
@@ -189,3 +191,46 @@ def test_markdown_marks_a_reply_that_was_stopped_or_failed_and_counts_one_turn_a
     # on one line, its own * no emphasis: the mark stays one italic line
     assert any("*⚠ the reply failed: the provider timed out: \\*502\\* from the gateway*" in p for p in pages)
     kernel.close()
+
+
+def test_a_turn_said_after_an_import_continues_the_conversation_in_every_export(tmp_path: Path) -> None:
+    # a user's trial: the new turn of a continued ChatGPT conversation hung off its current_node
+    # as a side branch, and the export counted it among the other branches
+    kernel, read = _imported(tmp_path, "chatgpt")
+    original = read["conv-a"]
+    session_id = session_id_for("chatgpt", "conv-a", original.created.instant, ZONE)
+    later = NOW + timedelta(days=1)
+    said = (Message("user", "And what about Nara?"), Message("assistant", "Nara has deer."))
+    kernel.append_turn(kernel.resume_session(session_id), TurnDraft(said, later, "Kyoto trip 京都"))
+    branches = sum(len(b.messages) for b in original.alternatives)
+    assert branches  # the fixture has other branches: the counts below could disagree
+    one = Selection(session_id=session_id)
+    reports = {
+        fmt: export(tmp_path / "memory" / "sessions", fmt, tmp_path / out, one, ZONE)
+        for fmt, out in (
+            (ExportFormat.CHATGPT, "x.json"),
+            (ExportFormat.JSONL, "x.jsonl"),
+            (ExportFormat.MARKDOWN, "md"),
+        )
+    }
+    assert {fmt: r.alternatives for fmt, r in reports.items()} == dict.fromkeys(reports, branches)
+    (data,) = json.loads((tmp_path / "x.json").read_text(encoding="ascii"))
+    path, node = [], data["current_node"]
+    while node is not None:
+        message = data["mapping"][node]["message"]
+        path.append(message["content"]["parts"][0] if message and message["content"].get("parts") else None)
+        node = data["mapping"][node]["parent"]
+    assert path[:2] == ["Nara has deer.", "And what about Nara?"]
+    # into a fresh memory: the new turn is on the main path, the branches are the source's
+    fresh = open_kernel(tmp_path / "fresh")
+    import_conversations(fresh, iter_conversations(tmp_path / "x.json"), NOW)
+    (again,) = stored_conversations(tmp_path / "fresh")
+    assert _said(again) == [*_said(original), "And what about Nara?", "Nara has deer."]
+    assert sum(len(b.messages) for b in again.alternatives) == branches
+    # and back into the store it came from: nothing moved, nothing new
+    tally = import_conversations(kernel, iter_conversations(tmp_path / "x.json"), NOW)
+    assert (tally.unchanged, tally.moved, tally.messages, tally.alternatives) == (1, 0, 0, 0)
+    tally = import_conversations(kernel, iter_conversations(FIXTURES / "chatgpt" / "conversations.json"), NOW)
+    assert (tally.moved, tally.messages, tally.alternatives) == (0, 0, 0)
+    kernel.close()
+    fresh.close()

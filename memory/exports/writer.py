@@ -15,7 +15,8 @@ from typing import IO
 from huichat.memory.errors import KernelError
 from huichat.memory.exports import ExportFormat, chatgpt, markdown
 from huichat.memory.exports.selection import Redactor, Selection, redacted, select
-from huichat.memory.imports import huichat_jsonl, sidecar
+from huichat.memory.imports import huichat_jsonl
+from huichat.memory.imports.model import ImportedConversation
 from huichat.memory.imports.stored import StoredSession, restore
 
 _DEFAULT_NAMES = {ExportFormat.JSONL: "huichat-export.jsonl", ExportFormat.CHATGPT: "conversations.json"}
@@ -28,7 +29,7 @@ class ExportReport:
     sessions: int = 0
     turns: int = 0
     alternatives: int = 0
-    """Messages of other branches written (JSONL and ChatGPT; Markdown prints them too)."""
+    """Messages of the sessions' other branches (edits, replies asked again), the same in every format."""
     path: Path | None = None
 
 
@@ -73,12 +74,15 @@ def export(
     target = _target(fmt, out)
     report = ExportReport(path=target)
 
-    def each() -> Iterator[StoredSession]:
+    def each() -> Iterator[tuple[StoredSession, ImportedConversation]]:
         for stored in select(sessions_dir, selection):
             stored = redacted(stored, redact) if redact is not None else stored
+            # read back as a conversation, so every format counts the same other branches
+            conversation = restore(stored, stored.session_file)
             report.sessions += 1
             report.turns += len(stored.turns)
-            yield stored
+            report.alternatives += sum(len(b.messages) for b in conversation.alternatives)
+            yield stored, conversation
             if progress is not None:
                 progress(stored)
 
@@ -90,25 +94,18 @@ def export(
     sessions = itertools.chain([first], chosen)
     if fmt is ExportFormat.MARKDOWN:
         target.mkdir(parents=True, exist_ok=True)
-        for stored in sessions:
-            conversation = restore(stored, stored.session_file)
-            report.alternatives += sum(len(b.messages) for b in conversation.alternatives)
+        for stored, conversation in sessions:
             with _atomic(target / f"{stored.session_id}.md") as handle:
                 handle.write(markdown.render(stored, conversation, zone))
     elif fmt is ExportFormat.JSONL:
         with _atomic(target) as handle:
-            for stored in sessions:
-                report.alternatives += len(stored.of_type(sidecar.ALTERNATIVE)) + sum(
-                    1 for _ in stored.beside_messages()
-                )
+            for stored, _ in sessions:
                 for line in huichat_jsonl.session_lines(stored):
                     handle.write(json.dumps(line, ensure_ascii=False, separators=(",", ":")) + "\n")
     else:
         with _atomic(target) as handle:
             handle.write("[")
-            for index, stored in enumerate(sessions):
-                conversation = restore(stored, stored.session_file)
-                report.alternatives += sum(len(b.messages) for b in conversation.alternatives)
+            for index, (_, conversation) in enumerate(sessions):
                 handle.write(("," if index else "") + json.dumps(chatgpt.conversation(conversation)))
             handle.write("]")
     return report

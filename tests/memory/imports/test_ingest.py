@@ -9,6 +9,9 @@ from typing import Any
 
 import pytest
 
+from huichat.memory.exports import ExportFormat
+from huichat.memory.exports.selection import Selection
+from huichat.memory.exports.writer import export
 from huichat.memory.imports import sidecar
 from huichat.memory.imports.codec import session_id_for
 from huichat.memory.imports.ingest import ImportTally, import_conversations
@@ -223,6 +226,27 @@ def test_a_moved_current_node_is_recorded_and_an_edit_continued_elsewhere_is_app
     assert conversation.messages[2].parent_id == "a1"
     every = [m.id for m in conversation.messages] + [m.id for b in conversation.alternatives for m in b.messages]
     assert len(every) == len(set(every)) == 4 + 9 + 3  # visible, the first visible branch, the old ones
+    kernel.close()
+
+
+def test_an_edit_continued_elsewhere_counts_the_same_other_branches_in_every_export(tmp_path: Path) -> None:
+    # the messages before the edit are turns of the transcript beside the branch now current:
+    # JSONL counted only the branches of the import record, ChatGPT and Markdown every one
+    def edit_continued(data: list[dict[str, Any]]) -> None:
+        conv = _conv(data, "conv-a")
+        _add_node(conv, "a1", "u2-new", "user", "Actually, Nara instead?", 1700000500.0)
+        _add_node(conv, "u2-new", "a2-new", "assistant", "Nara it is.", 1700000510.0)
+        conv["current_node"] = "a2-new"
+
+    root = tmp_path / "memory"
+    kernel = open_kernel(root)
+    _import(kernel, FIXTURES / "chatgpt" / "conversations.json")
+    _import(kernel, _chatgpt(tmp_path, edit_continued))
+    (conversation,) = [c for c in stored_conversations(root) if c.conversation_id == "conv-a"]
+    one = Selection(session_id=session_id_for("chatgpt", "conv-a", conversation.created.instant, ZONE))
+    counts = {fmt: export(root / "sessions", fmt, tmp_path / fmt.value, one, ZONE).alternatives for fmt in ExportFormat}
+    assert sum(len(b.messages) for b in conversation.alternatives) == 9 + 3  # the first visible branch, the old ones
+    assert counts == dict.fromkeys(ExportFormat, 9 + 3)
     kernel.close()
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any
 
@@ -15,6 +16,7 @@ from huichat.app.tui.screens.sessions import SessionsScreen
 from huichat.app.tui.screens.turn_detail import TurnDetailScreen
 from huichat.app.tui.widgets.memory_panel import MemoryPanel
 from huichat.app.tui.widgets.status_line import StatusLine, fit
+from huichat.memory.turns import Message, TurnDraft
 from tests.app.tui_helpers import (
     build_app,
     deterministic_kernel,
@@ -26,6 +28,7 @@ from tests.app.tui_helpers import (
     seed_memory,
     wait_until,
 )
+from tests.conftest import ZONE
 
 
 def _idle(app: Any) -> bool:
@@ -210,6 +213,40 @@ async def test_sessions_dialog_marks_the_current_session_and_closes_with_q(tmp_p
         await wait_until(pilot, lambda: isinstance(app.screen, SessionsScreen))
         await pilot.press("escape")
         await wait_until(pilot, lambda: not isinstance(app.screen, SessionsScreen))
+
+
+async def test_the_sessions_filter_ranks_a_title_match_before_a_hidden_id_match(
+    tmp_path: Path, fake_llm: FakeLLM
+) -> None:
+    # a user's trial: "Conversation 500" listed "Conversation 772" first, its id holds "500e",
+    # and Enter opened it
+    kernel = deterministic_kernel(tmp_path)
+    for number, session_id in (
+        (500, "20250101-000000-x7q2"),
+        (7, "20250105-000000-k3m9"),
+        (772, "20250211-000000-500e"),
+    ):
+        when = datetime(2025, 1, 1, tzinfo=ZONE) + timedelta(days=number % 100)
+        said = (Message("user", f"question {number}"), Message("assistant", "answer"))
+        kernel.append_turn(kernel.new_session(when, session_id), TurnDraft(said, when, f"Conversation {number}"))
+    app = build_app(tmp_path, loaded_config(fake_providers(fake_llm)), kernel=kernel)
+    async with app.run_test(size=(140, 40)) as pilot:
+        await ready(pilot)
+        for typed, titles, opened in (
+            ("Conversation 500", ["500", "772"], "20250101-000000-x7q2"),
+            # a title that begins so first; the ids of the others hold "50": they follow, the recent first
+            ("conversation 50", ["500", "772", "7"], None),
+            ("20250105-000000-k3m9", ["7"], "20250105-000000-k3m9"),  # an id typed in full
+        ):
+            await pilot.press("ctrl+o")
+            await wait_until(pilot, lambda: isinstance(app.screen, SessionsScreen))
+            await pilot.press(*typed)
+            await pilot.pause()
+            rows = [str(o.prompt).removesuffix("  (current)") for o in app.screen.query_one("OptionList")._options]
+            assert [row.rsplit("Conversation ", 1)[1] for row in rows] == titles
+            await pilot.press("enter" if opened else "escape")
+            await wait_until(pilot, lambda: not isinstance(app.screen, SessionsScreen))
+            await wait_until(pilot, lambda wanted=opened: wanted in (None, app.chat_screen.session_id))
 
 
 async def test_retry_with_nothing_to_retry_says_so_and_the_palette_and_quit_work(

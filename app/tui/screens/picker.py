@@ -21,10 +21,32 @@ class Choice:
     value: str
     label: str
     words: str
+    name: str = ""
+    """What the row is called (a session's title): a filter that matches it puts the row first."""
+
+    def rank(self, typed: str) -> int | None:
+        """Where the row goes for the filter ``typed`` (lower first), None when some word is not in it.
+
+        The name typed whole (or the value: an id), then a name that begins so, then every word
+        in the name, then in what the row shows; last, rows matched only by text it does not
+        show (a session's id): a short number typed is more likely in a title than in an id.
+        """
+        words = typed.casefold().split()
+        if not all(w in self.words.casefold() for w in words):
+            return None
+        phrase, name = " ".join(words), " ".join(self.name.casefold().split())
+        if phrase and phrase in (name, self.value.casefold()):
+            return 0
+        if phrase and name.startswith(phrase):
+            return 1
+        if all(w in name for w in words):
+            return 2
+        return 3 if all(w in self.label.casefold() for w in words) else 4
 
 
 class PickerScreen(ModalScreen[str | None]):
-    """Type to filter (every word must appear, any case), ↑ ↓ to move, Enter to choose, Esc to close."""
+    """Type to filter (every word must appear, any case; the best matches first), ↑ ↓ to move, Enter to
+    choose, Esc to close."""
 
     BINDINGS = [
         Binding("escape", "dismiss(None)", "Close"),
@@ -68,8 +90,8 @@ class PickerScreen(ModalScreen[str | None]):
 
     @on(Input.Changed, "#filter")
     def _filter(self, event: Input.Changed) -> None:
-        words = event.value.casefold().split()
-        self.show([c for c in self.choices if all(w in c.words.casefold() for w in words)])
+        ranked = [(rank, c) for c in self.choices if (rank := c.rank(event.value)) is not None]
+        self.show([c for _, c in sorted(ranked, key=lambda pair: pair[0])])  # stable: recent first within a rank
 
     def action_move(self, step: int) -> None:
         """↑ ↓ move through the list while typing stays in the filter."""

@@ -29,6 +29,7 @@ class SessionsScreen(PickerScreen):
                 s.session_id,
                 row := session_row(s, zone, s.session_id == current),
                 f"{row} {s.first_text} {s.session_id}",
+                s.title,
             )
             for s in sessions
         ]

@@ -2,16 +2,21 @@
 
 from __future__ import annotations
 
-import html
-import re
 from datetime import datetime
 from pathlib import Path
 
 from benchmarks.fakellm import FakeLLM, Reply
-from huichat.app.tui.app import HuichatApp
 from huichat.memory.turns import Message, TurnDraft
 from tests.app.test_visible_output import HOSTILE, RAW_CONTROL
-from tests.app.tui_helpers import build_app, deterministic_kernel, fake_providers, loaded_config, ready, wait_until
+from tests.app.tui_helpers import (
+    build_app,
+    deterministic_kernel,
+    fake_providers,
+    loaded_config,
+    ready,
+    screen_text,
+    wait_until,
+)
 from tests.conftest import ZONE
 
 
@@ -36,15 +41,10 @@ async def test_stored_titles_and_messages_and_a_streamed_reply_show_their_contro
         await ready(pilot)
         await pilot.press(*"hello")
         await pilot.press("enter")
-        await wait_until(pilot, lambda: not app.chat_screen.replying and "done" in _screen(app))
-        screen = _screen(app)
+        await wait_until(pilot, lambda: not app.chat_screen.replying and "done" in screen_text(app))
+        screen = screen_text(app)
     assert not RAW_CONTROL.findall(screen), RAW_CONTROL.findall(screen)[:10]
     assert "clip␛]52;c;cHduZWQ=␇" in screen
     assert "stored␛]0;owned␇ reply" in screen
     assert "live␛]52;c;cHduZWQ=␇" in screen and "\\x9b done" in screen
     assert "topic␛[2J␛]0;owned␇" in screen  # the session's title in the status line
-
-
-def _screen(app: HuichatApp) -> str:
-    """What the terminal shows: the screenshot's text, its non-breaking spaces as spaces."""
-    return html.unescape(re.sub(r"<[^>]+>", "", app.export_screenshot())).replace("\xa0", " ")

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import html
 import itertools
 import re
 from collections.abc import Callable
@@ -174,3 +175,8 @@ async def ready(pilot: Any) -> None:
 def said(app: Any) -> list[ChatMessage]:
     """The conversation on screen: the user's and the assistant's messages (not huichat's own notes)."""
     return [m for m in app.chat_screen.query(ChatMessage) if m.role != "system"]
+
+
+def screen_text(app: HuichatApp) -> str:
+    """What the terminal shows: the screenshot's text, its non-breaking spaces as spaces."""
+    return html.unescape(re.sub(r"<[^>]+>", "", app.export_screenshot())).replace("\xa0", " ")

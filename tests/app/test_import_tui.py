@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from benchmarks.fakellm import FakeLLM
 from huichat.app.tui.screens.import_history import ImportHistoryScreen
 from tests.app.tui_helpers import (
@@ -13,6 +15,7 @@ from tests.app.tui_helpers import (
     loaded_config,
     ready,
     said,
+    screen_text,
     wait_until,
 )
 from tests.memory.imports.helpers import FIXTURES
@@ -62,3 +65,20 @@ async def test_a_malformed_file_imports_nothing_and_says_why(tmp_path: Path) -> 
         failed = next(n for n in _notes(app) if n.startswith("Import failed"))
         assert f"{broken}: malformed JSON" in failed and "Nothing was imported" in failed
         assert kernel.count() == 0
+
+
+@pytest.mark.parametrize("width", [80, 140])
+async def test_the_import_dialog_shows_its_whole_hint(tmp_path: Path, width: int) -> None:
+    # a user's trial: at 140 columns the hint stopped at "an elia database," (one line, cut off)
+    app = build_app(tmp_path, loaded_config(), kernel=deterministic_kernel(tmp_path))
+    async with app.run_test(size=(width, 30)) as pilot:
+        await ready(pilot)
+        app.push_screen(ImportHistoryScreen())
+        await wait_until(pilot, lambda: isinstance(app.screen, ImportHistoryScreen))
+        shown = screen_text(app)
+    # the dialog's lines, inside its borders, read as one text: a wrapped line breaks between words
+    inside = [line.rsplit("│", 2)[1] for line in shown.splitlines() if line.count("│") >= 2]
+    words = " ".join(" ".join(inside).split())
+    for phrase in ("A ChatGPT, Claude or DeepSeek export", "chat JSONL,", "a huichat export or transcripts folder."):
+        assert phrase in words
+    assert "Importing again adds only what is new." in words

@@ -5,6 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from textual.widgets import Input
 
 from benchmarks.fakellm import FakeLLM
 from huichat.app.tui.screens.import_history import ImportHistoryScreen
@@ -76,9 +77,19 @@ async def test_the_import_dialog_shows_its_whole_hint(tmp_path: Path, width: int
         app.push_screen(ImportHistoryScreen())
         await wait_until(pilot, lambda: isinstance(app.screen, ImportHistoryScreen))
         shown = screen_text(app)
-    # the dialog's lines, inside its borders, read as one text: a wrapped line breaks between words
-    inside = [line.rsplit("│", 2)[1] for line in shown.splitlines() if line.count("│") >= 2]
-    words = " ".join(" ".join(inside).split())
+        # a path that is not there: the line that says so is whole too, however long the path
+        missing = tmp_path / "exports" / ("a-very-long-folder-name-" * 4) / "chatgpt-export.zip"
+        app.screen.query_one("#import-path", Input).value = str(missing)
+        await pilot.press("enter")
+        await pilot.pause()
+        problem = screen_text(app)
+
+    def inside(text: str) -> str:  # the dialog's lines, inside its borders, as one text
+        lines = [line.rsplit("│", 2)[1] for line in text.splitlines() if line.count("│") >= 2]
+        return " ".join(" ".join(lines).split())
+
+    words = inside(shown)
     for phrase in ("A ChatGPT, Claude or DeepSeek export", "chat JSONL,", "a huichat export or transcripts folder."):
         assert phrase in words
     assert "Importing again adds only what is new." in words
+    assert "No such file or folder:" in inside(problem) and "chatgpt-export.zip" in inside(problem).replace(" ", "")

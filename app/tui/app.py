@@ -487,13 +487,20 @@ class HuichatApp(App[int]):
         """Reconcile transcripts changed by hand or by another huichat, then tell the chat screen."""
         from huichat.app.tui.screens.chat import MemorySynced
 
+        def reconcile(kernel: MemoryKernel) -> tuple[ReconcileReport, bool]:
+            report = kernel.reconcile(embed=False)
+            # `huichat import` indexes what it writes (its files are no change to reconcile): the count
+            # of turns waiting for vectors is read again, and the chat embeds them now, not at its next start
+            before = kernel.pending_vectors
+            return report, kernel.recount_pending() != before
+
         try:
-            report = await self.gateway.run(lambda kernel: kernel.reconcile(embed=False))
+            report, waiting_changed = await self.gateway.run(reconcile)
         except KernelError as exc:
             self.notify(str(exc), title="Memory sync", severity="warning")
             return
         self.tell_reconciled(report)
-        if report.changed_ids:
+        if report.changed_ids or waiting_changed:
             self.chat_screen.post_message(MemorySynced(frozenset(report.changed_ids)))
 
     @work(group="memory-jobs", exit_on_error=False)

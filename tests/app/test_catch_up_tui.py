@@ -77,3 +77,28 @@ async def test_while_an_import_computes_the_vectors_the_chat_says_so_and_compute
                 await pilot.press("ctrl+q")
     finally:
         command.close()
+
+
+async def test_turns_another_process_imports_without_vectors_are_embedded_by_the_open_chat(
+    tmp_path: Path, fake_llm: FakeLLM
+) -> None:
+    # a trial: after `huichat import --no-embed` the open chat kept its turn count and computed no vector
+    # until it was started again (the import's files are indexed already: no change to reconcile)
+    config = RetrieverConfig(timezone="Asia/Shanghai", min_similarity=0.0)
+    embedder = GatedEmbedder(gate_at=10**6)
+    kernel = open_kernel(MemoryLocation.under(tmp_path), embedder, config, ZONE, now=NOW, id_source=counter_ids())
+    app = build_app(tmp_path, loaded_config(fake_providers(fake_llm)), kernel=kernel)
+    command = open_kernel(MemoryLocation.under(tmp_path), GatedEmbedder(gate_at=10**6), config, ZONE, now=NOW)
+    try:
+        async with app.run_test(size=(120, 36)) as pilot:
+            await ready(pilot)
+            status = app.chat_screen
+            await wait_until(pilot, lambda: "memory: 0 turns" in status.memory_status)
+            waiting_turns(command, 6, 10)  # `huichat import --no-embed` in another terminal
+            app.sync_memory()  # what the transcripts' watcher does a moment after the files change
+            await wait_until(pilot, lambda: "memory: 6 turns" in status.memory_status and embedder.embedded == 6)
+            await wait_until(pilot, lambda: status.catch_up_status == "")
+            assert command.recount_pending() == 0
+            await pilot.press("ctrl+q")
+    finally:
+        command.close()

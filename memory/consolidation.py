@@ -7,25 +7,13 @@ naming the others; every member keeps its text, transcript, anchors and id, and 
 takes a cluster apart (its turns are left alone from then on). Nothing is merged into
 anything: only the ``cluster_id``/``cluster_role`` columns of the index change.
 
-"Alike" is the cosine of the turns' own words (hashed words and CJK bigrams). The stored
-vectors are not used: each also carries the tail of the turn before it, so the same fact
-said in two conversations rarely reaches 0.85, while a short "ok" reaches it with the long
-turn it follows. Paraphrases are therefore not grouped; repeated wording is.
-
-The whole turns' cosine is not enough: long answers recombined from the same advice reach
-0.85 although the one sentence that holds their fact differs (an imported export grouped
-answers about seven projects, and a search for one project's database found only the
-others). So what was said and the reply are each compared by the parts that differ: the
-sentences one holds and the other lacks must themselves be alike, and neither may bring a
-number or a name the other lacks. A reply of one sentence each ("Noted." / "好的，记下了。")
-may differ in anything but a number or a name: the same thing said again gets another
-acknowledgement.
+"Alike" is ``duplicates.near_duplicates``: the turns' own words at least that alike as a whole
+(the first sieve, cheap enough for every pair in a window), then what was said and the reply
+each compared by the sentences that differ.
 """
 
 from __future__ import annotations
 
-import re
-import unicodedata
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
@@ -35,13 +23,12 @@ import numpy as np
 import numpy.typing as npt
 
 from huichat.memory.config import ConsolidationConfig
-from huichat.memory.embedding import HashEmbedder
+from huichat.memory.duplicates import near_duplicates, word_vectors
 from huichat.memory.errors import KernelError
 from huichat.memory.filters import Compare, In, combine
 from huichat.memory.joblog import JobLog
 from huichat.memory.results import TurnState
 from huichat.memory.turns import (
-    CORRECTION,
     ROLE_MEMBER,
     ROLE_REPRESENTATIVE,
     ROLE_SEPARATE,
@@ -51,7 +38,6 @@ from huichat.memory.turns import (
     new_turn_id,
     plain_text,
 )
-from huichat.memory.words import content_terms, names
 
 if TYPE_CHECKING:
     from huichat.memory.kernel import MemoryKernel
@@ -59,10 +45,6 @@ if TYPE_CHECKING:
 JOB = "consolidation"
 _BLOCK = 1024
 """Turns compared at once with everything in their time window (bounds memory)."""
-_WORDS_DIM = 256
-"""Size of the hashed bag of words and CJK bigrams that is compared."""
-_SENTENCE_END = re.compile(r"(?<=[。！？!?；;])|(?<=\.)\s+|\n+")
-_NUMBER = re.compile(r"\w*\d[\w:.\-/]*")
 
 
 @dataclass(frozen=True)
@@ -100,11 +82,6 @@ class ConsolidationReport:
         return sum(len(c.members) for c in self.clusters)
 
 
-def _unit(vectors: npt.NDArray[np.float32]) -> npt.NDArray[np.float32]:
-    norms = np.maximum(np.linalg.norm(vectors, axis=1, keepdims=True), 1e-12)
-    return np.asarray(vectors / norms, dtype=np.float32)
-
-
 def _pairs(
     stamps: npt.NDArray[np.float64], unit: npt.NDArray[np.float32], threshold: float, window: float
 ) -> list[list[int]]:
@@ -124,50 +101,6 @@ def _pairs(
     return neighbours
 
 
-def _sentences(text: str) -> set[str]:
-    """The sentences of ``text``, each as compared (NFKC, case folded, spaces collapsed)."""
-    normal = unicodedata.normalize("NFKC", text).casefold()
-    return {" ".join(s.split()) for s in _SENTENCE_END.split(normal)} - {""}
-
-
-def _brings_new(part: str, other: str) -> bool:
-    """Whether ``part`` holds a number or a name (``words.names``) that ``other`` does not."""
-    numbers = set(_NUMBER.findall(other.casefold()))
-    return bool(set(_NUMBER.findall(part.casefold())) - numbers or names(part) - content_terms(other))
-
-
-def _alike(one: str, other: str, threshold: float, *, acknowledgement: bool = False) -> bool:
-    """Whether two texts say the same: the sentences each holds and the other lacks are at least
-    ``threshold`` alike and bring no number or name of their own. With ``acknowledgement``, two
-    texts of one sentence each need only the latter (a reply to the same thing said again)."""
-    mine, theirs = _sentences(one), _sentences(other)
-    own, their_own = sorted(mine - theirs), sorted(theirs - mine)
-    if not own and not their_own:
-        return True
-    if _brings_new("\n".join(own), other) or _brings_new("\n".join(their_own), one):
-        return False
-    if acknowledgement and len(mine) <= 1 and len(theirs) <= 1:
-        return True
-    words = _unit(HashEmbedder(_WORDS_DIM).embed_passages(["\n".join(own), "\n".join(their_own)]))
-    return float(words[0] @ words[1]) >= threshold
-
-
-def _parts(messages: Sequence[Message]) -> tuple[str, str]:
-    """What was said (the user's messages and later corrections) and the reply (the other chat messages)."""
-    said = [m.text for m in messages if (m.is_chat and m.role == "user") or m.kind == CORRECTION]
-    reply = [m.text for m in messages if m.is_chat and m.role != "user"]
-    return "\n".join(said), "\n".join(reply)
-
-
-def near_duplicates(one: Sequence[Message], other: Sequence[Message], threshold: float) -> bool:
-    """Whether two turns alike as a whole (the cosine ``find_clusters`` first asks for) repeat each
-    other: what was said alike, and the replies alike (``_alike``, by the parts that differ)."""
-    (said, reply), (said_again, reply_again) = _parts(one), _parts(other)
-    return _alike(said, said_again, threshold) and _alike(
-        reply, reply_again, threshold, acknowledgement=bool(said and said_again)
-    )
-
-
 def find_clusters(
     states: Sequence[TurnState], messages: Sequence[Sequence[Message]], config: ConsolidationConfig
 ) -> list[Cluster]:
@@ -181,11 +114,11 @@ def find_clusters(
     order = sorted(range(len(states)), key=lambda i: states[i].timestamp)
     ordered = [states[i] for i in order]
     said = [messages[i] for i in order]
-    words = _unit(HashEmbedder(_WORDS_DIM).embed_passages([plain_text(m) for m in said]))
+    words = word_vectors([plain_text(m) for m in said])
     stamps = np.array([s.timestamp.timestamp() for s in ordered], dtype=np.float64)
     threshold = config.similarity_threshold
     alike = _pairs(stamps, words, threshold, config.time_window_days * 86400.0)
-    # the cosine of whole turns is only the first sieve: shared boilerplate lifts it (``_alike``)
+    # the cosine of whole turns is only the first sieve: shared boilerplate lifts it (``near_duplicates``)
     repeats = {
         (i, j) for i, near in enumerate(alike) for j in near if i < j and near_duplicates(said[i], said[j], threshold)
     }

@@ -10,12 +10,19 @@ anything: only the ``cluster_id``/``cluster_role`` columns of the index change.
 "Alike" is ``duplicates.near_duplicates``: the turns' own words at least that alike as a whole
 (the first sieve, cheap enough for every pair in a window), then what was said and the reply
 each compared by the sentences that differ.
+
+Each run first re-checks the clusters already made, since the rule has grown stricter than the
+one that made some of them: a member that is no near-duplicate of its representative under the
+current rule is released (shown on its own again, as ``undo`` leaves it, and never regrouped), and
+a cluster left with fewer turns than ``min_cluster_size`` is dissolved: its turns are ungrouped,
+as consolidation leaves turns too few to group, and may group again with later repeats. Releases
+are logged with the run's clusters, before the index changes.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import datetime
 from typing import TYPE_CHECKING
 
@@ -67,19 +74,45 @@ class Cluster:
 
 
 @dataclass(frozen=True)
+class Release:
+    """Members of a cluster that no longer count as near-duplicates of its representative (``ungrouped``:
+    the representative and the members kept, when too few are kept for a cluster)."""
+
+    cluster_id: str
+    representative: str
+    members: tuple[str, ...]
+    ungrouped: tuple[str, ...] = ()
+
+    def to_record(self) -> dict[str, object]:
+        """The release as plain data (the log)."""
+        return {
+            "cluster": self.cluster_id,
+            "representative": self.representative,
+            "members": list(self.members),
+            "ungrouped": list(self.ungrouped),
+        }
+
+
+@dataclass(frozen=True)
 class ConsolidationReport:
-    """What one consolidation run grouped (or, dry, would group)."""
+    """What one consolidation run grouped and released (or, dry, would)."""
 
     run: str
     dry_run: bool
     clusters: tuple[Cluster, ...]
     resumed: str = ""
     skipped: str = ""
+    releases: tuple[Release, ...] = ()
 
     @property
     def grouped(self) -> int:
         """Turns that now stand behind a representative."""
         return sum(len(c.members) for c in self.clusters)
+
+    @property
+    def released(self) -> int:
+        """Members shown on their own again: they no longer count as near-duplicates."""
+        return sum(len(r.members) for r in self.releases)
 
 
 def _pairs(
@@ -149,57 +182,111 @@ def find_clusters(
     return clusters
 
 
+def find_releases(grouped: Sequence[Turn], config: ConsolidationConfig) -> list[Release]:
+    """The members among ``grouped`` (the turns of clusters) that are no near-duplicates of their
+    representative under the current rule; pure, nothing is written. A cluster without its
+    representative among them is left as it is."""
+    clusters: dict[str, list[Turn]] = {}
+    for turn in grouped:
+        clusters.setdefault(turn.cluster_id, []).append(turn)
+    releases = []
+    for cluster_id, turns in clusters.items():
+        representative = next((t for t in turns if t.cluster_role == ROLE_REPRESENTATIVE), None)
+        if representative is None:
+            continue
+        members = [t for t in turns if t.cluster_role == ROLE_MEMBER]
+        threshold = config.similarity_threshold
+        released = [t.id for t in members if not near_duplicates(representative.messages, t.messages, threshold)]
+        if not released:
+            continue
+        kept = [t.id for t in members if t.id not in released]
+        too_few = len(kept) + 1 < config.min_cluster_size
+        releases.append(
+            Release(cluster_id, representative.id, tuple(released), (representative.id, *kept) if too_few else ())
+        )
+    return releases
+
+
 def run_consolidation(
     kernel: MemoryKernel, now: datetime, config: ConsolidationConfig, log: JobLog, *, dry_run: bool = False
 ) -> ConsolidationReport:
-    """Find clusters among turns not yet grouped and group them (logged before the index changes)."""
+    """Release the members of existing clusters that are no longer near-duplicates, then find clusters
+    among turns not grouped and group them (all logged before the index changes, in one commit)."""
     run = JobLog.new_run_id(now)
     with log.exclusive() as alone:
         if not alone:
             return ConsolidationReport(run, dry_run, (), skipped="another lifecycle job is running")
         resumed = "" if dry_run else _resume(kernel, log, run, now)
-        where = combine(Compare("status", "=", STATUS_OK), In("cluster_role", ("", ROLE_REPRESENTATIVE)))
-        states = kernel.store.states(where)
-        turns = {t.id: t for t in kernel.store.where(where)}
-        clusters = find_clusters(states, [turns[s.id].messages if s.id in turns else () for s in states], config)
+        grouped = kernel.store.where(In("cluster_role", (ROLE_REPRESENTATIVE, ROLE_MEMBER)))
+        releases = find_releases(grouped, config)
+        ungrouped = {turn_id for r in releases for turn_id in r.ungrouped}
+        # the turns of a dissolved cluster are read as the ungrouped turns they are about to be
+        where = combine(Compare("status", "=", STATUS_OK), In("cluster_role", ("", ROLE_REPRESENTATIVE, ROLE_MEMBER)))
+        states = [
+            replace(s, cluster_id="", cluster_role="") if s.id in ungrouped else s
+            for s in kernel.store.states(where)
+            if s.cluster_role != ROLE_MEMBER or s.id in ungrouped
+        ]
+        unplaced = combine(Compare("status", "=", STATUS_OK), Compare("cluster_role", "=", ""))
+        messages = {t.id: t.messages for t in (*grouped, *kernel.store.where(unplaced))}
+        clusters = find_clusters(states, [messages.get(s.id, ()) for s in states], config)
         if not dry_run:
             at = now.isoformat()
             log.append(
                 {"event": "start", "job": JOB, "run": run, "at": at},
+                *({"event": "release", "job": JOB, "run": run, "at": at, **r.to_record()} for r in releases),
                 *({"event": "cluster", "job": JOB, "run": run, "at": at, **c.to_record()} for c in clusters),
             )
-            _apply(kernel, clusters)
+            _apply(kernel, releases, clusters)
             log.append(
                 {"event": "applied", "job": JOB, "run": run, "at": at},
                 {"event": "end", "job": JOB, "run": run, "at": at, "clusters": len(clusters)},
             )
-        return ConsolidationReport(run, dry_run, tuple(clusters), resumed)
+        return ConsolidationReport(run, dry_run, tuple(clusters), resumed, releases=tuple(releases))
 
 
-def _apply(kernel: MemoryKernel, clusters: Sequence[Cluster]) -> None:
-    ids: list[str] = []
-    cluster_ids: list[str] = []
-    roles: list[str] = []
-    for cluster in clusters:
-        for turn_id in (cluster.representative, *cluster.members):
-            ids.append(turn_id)
-            cluster_ids.append(cluster.cluster_id)
-            roles.append(ROLE_REPRESENTATIVE if turn_id == cluster.representative else ROLE_MEMBER)
-    kernel.update_turns(ids, {"cluster_id": cluster_ids, "cluster_role": roles})
+def _apply(kernel: MemoryKernel, releases: Sequence[Release], clusters: Sequence[Cluster]) -> None:
+    placed: dict[str, tuple[str, str]] = {}
+    for release in releases:
+        placed.update(dict.fromkeys(release.members, ("", ROLE_SEPARATE)))
+        placed.update(dict.fromkeys(release.ungrouped, ("", "")))
+    for cluster in clusters:  # a dissolved cluster's turns may group again in the same run
+        placed[cluster.representative] = (cluster.cluster_id, ROLE_REPRESENTATIVE)
+        placed.update(dict.fromkeys(cluster.members, (cluster.cluster_id, ROLE_MEMBER)))
+    ids = list(placed)
+    kernel.update_turns(ids, {"cluster_id": [placed[i][0] for i in ids], "cluster_role": [placed[i][1] for i in ids]})
 
 
 def _resume(kernel: MemoryKernel, log: JobLog, run: str, now: datetime) -> str:
-    """Close an interrupted run: record which of its planned clusters reached the index."""
+    """Close an interrupted run: record which of its planned clusters and releases reached the index."""
     interrupted = log.interrupted(JOB)
     if interrupted is None:
         return ""
     planned = [r for r in interrupted.records if r.get("event") == "cluster"]
-    reps = kernel.store.get(str(r["representative"]) for r in planned)
+    releases = [r for r in interrupted.records if r.get("event") == "release"]
+    turns = kernel.store.get(
+        [str(r["representative"]) for r in planned] + [str(i) for r in releases for i in r.get("members", [])]
+    )
     applied = [
-        str(r["cluster"]) for r in planned if (t := reps.get(str(r["representative"]))) and t.cluster_id == r["cluster"]
+        str(r["cluster"])
+        for r in planned
+        if (t := turns.get(str(r["representative"]))) and t.cluster_id == r["cluster"]
+    ]
+    released = [
+        str(r["cluster"])
+        for r in releases
+        if all((t := turns.get(str(i))) is None or t.cluster_id != r["cluster"] for i in r.get("members", []))
     ]
     log.append(
-        {"event": "resumed", "job": JOB, "run": run, "of": interrupted.run, "at": now.isoformat(), "applied": applied}
+        {
+            "event": "resumed",
+            "job": JOB,
+            "run": run,
+            "of": interrupted.run,
+            "at": now.isoformat(),
+            "applied": applied,
+            "released": released,
+        }
     )
     return interrupted.run
 

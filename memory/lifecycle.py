@@ -217,8 +217,10 @@ def due(schedule: str, last_run: datetime | None, now: datetime, zone: tzinfo) -
 
 
 def moves_in_log(log: JobLog, limit: int | None = None) -> list[dict[str, Any]]:
-    """The logged moves, runs and undos, newest last (``huichat lifecycle log``)."""
-    shown = [r for r in log.records() if r.get("event") in {"start", "move", "cluster", "undo", "resumed", "end"}]
+    """The logged moves, clusters, releases, runs and undos, newest last (``huichat lifecycle log``)."""
+    shown = [
+        r for r in log.records() if r.get("event") in {"start", "move", "cluster", "release", "undo", "resumed", "end"}
+    ]
     return shown[-limit:] if limit else shown
 
 

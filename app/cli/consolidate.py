@@ -12,6 +12,7 @@ from huichat.app.wording import plural
 
 if TYPE_CHECKING:
     from huichat.app.runtime import Runtime
+    from huichat.memory.consolidation import ConsolidationReport
 
 
 HELP = "group near-duplicate turns behind one representative (nothing is deleted)"
@@ -57,8 +58,23 @@ def run(args: argparse.Namespace, runtime: Runtime) -> int:
             verb = "would group" if report.dry_run else "grouped"
             lines = [f"{verb} {plural(report.grouped, 'turn')} behind {plural(len(report.clusters), 'representative')}"]
             lines += [f"  {c.cluster_id}  {c.representative} +{len(c.members)} similar" for c in report.clusters]
-            text = "\n".join(lines)
+            text = "\n".join(lines + released_lines(report))
     finally:
         kernel.close()
     print(json.dumps(payload, ensure_ascii=False, indent=2) if args.json else text)
     return 0
+
+
+def released_lines(report: ConsolidationReport) -> list[str]:
+    """The members a run released (or, dry, would release): how many, then one line per cluster; none, nothing."""
+    if not report.released:
+        return []
+    done = "would be released" if report.dry_run else "released"
+    why = "it no longer counts" if report.released == 1 else "they no longer count"
+    lines = [f"{plural(report.released, 'member')} {done}: {why} as near-duplicates"]
+    for release in report.releases:
+        dissolved = "; too few are left, so the cluster is dissolved" if release.ungrouped else ""
+        lines.append(
+            f"  {release.cluster_id}  {release.representative} no longer stands for {', '.join(release.members)}{dissolved}"
+        )
+    return lines

@@ -7,6 +7,7 @@ import json
 from typing import TYPE_CHECKING, Any
 
 from huichat.app.cli import add_now, moment
+from huichat.app.cli.consolidate import released_lines
 from huichat.app.wording import plural
 
 if TYPE_CHECKING:
@@ -97,6 +98,8 @@ def _print(report: LifecycleReport, grouped: ConsolidationReport | None) -> None
         )
         for cluster in grouped.clusters[:_SHOWN]:
             print(f"  {cluster.cluster_id}  {cluster.representative} +{len(cluster.members)} similar")
+        for line in released_lines(grouped)[: _SHOWN + 1]:
+            print(line if line.startswith(" ") else f"consolidation: {line}")
 
 
 def _log(args: argparse.Namespace, runtime: Runtime) -> int:
@@ -126,6 +129,10 @@ def describe(record: dict[str, Any]) -> str:
     if event == "cluster":
         members = ", ".join(record.get("members", []))
         return f"{at}  {record['cluster']}  {record['representative']} stands for {members}"
+    if event == "release":
+        dissolved = "; the cluster is dissolved" if record.get("ungrouped") else ""
+        members = ", ".join(record.get("members", []))
+        return f"{at}  {record['cluster']}  {record['representative']} no longer stands for {members}{dissolved}"
     if event == "undo":
         return f"{at}  {record['cluster']}  undone: {', '.join(record.get('members', []))} shown on their own"
     if event == "resumed":

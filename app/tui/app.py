@@ -524,6 +524,8 @@ class HuichatApp(App[int]):
                 done.append(scored.skipped or f"{len(scored.moves)} turns moved between tiers")
             if grouped is not None and not grouped.skipped:
                 done.append(f"{grouped.grouped} near-duplicates grouped")
+                if grouped.released:
+                    done.append(f"{grouped.released} members released (no longer near-duplicates)")
             return " · ".join(done)
 
         try:

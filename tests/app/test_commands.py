@@ -13,6 +13,7 @@ from huichat.app.wiring import runtime
 from huichat.memory.turns import Message, TurnDraft
 from tests.app.test_cli import _config, _huichat
 from tests.conftest import NOW
+from tests.memory.test_consolidation import old_group
 
 FACT = "我的车停在 B2 层 117 号车位"
 
@@ -96,6 +97,25 @@ def test_consolidate_list_undo_and_a_bad_cluster_is_one_line(aged: tuple[Path, d
     bad = _huichat(config, "consolidate", "--undo", "nope")
     assert bad.returncode == 1 and bad.stderr.strip().count("\n") == 0 and "no cluster 'nope'" in bad.stderr
     assert _huichat(config, "lifecycle", "run", "--now", "yesterday").stderr.startswith("huichat: error: --now:")
+
+
+def test_consolidate_reports_and_logs_the_members_of_an_earlier_group_it_releases(tmp_path: Path) -> None:
+    config = _config(tmp_path)
+    kernel = runtime(load_config(config)).open_kernel()
+    representative, different, _ = old_group(kernel, repeats=2)
+    kernel.close()
+    dry = _huichat(config, "consolidate", "--dry-run", "--now", NOW.isoformat())
+    assert dry.returncode == 0, dry.stderr
+    assert "2 members would be released: they no longer count as near-duplicates\n" in dry.stdout
+    real = _huichat(config, "consolidate", "--now", NOW.isoformat())
+    assert real.stdout.splitlines() == [
+        "grouped 0 turns behind 0 representatives",
+        "2 members released: they no longer count as near-duplicates",
+        f"  cold  {representative} no longer stands for {', '.join(different)}",
+    ]
+    log = _huichat(config, "lifecycle", "log").stdout
+    assert f"  cold  {representative} no longer stands for {', '.join(different)}\n" in log
+    assert "released" not in _huichat(config, "consolidate", "--now", NOW.isoformat()).stdout
 
 
 def test_stats_shows_brackets_in_what_was_said_as_written(tmp_path: Path) -> None:

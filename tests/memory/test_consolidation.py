@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from huichat.memory.config import ConsolidationConfig
-from huichat.memory.consolidation import cluster_turns, clusters_of, run_consolidation, undo
+from huichat.memory.consolidation import Release, cluster_turns, clusters_of, run_consolidation, undo
 from huichat.memory.errors import KernelError
 from huichat.memory.joblog import JobLog
 from huichat.memory.kernel import MemoryKernel
@@ -168,6 +168,13 @@ ADVICE = (
     "一次失败才能跨服务追踪。旧数据要定期清理，只增不减的表迟早会拖慢所有查询。{fact}\n\n"
     "Timeouts on every network call keep one slow dependency from stalling the rest. 哪部分想再深入，随时说。"
 )
+PROJECT_FACTS = (
+    "松果 的值班由张伟负责。",
+    "松果 的值班由李娜负责。",
+    "松果 的数据放在 PostgreSQL 里。",
+    "松果 的备份保留 21 份。",
+)
+ASKED = "松果 要注意什么？"
 
 
 def test_long_answers_sharing_advice_but_stating_different_facts_are_not_grouped_while_repeats_are(
@@ -177,20 +184,12 @@ def test_long_answers_sharing_advice_but_stating_different_facts_are_not_grouped
     # words were 0.85 alike, and every group mixed projects (a search for one project's database
     # found only the others)
     kernel = lifecycle_kernel(tmp_path)
-    facts = [
-        "松果 的值班由张伟负责。",
-        "松果 的值班由李娜负责。",
-        "松果 的数据放在 PostgreSQL 里。",
-        "松果 的备份保留 21 份。",
-    ]
     day = NOW - timedelta(days=6)
     different = [
-        say(kernel, "松果 要注意什么？", day + i * timedelta(hours=5), ADVICE.format(fact=f))
-        for i, f in enumerate(facts)
+        say(kernel, ASKED, day + i * timedelta(hours=5), ADVICE.format(fact=f)) for i, f in enumerate(PROJECT_FACTS)
     ]
     pasted = [
-        say(kernel, "松果 要注意什么？", day + timedelta(days=2, hours=i), ADVICE.format(fact=facts[0]))
-        for i in range(3)
+        say(kernel, ASKED, day + timedelta(days=2, hours=i), ADVICE.format(fact=PROJECT_FACTS[0])) for i in range(3)
     ]
     code = "记一下：健身房柜子的密码是 4711，在左边第三排"
     acknowledged = [
@@ -202,6 +201,86 @@ def test_long_answers_sharing_advice_but_stating_different_facts_are_not_grouped
     assert groups == sorted(
         [{different[0], *pasted}, set(acknowledged)]
     )  # the same answer pasted again joins its first
+    kernel.close()
+
+
+def old_group(kernel: MemoryKernel, repeats: int) -> tuple[str, list[str], list[str]]:
+    """A group as the earlier rule made them (stores keep theirs): a representative, two members stating
+    other facts in the same advice, and ``repeats`` real repeats of it."""
+    day = NOW - timedelta(days=6)
+    representative = say(kernel, ASKED, day, ADVICE.format(fact=PROJECT_FACTS[0]))
+    different = [
+        say(kernel, ASKED, day + timedelta(hours=5 * i), ADVICE.format(fact=fact))
+        for i, fact in enumerate(PROJECT_FACTS[1:3], 1)
+    ]
+    again = [
+        say(kernel, ASKED, day + timedelta(days=2, hours=i), ADVICE.format(fact=PROJECT_FACTS[0]))
+        for i in range(repeats)
+    ]
+    ids = [representative, *different, *again]
+    roles = ["representative"] + ["member"] * (len(ids) - 1)
+    kernel.update_turns(ids, {"cluster_id": ["cold"] * len(ids), "cluster_role": roles})
+    return representative, different, again
+
+
+def _groups(kernel: MemoryKernel) -> dict[str, tuple[str, str]]:
+    return {s.id: (s.cluster_id, s.cluster_role) for s in kernel.store.states()}
+
+
+def test_a_group_made_by_the_earlier_rule_keeps_only_its_repeats(tmp_path: Path) -> None:
+    kernel = lifecycle_kernel(tmp_path)
+    representative, different, [again] = old_group(kernel, repeats=1)
+    log = JobLog(tmp_path)
+    pairs = ConsolidationConfig(min_cluster_size=2)
+    report = run_consolidation(kernel, NOW, pairs, log)
+    groups = _groups(kernel)
+    assert [groups[i] for i in different] == [("", "separate")] * 2  # as an undo of their membership leaves them
+    assert (groups[representative], groups[again]) == (("cold", "representative"), ("cold", "member"))
+    assert report.releases == (Release("cold", representative, tuple(different)),) and report.released == 2
+    assert report.clusters == ()
+    run = [(r["event"], r.get("members")) for r in log.records() if r.get("run") == report.run]
+    assert run == [("start", None), ("release", different), ("applied", None), ("end", None)]  # logged before
+    hit = kernel.search(SearchRequest("松果 PostgreSQL", NOW, record_access=False)).hits[0]
+    assert hit.turn.id == different[1] and hit.similar == ()  # the project's database, on its own
+    later = run_consolidation(kernel, NOW, pairs, log)
+    assert (later.releases, later.clusters) == ((), ())  # released for good
+    kernel.close()
+
+
+def test_a_dry_run_reports_the_members_it_would_release_and_changes_nothing(tmp_path: Path) -> None:
+    kernel = lifecycle_kernel(tmp_path)
+    representative, different, again = old_group(kernel, repeats=2)
+    log = JobLog(tmp_path)
+    before = _groups(kernel)
+    dry = run_consolidation(kernel, NOW, ConsolidationConfig(), log, dry_run=True)
+    assert dry.releases == (Release("cold", representative, tuple(different)),) and dry.released == 2
+    assert _groups(kernel) == before and log.records() == []
+    real = run_consolidation(kernel, NOW, ConsolidationConfig(), log)
+    assert real.releases == dry.releases
+    assert {s.id for s in clusters_of(kernel)["cold"]} == {representative, *again}  # three: enough to stay
+    kernel.close()
+
+
+def test_a_group_left_too_small_is_dissolved_and_its_repeats_group_as_turns_never_grouped(tmp_path: Path) -> None:
+    kernel = lifecycle_kernel(tmp_path)
+    representative, different, [again] = old_group(kernel, repeats=1)
+    late = say(kernel, ASKED, NOW - timedelta(days=3), ADVICE.format(fact=PROJECT_FACTS[0]))
+    log = JobLog(tmp_path)
+    dry = run_consolidation(kernel, NOW, ConsolidationConfig(), log, dry_run=True)
+    [release] = dry.releases
+    assert (release.members, release.ungrouped) == (tuple(different), (representative, again))
+    [cluster] = dry.clusters  # dissolved, the two repeats count as ungrouped turns: with the third they group
+    assert cluster.fresh and {cluster.representative, *cluster.members} == {representative, again, late}
+    real = run_consolidation(kernel, NOW, ConsolidationConfig(), log)
+    assert real.releases == dry.releases
+    [grouped] = real.clusters
+    groups = _groups(kernel)
+    assert {groups[i] for i in (representative, again, late)} <= {
+        (grouped.cluster_id, "representative"),
+        (grouped.cluster_id, "member"),
+    }
+    assert [groups[i] for i in different] == [("", "separate")] * 2
+    assert "cold" not in clusters_of(kernel)
     kernel.close()
 
 
@@ -274,4 +353,22 @@ def test_a_consolidation_killed_before_its_commit_is_completed_by_the_next_run(t
     assert clusters_of(kernel) == {} and kernel.count() == 6
     report = run_consolidation(kernel, NOW, ConsolidationConfig(), JobLog(tmp_path))
     assert report.resumed and {report.clusters[0].representative, *report.clusters[0].members} == set(ids)
+    kernel.close()
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("when", ["before-commit", "after-commit"])
+def test_releases_of_a_consolidation_killed_part_way_are_completed_and_logged_once(tmp_path: Path, when: str) -> None:
+    kernel = lifecycle_kernel(tmp_path)
+    representative, different, again = old_group(kernel, repeats=2)
+    kernel.close()
+    _killed(tmp_path, "consolidation", when)
+    kernel = lifecycle_kernel(tmp_path)
+    log = JobLog(tmp_path)
+    report = run_consolidation(kernel, NOW, ConsolidationConfig(), log)
+    [resumed] = [r for r in log.records() if r["event"] == "resumed"]
+    assert resumed["released"] == (["cold"] if when == "after-commit" else [])
+    assert report.resumed and report.released == (0 if when == "after-commit" else 2)  # planned again if lost
+    assert [_groups(kernel)[i] for i in different] == [("", "separate")] * 2
+    assert {s.id for s in clusters_of(kernel)["cold"]} == {representative, *again}
     kernel.close()

@@ -228,7 +228,7 @@ def run_consolidation(
             if s.cluster_role != ROLE_MEMBER or s.id in ungrouped
         ]
         unplaced = combine(Compare("status", "=", STATUS_OK), Compare("cluster_role", "=", ""))
-        messages = {t.id: t.messages for t in (*grouped, *kernel.store.where(unplaced))}
+        messages = {t.id: t.messages for t in grouped} | kernel.store.messages(unplaced)
         clusters = find_clusters(states, [messages.get(s.id, ()) for s in states], config)
         if not dry_run:
             at = now.isoformat()

@@ -239,6 +239,11 @@ def _messages(raw: str | None) -> list[dict[str, Any]]:
     return [m if isinstance(m, dict) else {"role": m[0], "speaker": m[1], "text": m[2]} for m in decoded]
 
 
+def messages_from(raw: str | None) -> tuple[Message, ...]:
+    """A row's ``messages`` column as the turn's messages."""
+    return tuple(Message.from_record(m) for m in _messages(raw))
+
+
 def turns_from(table: pa.Table) -> list[Turn]:
     """Rows back as turns (``next_id`` is not stored; see ``TurnStore.with_next``).
 

@@ -53,6 +53,7 @@ from huichat.memory.index_schema import (
     id_list,
     kept_fields,
     kept_table,
+    messages_from,
     position_key,
     quote,
     rows,
@@ -62,7 +63,7 @@ from huichat.memory.index_schema import (
 )
 from huichat.memory.migrations import migrated
 from huichat.memory.results import Scored, TurnState
-from huichat.memory.turns import ImportanceParts, Turn, is_turn_id
+from huichat.memory.turns import ImportanceParts, Message, Turn, is_turn_id
 from huichat.memory.vector_matrix import VectorMatrix
 from huichat.memory.vendor_errors import VENDOR_ERRORS, one_line, retry_conflicts, translated
 from huichat.memory.words import index_words
@@ -997,6 +998,16 @@ class TurnStore:
                     )
                 time.sleep(0)  # a long scan lets searches in other threads in between chunks
             return states
+
+    def messages(self, where: Filter | None = None) -> dict[str, tuple[Message, ...]]:
+        """The messages of every turn (matching ``where``), by id, without the rest of its row."""
+        with self._reading():
+            query = self._table.search().select(["id", "messages"]).limit(None)
+            if where is not None:
+                query = query.where(compile_filter(where))
+            table = query.to_arrow()
+            raw = table.column("messages").to_pylist()
+            return dict(zip(table.column("id").to_pylist(), map(messages_from, raw), strict=True))
 
     def texts(self, where: Filter | None = None) -> dict[str, str]:
         """The searchable text of every turn (matching ``where``), by id."""

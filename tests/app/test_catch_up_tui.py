@@ -9,6 +9,7 @@ from benchmarks.fakellm import FakeLLM
 from huichat.app.tui.screens.stats import StatsScreen
 from huichat.app.tui.widgets.status_line import StatusLine
 from huichat.memory.config import RetrieverConfig
+from huichat.memory.kernel import MemoryKernel
 from huichat.memory.location import MemoryLocation
 from huichat.memory.opening import open_kernel
 from huichat.memory.results import SearchRequest
@@ -51,16 +52,23 @@ async def test_the_status_shows_the_catch_ups_pace_and_the_app_answers_while_it_
         embedder.gate.set()  # the catch-up's thread ends with the test
 
 
+def _chat_and_command(root: Path) -> tuple[GatedEmbedder, MemoryKernel, MemoryKernel]:
+    """The chat's memory (its counting embedder) and a second kernel on the same folder: `huichat import`
+    in another terminal."""
+    config = RetrieverConfig(timezone="Asia/Shanghai", min_similarity=0.0)
+    embedder = GatedEmbedder(gate_at=10**6)
+    kernel = open_kernel(MemoryLocation.under(root), embedder, config, ZONE, now=NOW, id_source=counter_ids())
+    command = open_kernel(MemoryLocation.under(root), GatedEmbedder(gate_at=10**6), config, ZONE, now=NOW)
+    return embedder, kernel, command
+
+
 async def test_while_an_import_computes_the_vectors_the_chat_says_so_and_computes_none_of_them(
     tmp_path: Path, fake_llm: FakeLLM
 ) -> None:
     # a trial: the chat opened during `huichat import` embedded the importer's batches again, at a
     # third of the import's pace, and its count of turns left kept growing
-    config = RetrieverConfig(timezone="Asia/Shanghai", min_similarity=0.0)
-    embedder = GatedEmbedder(gate_at=10**6)
-    kernel = open_kernel(MemoryLocation.under(tmp_path), embedder, config, ZONE, now=NOW, id_source=counter_ids())
+    embedder, kernel, command = _chat_and_command(tmp_path)
     waiting_turns(kernel, 12, 10)
-    command = open_kernel(MemoryLocation.under(tmp_path), GatedEmbedder(gate_at=10**6), config, ZONE, now=NOW)
     app = build_app(tmp_path, loaded_config(fake_providers(fake_llm)), kernel=kernel)
     try:
         with command.embedding_in_foreground():  # `huichat import` computing the vectors
@@ -84,11 +92,8 @@ async def test_turns_another_process_imports_without_vectors_are_embedded_by_the
 ) -> None:
     # a trial: after `huichat import --no-embed` the open chat kept its turn count and computed no vector
     # until it was started again (the import's files are indexed already: no change to reconcile)
-    config = RetrieverConfig(timezone="Asia/Shanghai", min_similarity=0.0)
-    embedder = GatedEmbedder(gate_at=10**6)
-    kernel = open_kernel(MemoryLocation.under(tmp_path), embedder, config, ZONE, now=NOW, id_source=counter_ids())
+    embedder, kernel, command = _chat_and_command(tmp_path)
     app = build_app(tmp_path, loaded_config(fake_providers(fake_llm)), kernel=kernel)
-    command = open_kernel(MemoryLocation.under(tmp_path), GatedEmbedder(gate_at=10**6), config, ZONE, now=NOW)
     try:
         async with app.run_test(size=(120, 36)) as pilot:
             await ready(pilot)

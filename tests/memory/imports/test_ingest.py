@@ -200,15 +200,17 @@ def test_a_newer_export_adds_only_the_new_messages_to_the_same_session(tmp_path:
     kernel.close()
 
 
+def _edit_continued(data: list[dict[str, Any]]) -> None:
+    """conv-a's second question edited in ChatGPT, and the conversation continued from the edit."""
+    conv = _conv(data, "conv-a")
+    _add_node(conv, "a1", "u2-new", "user", "Actually, Nara instead?", 1700000500.0)
+    _add_node(conv, "u2-new", "a2-new", "assistant", "Nara it is.", 1700000510.0)
+    conv["current_node"] = "a2-new"
+
+
 def test_a_moved_current_node_is_recorded_and_an_edit_continued_elsewhere_is_appended(tmp_path: Path) -> None:
     def back_to_the_old_branch(data: list[dict[str, Any]]) -> None:
         _conv(data, "conv-a")["current_node"] = "a2-old"
-
-    def edit_continued(data: list[dict[str, Any]]) -> None:
-        conv = _conv(data, "conv-a")
-        _add_node(conv, "a1", "u2-new", "user", "Actually, Nara instead?", 1700000500.0)
-        _add_node(conv, "u2-new", "a2-new", "assistant", "Nara it is.", 1700000510.0)
-        conv["current_node"] = "a2-new"
 
     root = tmp_path / "memory"
     kernel = open_kernel(root)
@@ -219,7 +221,7 @@ def test_a_moved_current_node_is_recorded_and_an_edit_continued_elsewhere_is_app
     (conversation,) = [c for c in stored_conversations(root) if c.conversation_id == "conv-a"]
     assert [m.id for m in conversation.messages] == ["u1", "a1", "u2-old", "a2-old"]
     assert any(b.parent_id == "a1" and b.messages[0].id == "u2" for b in conversation.alternatives)
-    continued = _import(kernel, _chatgpt(tmp_path, edit_continued))
+    continued = _import(kernel, _chatgpt(tmp_path, _edit_continued))
     assert (continued.messages, continued.turns) == (2, 1) and kernel.count() == count + 1
     (conversation,) = [c for c in stored_conversations(root) if c.conversation_id == "conv-a"]
     assert [m.id for m in conversation.messages] == ["u1", "a1", "u2-new", "a2-new"]
@@ -232,16 +234,10 @@ def test_a_moved_current_node_is_recorded_and_an_edit_continued_elsewhere_is_app
 def test_an_edit_continued_elsewhere_counts_the_same_other_branches_in_every_export(tmp_path: Path) -> None:
     # the messages before the edit are turns of the transcript beside the branch now current:
     # JSONL counted only the branches of the import record, ChatGPT and Markdown every one
-    def edit_continued(data: list[dict[str, Any]]) -> None:
-        conv = _conv(data, "conv-a")
-        _add_node(conv, "a1", "u2-new", "user", "Actually, Nara instead?", 1700000500.0)
-        _add_node(conv, "u2-new", "a2-new", "assistant", "Nara it is.", 1700000510.0)
-        conv["current_node"] = "a2-new"
-
     root = tmp_path / "memory"
     kernel = open_kernel(root)
     _import(kernel, FIXTURES / "chatgpt" / "conversations.json")
-    _import(kernel, _chatgpt(tmp_path, edit_continued))
+    _import(kernel, _chatgpt(tmp_path, _edit_continued))
     (conversation,) = [c for c in stored_conversations(root) if c.conversation_id == "conv-a"]
     one = Selection(session_id=session_id_for("chatgpt", "conv-a", conversation.created.instant, ZONE))
     counts = {fmt: export(root / "sessions", fmt, tmp_path / fmt.value, one, ZONE).alternatives for fmt in ExportFormat}

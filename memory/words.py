@@ -250,3 +250,44 @@ def _holds(normal: str, held: frozenset[str] | set[str], word: str) -> bool:
         return word in normal
     terms = content_terms(word)
     return bool(terms) and terms <= held
+
+
+_LEAD = 24
+"""Characters shown before the first matched word of an excerpt, for its context."""
+
+
+def excerpt(text: str, wanted: Collection[str], chars: int) -> str:
+    """At most ``chars`` characters of ``text`` (spaces collapsed) where it holds the most of the terms
+    ``wanted`` (``content_terms`` of a query): its start when that holds as many, else the stretch
+    that does, a little before the first of them, marked "…" where text is left out on either side.
+    A long answer's matching sentence then shows in a search row instead of its first lines."""
+    flat = " ".join(text.split())
+    if len(flat) <= chars:
+        return flat
+    lowered = unicodedata.normalize("NFKC", flat).casefold()
+    if len(lowered) != len(flat):  # NFKC changed the length (ligatures): positions would not line up
+        lowered = flat.casefold()
+    places = sorted((m.start(), term) for term in wanted if term for m in re.finditer(re.escape(term), lowered))
+
+    def held(start: int, end: int) -> tuple[int, int]:
+        """How many terms the stretch holds, and how far into it the last of their first places lies."""
+        first: dict[str, int] = {}
+        for at, term in places:
+            if start <= at and at + len(term) <= end:
+                first.setdefault(term, at)
+        return len(first), max(first.values(), default=start) - start
+
+    lead = min(_LEAD, chars // 6)
+    best, (most, _) = 0, held(0, chars - 1)
+    spread = len(flat)
+    for at, _ in places:  # each place as the first matched word: the most terms, then the closest together
+        count, span = held(at, at + chars - 2 - lead)
+        if count > most or (count == most and best and span < spread):
+            best, most, spread = max(1, at - lead), count, span
+    if best == 0:
+        return flat[: chars - 1] + "…"
+    best = min(best, len(flat) - chars + 2)
+    space = flat.find(" ", best, best + lead)  # begin at a word where one begins near
+    best = space + 1 if space != -1 and _IS_CJK.match(flat[best]) is None else best
+    shown = flat[best : best + chars - 2]
+    return "…" + shown + ("…" if best + len(shown) < len(flat) else "")

@@ -170,6 +170,32 @@ async def test_search_screen_understands_a_time_phrase(tmp_path: Path) -> None:
         await wait_until(pilot, lambda: app.screen.turn is not None and app.screen.turn.id == ids[2])
 
 
+async def test_a_long_answers_row_shows_the_sentence_that_holds_the_searched_words(tmp_path: Path) -> None:
+    # a trial: "Juniper API port" listed five long answers, and no row showed a port
+    from datetime import timedelta
+
+    from huichat.memory.turns import Message, TurnDraft
+
+    kernel = deterministic_kernel(tmp_path)
+    advice = "Here is how I would approach Juniper, step by step. " * 4
+    answer = advice + "The Juniper API listens on port 8443 behind the gateway. " + "Test, then deploy. " * 6
+    said = NOW - timedelta(days=2)
+    kernel.append_turn(
+        kernel.new_session(said), TurnDraft((Message("user", "Juniper design"), Message("assistant", answer)), said)
+    )
+    app = build_app(tmp_path, loaded_config(), kernel=kernel)
+    async with app.run_test(size=(140, 40)) as pilot:
+        await ready(pilot)
+        await pilot.press("ctrl+f")
+        await wait_until(pilot, lambda: isinstance(app.screen, SearchScreen))
+        await pilot.press(*"Juniper API port", "enter")
+        panel = app.screen.query_one(MemoryPanel)
+        await wait_until(pilot, lambda: bool(panel.hits))
+        row = str(panel.options.get_option_at_index(0).prompt)
+        snippet = row.split("\n", 1)[1]
+        assert "listens on port 8443" in snippet and snippet.startswith("…")
+
+
 async def test_search_with_nothing_relevant_says_so_in_one_line(tmp_path: Path) -> None:
     kernel = deterministic_kernel(tmp_path, min_similarity=1.0)  # nothing can reach it
     seed_memory(kernel)

@@ -20,6 +20,7 @@ from huichat.memory.words import (
     both_scripts,
     chinese_names,
     content_terms,
+    excerpt,
     index_words,
     named,
     names,
@@ -243,3 +244,36 @@ def test_a_query_with_chinese_is_fused_with_the_cjk_weights() -> None:
     assert fusion.for_query("When did I go camping?") is fusion
     chinese = fusion.for_query("VPN 密码改了吗")
     assert (chinese.vector_weight, chinese.text_weight) == fusion.cjk_weights
+
+
+_ADVICE = "Here is how I would approach Juniper, step by step. " * 3
+_FACT = "The Juniper API listens on port 8443 behind the gateway. "
+_MORE = "More advice about testing and deploys. " * 4
+
+
+@pytest.mark.parametrize(
+    ("query", "shown", "starts"),
+    [
+        # a long answer's matching sentence, not its first lines (a trial: no snippet showed the port)
+        ("Juniper API port", "listens on port 8443", "…"),
+        ("端口 gateway", "behind the gateway", "…"),
+        ("Juniper", "Here is how I would approach Juniper", "Here"),  # the start holds it: the start
+        ("", "Here is how", "Here"),
+    ],
+)
+def test_a_long_turns_excerpt_shows_where_it_holds_the_querys_words(query: str, shown: str, starts: str) -> None:
+    text = _ADVICE + _FACT + _MORE
+    found = excerpt(text, content_terms(query), 160)
+    assert shown in found and found.startswith(starts) and len(found) <= 160
+    assert found.endswith("…")  # text is left out after it
+    assert excerpt("VPN drops at night", content_terms("port"), 160) == "VPN drops at night"  # short: whole
+
+
+def test_an_excerpt_of_chinese_shows_the_sentence_with_the_words() -> None:
+    text = (
+        "下面是我对玄武的建议，分几步来做。" * 5
+        + "松果 的数据放在 PostgreSQL 里，每天凌晨备份。"
+        + "其他的建议照常。" * 6
+    )
+    found = excerpt(text, content_terms("松果 PostgreSQL"), 60)
+    assert "松果 的数据放在 PostgreSQL 里" in found and found.startswith("…") and len(found) <= 60

@@ -171,7 +171,9 @@ class SearchScreen(Screen[None]):
         except KernelError as exc:
             self.results.clear(f"⚠ {exc}")
             return
-        self.results.show(list(results), describe_results(results), nearest=nearest_below(results))
+        self.results.show(
+            list(results), describe_results(results), nearest=nearest_below(results), query=results.keywords
+        )
 
     async def fetch(self, turn_id: str) -> Turn | None:
         """A turn by id, or None (the turn view walks prev / next with it)."""

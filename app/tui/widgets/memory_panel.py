@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Collection
 from dataclasses import dataclass, replace
 from datetime import tzinfo
 from typing import TYPE_CHECKING
@@ -36,9 +37,16 @@ def nearest_below(results: SearchResults) -> list[SearchHit]:
 
 
 def hit_prompt(
-    hit: SearchHit, zone: tzinfo, snippet_chars: int, *, similar_to: str = "", nearest: bool = False
+    hit: SearchHit,
+    zone: tzinfo,
+    snippet_chars: int,
+    *,
+    similar_to: str = "",
+    nearest: bool = False,
+    wanted: Collection[str] = (),
 ) -> RenderableType:
-    """Two lines for one recalled turn: similarity, time, anchor, topic, which time matched; then a snippet.
+    """Two lines for one recalled turn: similarity, time, anchor, topic, which time matched; then a snippet:
+    the turn's start, or where it holds more of the query's terms ``wanted`` (``words.excerpt``).
 
     A hit kept under the threshold for the hit above it whose names it holds says which (``linked to``).
     A neighbour is indented under its hit, dimmed, and has no similarity of its own; so is a
@@ -48,6 +56,7 @@ def hit_prompt(
     """
     from huichat.memory.results import placement  # memory is open once there are hits; the panel paints without it
     from huichat.memory.turns import STATUS_OK, STOPPED
+    from huichat.memory.words import excerpt
 
     turn = hit.turn
     local = turn.timestamp.astimezone(zone)
@@ -72,10 +81,7 @@ def hit_prompt(
         text.append(f" +{len(hit.similar)} similar", style="bold")
     if turn.status != STATUS_OK:  # found with ctrl+t: a reply stopped or failed says so, as in the chat
         text.append(" · ■ stopped" if dict(turn.extra).get("error") == STOPPED else " · ⚠ failed", style="red")
-    snippet = " ".join(turn.text.split())
-    if len(snippet) > snippet_chars:
-        snippet = snippet[: snippet_chars - 1] + "…"
-    text.append("\n" + snippet)
+    text.append("\n" + excerpt(turn.text, wanted, snippet_chars))
     return text if is_hit or nearest else Padding(text, (0, 0, 0, 4))
 
 
@@ -129,6 +135,8 @@ class MemoryPanel(Vertical):
         self._expanded: set[str] = set()
         self._rows: list[tuple[SearchHit, str]] = []
         """What the list shows: each result, and the near-duplicates of an expanded one (with its id)."""
+        self._wanted: dict[str, frozenset[str]] = {}
+        """Per turn listed, the terms of the query that found it (its snippet shows where it holds them)."""
 
     def compose(self) -> ComposeResult:
         yield Label("Memory", classes="title")
@@ -162,16 +170,27 @@ class MemoryPanel(Vertical):
         self.query_one(".scope", Static).update(scope)
 
     def show(
-        self, hits: list[SearchHit], scope: str, *, append: bool = False, nearest: list[SearchHit] | None = None
+        self,
+        hits: list[SearchHit],
+        scope: str,
+        *,
+        append: bool = False,
+        nearest: list[SearchHit] | None = None,
+        query: str = "",
     ) -> None:
         """Show ``hits`` (hits first, neighbours under them) under a ``scope`` line, then ``nearest``
-        (see ``nearest_below``)."""
+        (see ``nearest_below``); each row's snippet where its turn holds ``query``'s words."""
         from huichat.memory.results import hits_first  # memory is open once there are hits; the panel paints without it
+        from huichat.memory.words import content_terms
 
         if not append:
             self._results = []
             self._nearest = []
             self._expanded = set()
+            self._wanted = {}
+        wanted = content_terms(query) if query else frozenset()
+        for hit in (*hits, *(nearest or ())):
+            self._wanted.setdefault(hit.turn.id, wanted)
         seen = {(h.turn.id, h.role) for h in self._results}
         self._results.extend(h for h in hits_first(hits) if (h.turn.id, h.role) not in seen)
         listed = {h.turn.id for h in self._results} | {h.turn.id for h in self._nearest}
@@ -214,7 +233,14 @@ class MemoryPanel(Vertical):
         options.add_options(
             [
                 Option(
-                    hit_prompt(h, self.zone, self.snippet_chars, similar_to=parent, nearest=i >= first_nearest),
+                    hit_prompt(
+                        h,
+                        self.zone,
+                        self.snippet_chars,
+                        similar_to=parent,
+                        nearest=i >= first_nearest,
+                        wanted=self._wanted.get(parent or h.turn.id) or self._wanted.get(h.hit_id or "", frozenset()),
+                    ),
                     id=str(i),
                 )
                 for i, (h, parent) in enumerate(rows)

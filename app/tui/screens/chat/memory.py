@@ -153,7 +153,7 @@ class ChatMemory(ChatSessions):
             scope = describe_results(results)
             if error:  # an id that does not exist: the user's message was searched instead
                 scope = f"⚠ {error} · searched your message instead: {scope}"
-            self.panel.show(list(results), scope, append=True, nearest=nearest_below(results))
+            self.panel.show(list(results), scope, append=True, nearest=nearest_below(results), query=results.keywords)
         elif turn is not None:
             self.panel.show([SearchHit(turn, None)], f"recall_by_id → {turn.id}", append=True)
         if self.panel.found and self.huichat.runtime.loaded.config.ui.memory_panel == "auto":

@@ -43,6 +43,9 @@ class LastSession:
     def __init__(self, path: Path) -> None:
         self.path = path
         self._saved: str | None = None
+        self._shown = False
+        """Whether this window has shown a session, or a new one after another: until then (memory still
+        loading, or unavailable) it has no place of its own to save as it closes."""
 
     def session_id(self) -> str | None:
         """The session shown when the chat last closed (None: a new, empty one, or none saved)."""
@@ -53,7 +56,12 @@ class LastSession:
 
     def save(self, session_id: str | None, *, closing: bool = False) -> None:
         """Remember ``session_id`` as the one shown now (written only when it changed, and again as the
-        chat closes: with two windows open, the one closed last is where the next start goes back to)."""
-        if session_id != self._saved or closing:
+        chat closes: with two windows open, the one closed last is where the next start goes back to).
+        A window that has shown nothing yet writes nothing as it closes: what was saved stays."""
+        changed = session_id != self._saved
+        if closing and not self._shown:
+            return
+        self._shown = self._shown or changed or session_id is not None
+        if changed or closing:
             self._saved = session_id
             write_state(self.path, {"session_id": session_id} if session_id else None, "last session")

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+import threading
 from pathlib import Path
 
 import pytest
@@ -11,6 +13,7 @@ from benchmarks.fakellm import FakeLLM, Reply
 from huichat.app.prompts import CUT_SHORT
 from huichat.app.tui.screens.ask_path import AskPathScreen
 from huichat.app.tui.screens.picker import PickerScreen
+from huichat.memory.kernel import MemoryKernel
 from tests.app.tui_helpers import (
     build_app,
     deterministic_kernel,
@@ -356,6 +359,39 @@ async def test_the_next_start_continues_the_session_shown_when_the_chat_closed(
         await wait_until(pilot, lambda: app.chat_screen.session_id is not None)
         assert app.chat_screen.session_id == newest.session_id
         assert not [n for n in app._notifications if n.severity == "error"]
+
+
+async def test_quitting_while_memory_still_loads_keeps_the_session_to_go_back_to(
+    tmp_path: Path, fake_llm: FakeLLM
+) -> None:
+    # the window showed no session yet: its quit erased where the user had left off, and the next start
+    # went to the last session written instead
+    kernel = deterministic_kernel(tmp_path)
+    ids = seed_memory(kernel)
+    newest = kernel.recall_by_id(ids[0]).turn
+    assert newest is not None
+    [older] = [s.session_id for s in kernel.sessions() if s.session_id != newest.session_id]
+    saved = tmp_path / "last-session.json"
+    saved.write_text(json.dumps({"session_id": older}), encoding="utf-8")
+    loaded = threading.Event()
+
+    def loading() -> MemoryKernel:
+        loaded.wait(30)
+        return kernel
+
+    config = loaded_config(fake_providers(fake_llm), ui={"theme": "textual-dark", "cursor_blink": False})
+    app = build_app(tmp_path, config, kernel_factory=loading)
+    try:
+        async with app.run_test(size=(120, 36)) as pilot:
+            await wait_until(pilot, lambda: app.chat_screen.memory_status == "memory: loading…")
+            await pilot.press("ctrl+q")
+    finally:
+        loaded.set()
+    assert json.loads(saved.read_text(encoding="utf-8")) == {"session_id": older}
+    app = build_app(tmp_path, config, kernel=kernel)
+    async with app.run_test(size=(120, 36)) as pilot:
+        await wait_until(pilot, lambda: app.chat_screen.session_id is not None)
+        assert app.chat_screen.session_id == older
 
 
 async def test_a_message_letter_that_cannot_act_while_streaming_is_said_not_typed(

@@ -611,7 +611,8 @@ class MemoryKernel:
         vectors count too)."""
         if self._index is None or not self._health.usable:
             return 0
-        with contextlib.suppress(IndexUnavailable):
+        # under the write lock: a commit of vectors and its update of the count are one step to a recount
+        with self._lock, contextlib.suppress(IndexUnavailable):
             self._index.store.recount_pending()
         return self.pending_vectors
 

@@ -215,3 +215,30 @@ def test_the_chats_batch_in_flight_stops_after_its_part_when_a_command_wants_the
     assert chat.recount_pending() == 0
     chat.close()
     command.close()
+
+
+def test_a_recount_while_a_batch_is_stored_counts_the_batch_once(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # the chat's sync recounts (in another thread) while its catch-up stores a batch: a recount that
+    # came between the batch's commit and the count's update took the batch off twice, and the
+    # catch-up stopped with turns still waiting
+    kernel = open_kernel(tmp_path, HashEmbedder(64), RetrieverConfig(min_similarity=0.0))
+    waiting_turns(kernel, 20, 1)
+    store = kernel.store
+    committed = store.update_columns
+    syncs: list[threading.Thread] = []
+
+    def commit_then_recount(*args: object, **kwargs: object) -> None:
+        committed(*args, **kwargs)  # type: ignore[arg-type]
+        syncs.append(_in_thread(kernel.recount_pending))
+        syncs[-1].join(1.0)  # a recount that must wait for the batch to be stored stays blocked here
+
+    monkeypatch.setattr(store, "update_columns", commit_then_recount)
+    assert kernel.embed_pending(limit=10) == 10
+    monkeypatch.undo()
+    [syncing] = syncs
+    syncing.join(_GUARD)
+    assert kernel.pending_vectors == 10
+    assert kernel.recount_pending() == 10
+    kernel.close()

@@ -40,8 +40,7 @@ class EmbeddingLease:
         """Go before background catch-ups while the block runs (a command the user waits for)."""
         handle = _opened(self._wanted)
         if handle is not None:
-            with contextlib.suppress(OSError):  # another command holds it: the two take batches in turn
-                fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            _take(handle)
         self._foreground = handle
         try:
             yield
@@ -103,6 +102,21 @@ def _opened(path: Path) -> IO[str] | None:
         return path.open("a+")
     except OSError:
         return None
+
+
+def _take(handle: IO[str]) -> None:
+    """Hold ``handle``'s exclusive lock, tried again for a while: a background catch-up's look
+    (``_held_elsewhere``) holds it shared for a moment. Still held after that, another command holds
+    it: the two take batches in turn."""
+    deadline = time.monotonic() + _LOOK
+    while True:
+        try:
+            fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            return
+        except OSError:
+            if time.monotonic() >= deadline:
+                return
+            time.sleep(0.01)
 
 
 def _held_elsewhere(path: Path) -> bool:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import fcntl
 import io
 import threading
 import time
@@ -19,6 +20,7 @@ from huichat.app.cli.catch_up import catch_up
 from huichat.memory import embedding_lease
 from huichat.memory.config import RetrieverConfig
 from huichat.memory.embedding import HashEmbedder
+from huichat.memory.embedding_lease import EmbeddingLease
 from huichat.memory.indexing import session_entries
 from huichat.memory.kernel import MemoryKernel
 from huichat.memory.results import SearchRequest
@@ -242,3 +244,20 @@ def test_a_recount_while_a_batch_is_stored_counts_the_batch_once(
     assert kernel.pending_vectors == 10
     assert kernel.recount_pending() == 10
     kernel.close()
+
+
+def test_a_command_holds_the_lease_although_a_chat_was_looking_at_it_as_it_began(tmp_path: Path) -> None:
+    # a background catch-up looks at embedding.wanted by holding it shared for a moment: a command
+    # that began at that moment went without the lease, and the chat's batches went on beside it
+    chat, command = EmbeddingLease(tmp_path), EmbeddingLease(tmp_path)
+    wanted = tmp_path / "embedding.wanted"
+    wanted.touch()
+    looking = wanted.open("r")
+    fcntl.flock(looking, fcntl.LOCK_SH)  # the chat's look, in flight
+    looked = threading.Timer(0.05, looking.close)
+    looked.start()
+    with command.foreground(), chat.batch() as ours:
+        assert not ours
+    looked.join(_GUARD)
+    with chat.batch() as ours:
+        assert ours

@@ -494,9 +494,12 @@ class TurnStore:
         """How many turns wait for their vector (counted at open, kept up to date by this process)."""
         if self._pending is None:
             with self._reading():
-                has_flag = "embedded" in self._table.schema.names  # an old index opened for rebuilding may lack it
-                self._pending = int(self._table.count_rows("embedded = false")) if has_flag else 0
+                self._pending = self._count_pending()
         return self._pending
+
+    def _count_pending(self) -> int:
+        has_flag = "embedded" in self._table.schema.names  # an old index opened for rebuilding may lack it
+        return int(self._table.count_rows("embedded = false")) if has_flag else 0
 
     @property
     def may_hold_cjk(self) -> bool:
@@ -1169,8 +1172,9 @@ class TurnStore:
         """``pending_count`` counted again on the newest version (another process's vectors count)."""
         with self._reading():
             self._table.checkout_latest()
-            self._pending = None
-            return self.pending_count
+            counted = self._count_pending()
+        self._pending = counted  # only once counted: a failed count leaves the last one
+        return counted
 
     def fragments(self) -> int:
         """Number of data fragments (a flood of tiny writes makes many)."""

@@ -499,7 +499,7 @@ async def test_a_turn_found_in_search_opens_in_its_conversation_on_that_turn(tmp
     from huichat.app.tui.screens.chat.sessions import SHOWN_TURNS
     from huichat.app.tui.screens.search import SearchScreen
     from huichat.app.tui.screens.turn_detail import TurnDetailScreen
-    from huichat.app.tui.widgets.chat_message import EarlierTurns
+    from huichat.app.tui.widgets.chat_message import EarlierTurns, LaterTurns
     from huichat.memory.turns import Message, TurnDraft
     from tests.conftest import NOW
 
@@ -529,7 +529,24 @@ async def test_a_turn_found_in_search_opens_in_its_conversation_on_that_turn(tmp
         await wait_until(pilot, lambda: app.screen is screen and screen.session_id == long.session_id)
         await wait_until(pilot, lambda: getattr(app.focused, "turn_id", None) == turns[10].id)
         assert app.focused is not None and app.focused.text == "question 10"
-        # shown from two turns before it to the end; the eight before those wait above
-        assert said(app)[0].text == "question 8" and said(app)[-1].text == f"answer {count - 1}"
+        # shown from two turns before it, SHOWN_TURNS of them; the eight before wait above, the rest below
+        assert said(app)[0].text == "question 8" and said(app)[-1].text == f"answer {8 + SHOWN_TURNS - 1}"
         [marker] = screen.query(EarlierTurns)
         assert str(marker.render()).startswith("▲ 8 earlier turns")
+        [below] = screen.query(LaterTurns)
+        later = count - 8 - SHOWN_TURNS
+        assert str(below.render()).startswith(f"▼ {later} later turns")
+        # ↓ from the last message shown: the turns after it
+        said(app)[-1].focus()
+        await pilot.press("down")
+        await wait_until(pilot, lambda: len(said(app)) == 2 * (count - 8))
+        assert app.focused is not None and app.focused.text == f"question {8 + SHOWN_TURNS}"
+        assert not screen.query(LaterTurns)
+        # opened on it again, a message sent continues the conversation's end, shown first
+        fake_llm.push(Reply(text="hi again"))
+        await screen.open_session(long.session_id, at=turns[10].id)
+        await wait_until(pilot, lambda: bool(screen.query(LaterTurns)))
+        screen.prompt.focus()
+        await pilot.press(*"one more", "enter")
+        await wait_until(pilot, lambda: [m.text for m in said(app)][-2:] == ["one more", "hi again"])
+        assert [m.text for m in said(app)][-3] == f"answer {count - 1}" and not screen.query(LaterTurns)

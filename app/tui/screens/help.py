@@ -21,7 +21,7 @@ HELP = """\
 | ctrl+r | chat | search the prompts you sent; Enter puts one in the prompt |
 | ctrl+g | chat | write the prompt in $VISUAL / $EDITOR; the text comes back |
 | ctrl+up | chat | into the conversation, on its last message (also ↑ from the prompt's first line) |
-| ↑ ↓ | a message | the previous / next message (past the last: the prompt; above the first of a long session: 40 earlier turns) |
+| ↑ ↓ | a message | the previous / next message (past the last: the prompt; past the first or last turn shown of a long session: 40 more) |
 | c | a message | copy it (to the clipboard, over ssh too) |
 | b | a message | copy its code block (again: the next one) |
 | ctrl+f | chat | search memory yourself |
@@ -41,7 +41,7 @@ HELP = """\
 | p / ← | turn view | previous turn of the session |
 | n / → | turn view | next turn of the session |
 | h / Home | turn view | back to the recalled hit |
-| o | turn view | open its conversation in the chat, on this turn |
+| o | turn view | open its conversation in the chat, on this turn (a message sent there continues the conversation's end) |
 | Esc / q | turn view, statistics, this help | close (dialogs and lists: Esc) |
 | ctrl+n | chat | new session |
 | ctrl+o | chat | reopen a past session (type to filter; the current one is marked ▶) |

@@ -257,27 +257,43 @@ class ChatMessage(Vertical, can_focus=True):
         self.set_class(bool(note), "-has-note")
 
 
-class EarlierTurns(Static, can_focus=True):
-    """Above a long session's last turns: how many earlier turns are not shown yet. Enter, a click, or
-    ↑ on the first message shown (``ChatScreen``) shows the next ones."""
+class MoreTurns(Static, can_focus=True):
+    """A line standing for a long session's turns not shown yet (``EarlierTurns``, ``LaterTurns``): Enter or
+    a click shows the next of them."""
 
-    BINDINGS = [Binding("enter", "want", "Show earlier turns")]
+    BINDINGS = [Binding("enter", "want", "Show more turns")]
 
     @dataclass
     class Wanted(Event):
-        """Show the turns before those shown."""
+        """Show the turns ``marker`` stands for."""
+
+        marker: MoreTurns
 
     count: reactive[int] = reactive(0)
 
     def __init__(self, count: int) -> None:
         super().__init__()
-        self.set_reactive(EarlierTurns.count, count)
+        self.set_reactive(MoreTurns.count, count)
+
+    def action_want(self) -> None:
+        self.post_message(self.Wanted(self))
+
+    def on_click(self) -> None:
+        self.post_message(self.Wanted(self))
+
+
+class EarlierTurns(MoreTurns):
+    """Above a long session's last turns: how many earlier turns are not shown yet. Enter, a click, or
+    ↑ on the first message shown (``ChatScreen``) shows the next ones."""
 
     def render(self) -> str:
         return f"▲ {self.count:,} earlier turn{'s' if self.count != 1 else ''} · Enter or ↑ shows more"
 
-    def action_want(self) -> None:
-        self.post_message(self.Wanted())
 
-    def on_click(self) -> None:
-        self.post_message(self.Wanted())
+class LaterTurns(MoreTurns):
+    """Below a session opened on an earlier turn (``o`` in the turn view): how many later turns are not
+    shown yet. Enter, a click, or ↓ on the last message shown shows the next ones; a message sent
+    shows the conversation's end first."""
+
+    def render(self) -> str:
+        return f"▼ {self.count:,} later turn{'s' if self.count != 1 else ''} · Enter or ↓ shows more"

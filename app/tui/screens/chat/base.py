@@ -71,6 +71,8 @@ class ChatBase(Screen[None]):
         """The catch-up waits: another process (an import) computes the vectors now."""
         self._earlier: list[Turn] = []
         """The open session's turns above those shown (``show_earlier``)."""
+        self._later: list[Turn] = []
+        """Opened on an earlier turn: the session's turns below those shown (``show_later``)."""
 
     @property
     def huichat(self) -> HuichatApp:

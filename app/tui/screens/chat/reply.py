@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING
 from textual import on, work
 
 from huichat.app.tui.screens.chat.memory import ChatMemory
-from huichat.app.tui.widgets.chat_message import ChatMessage, call_label
+from huichat.app.tui.widgets.chat_message import ChatMessage, LaterTurns, call_label
 from huichat.app.tui.widgets.prompt_input import PromptInput
 from huichat.memory.errors import KernelError
 from huichat.providers.errors import ProviderError
@@ -42,7 +42,14 @@ class ChatReply(ChatMemory):
     def send(self, text: str, in_place_of: str | None = None) -> None:
         """Show the user's message at once and answer it in the background; ``in_place_of`` a
         turn: the message starts a new branch there (that turn and what followed leave the view)."""
+        if self._later and in_place_of is None and self.session_id is not None:
+            # opened on an earlier turn: the message continues the conversation's end, shown first
+            self.run_worker(self._send_at_the_end(text, self.session_id), group="reopen", exit_on_error=False)
+            return
         if in_place_of is not None:
+            for marker in self.transcript.query(LaterTurns):  # what followed leaves the view with it
+                marker.remove()
+            self._later = []
             shown = list(self.transcript.query(ChatMessage))
             first = next((i for i, m in enumerate(shown) if m.turn_id == in_place_of), len(shown))
             for widget in shown[first:]:
@@ -53,6 +60,11 @@ class ChatReply(ChatMemory):
         # the message and its reply were added out of sight
         self.transcript.anchor()
         self.reply(text, message, in_place_of)
+
+    async def _send_at_the_end(self, text: str, session_id: str) -> None:
+        await self.open_session(session_id)
+        self._later = []  # shown at its end now (or, had it failed to open, sent below what is shown)
+        self.send(text)
 
     async def _ensure_session(self) -> ChatSession:
         """The conversation loop, once memory and the LLM client are loaded (raises their errors)."""

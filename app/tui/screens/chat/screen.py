@@ -148,6 +148,8 @@ class ChatScreen(ChatBranches):
         if index < 0 and await self.show_earlier() is not None:  # ↑ above a long session's first shown turn
             messages = list(self.transcript.query(ChatMessage))
             index = messages.index(event.message) + event.step
+        elif index >= len(messages) and await self.show_later() is not None:  # ↓ below a session opened on a turn
+            messages = list(self.transcript.query(ChatMessage))
         if index >= len(messages):
             self.prompt.focus()
         elif index >= 0:

@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Any
 from textual import on, work
 
 from huichat.app.tui.screens.chat.provider import ChatProvider
-from huichat.app.tui.widgets.chat_message import ChatMessage, EarlierTurns
+from huichat.app.tui.widgets.chat_message import ChatMessage, EarlierTurns, LaterTurns, MoreTurns
 from huichat.memory.errors import KernelError
 
 if TYPE_CHECKING:
@@ -60,7 +60,7 @@ class ChatSessions(ChatProvider):
         if self.editing is not None:
             self.leave_edit()
         await self.transcript.remove_children()
-        self._earlier = []
+        self._earlier, self._later = [], []
         self.panel.clear()
         self.refresh_session_label()
         self.notify("New session.", timeout=2)
@@ -123,11 +123,14 @@ class ChatSessions(ChatProvider):
         self.panel.clear()
         await self.transcript.remove_children()
         place = next((i for i, turn in enumerate(turns) if turn.id == at), None)
-        # from the turn asked for (two before it, for its context) or the last SHOWN_TURNS, whichever is earlier
+        # the last SHOWN_TURNS, or those from the turn asked for (two before it, for its context) on
         start = max(0, len(turns) - SHOWN_TURNS) if place is None else max(0, min(len(turns) - SHOWN_TURNS, place - 2))
-        self._earlier = list(turns[:start])
+        end = start + SHOWN_TURNS
+        self._earlier, self._later = list(turns[:start]), list(turns[end:])
         widgets: list[Any] = [EarlierTurns(len(self._earlier))] if self._earlier else []
-        widgets += [widget for turn in turns[start:] for widget in ChatMessage.for_turn(turn)]
+        widgets += [widget for turn in turns[start:end] for widget in ChatMessage.for_turn(turn)]
+        if self._later:
+            widgets.append(LaterTurns(len(self._later)))
         if note:
             widgets.append(ChatMessage("system", note, label="huichat"))
         await self.transcript.mount_all(widgets)
@@ -162,9 +165,28 @@ class ChatSessions(ChatProvider):
         await self.show_branches(chunk[0].session_file)
         return shown[0] if shown else None
 
-    @on(EarlierTurns.Wanted)
-    async def _earlier_wanted(self) -> None:
-        await self.show_earlier()
+    async def show_later(self) -> ChatMessage | None:
+        """Show the ``SHOWN_TURNS`` turns after those shown; the first of their messages, None when
+        every turn is shown already."""
+        markers = list(self.transcript.query(LaterTurns))
+        if not self._later or not markers:
+            return None
+        chunk, self._later = self._later[:SHOWN_TURNS], self._later[SHOWN_TURNS:]
+        widgets = [widget for turn in chunk for widget in ChatMessage.for_turn(turn)]
+        await self.transcript.mount_all(widgets, before=markers[0])
+        if self._later:
+            markers[0].count = len(self._later)
+        else:
+            await markers[0].remove()
+        await self.show_branches(chunk[0].session_file)
+        return widgets[0] if widgets else None
+
+    @on(MoreTurns.Wanted)
+    async def _more_wanted(self, event: MoreTurns.Wanted) -> None:
+        if isinstance(event.marker, LaterTurns):
+            await self.show_later()
+        else:
+            await self.show_earlier()
 
     async def show_branches(self, session_file: str) -> None:
         """Mark each turn with branches beside it ‹ n/m › (on its last message), as its transcript says."""

@@ -14,6 +14,7 @@ from huichat.app.prompts import CUT_SHORT
 from huichat.app.tui.screens.ask_path import AskPathScreen
 from huichat.app.tui.screens.picker import PickerScreen
 from huichat.memory.kernel import MemoryKernel
+from huichat.memory.turns import Turn
 from tests.app.tui_helpers import (
     build_app,
     deterministic_kernel,
@@ -330,15 +331,21 @@ async def test_at_start_up_the_users_own_last_session_is_continued_not_an_api_cl
         assert app.chat_screen.session_id == own.session_id
 
 
+def _newest_and_older(kernel: MemoryKernel) -> tuple[Turn, str]:
+    """The seeded memory's newest turn, and the id of its other session."""
+    ids = seed_memory(kernel)
+    newest = kernel.recall_by_id(ids[0]).turn
+    assert newest is not None
+    [older] = [s.session_id for s in kernel.sessions() if s.session_id != newest.session_id]
+    return newest, older
+
+
 async def test_the_next_start_continues_the_session_shown_when_the_chat_closed(
     tmp_path: Path, fake_llm: FakeLLM
 ) -> None:
     # seen in a trial: a session opened to read (ctrl+o) was not where the next start went back to
     kernel = deterministic_kernel(tmp_path)
-    ids = seed_memory(kernel)
-    newest = kernel.recall_by_id(ids[0]).turn
-    assert newest is not None
-    [older] = [s.session_id for s in kernel.sessions() if s.session_id != newest.session_id]
+    newest, older = _newest_and_older(kernel)
     config = loaded_config(fake_providers(fake_llm), ui={"theme": "textual-dark", "cursor_blink": False})
     app = build_app(tmp_path, config, kernel=kernel)
     async with app.run_test(size=(120, 36)) as pilot:
@@ -367,10 +374,7 @@ async def test_quitting_while_memory_still_loads_keeps_the_session_to_go_back_to
     # the window showed no session yet: its quit erased where the user had left off, and the next start
     # went to the last session written instead
     kernel = deterministic_kernel(tmp_path)
-    ids = seed_memory(kernel)
-    newest = kernel.recall_by_id(ids[0]).turn
-    assert newest is not None
-    [older] = [s.session_id for s in kernel.sessions() if s.session_id != newest.session_id]
+    _, older = _newest_and_older(kernel)
     saved = tmp_path / "last-session.json"
     saved.write_text(json.dumps({"session_id": older}), encoding="utf-8")
     loaded = threading.Event()

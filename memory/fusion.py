@@ -104,18 +104,15 @@ class Standard:
     floor: float
 
     @classmethod
-    def of(cls, scores: Sequence[float], baseline: float | None = None, size: int = 0) -> Standard | None:
+    def of(cls, scores: Sequence[float], baseline: float | None = None) -> Standard | None:
         """The standardisation of ``scores`` (None for an empty list).
 
-        ``baseline`` is the score of a non-match (0 for BM25), counted for each of the ``size``
-        candidates the list lacks, and at least once: a list of one or two strong matches does
-        not standardise to nothing, and a rare word's only match (an order number) stands as far
-        above the pool as it is, not one standard deviation whatever its score.
+        ``baseline`` is the score of a non-match (0 for BM25): counted once, it keeps a
+        list of one or two strong matches from standardising to nothing.
         """
         if not scores:
             return None
-        missing = max(1, size - len(scores)) if baseline is not None else 0
-        values = [*scores, *[baseline] * missing] if baseline is not None else list(scores)
+        values = [*scores, baseline] if baseline is not None else list(scores)
         mean = sum(values) / len(values)
         spread = math.sqrt(sum((x - mean) ** 2 for x in values) / len(values)) or 1e-6
         return cls(mean, spread, (min(values) - mean) / spread)
@@ -134,9 +131,8 @@ class Scale:
 
     @classmethod
     def of(cls, vector: Sequence[Scored], text: Sequence[Scored]) -> Scale:
-        """The scale of these two candidate lists: BM25's non-match scores 0, for each turn of the vector
-        list's pool the full-text list leaves out (measured in BENCHMARKS.md, "An order number")."""
-        return cls(Standard.of([s.score for s in vector]), Standard.of([s.score for s in text], 0.0, len(vector)))
+        """The scale of these two candidate lists (BM25's non-match scores 0)."""
+        return cls(Standard.of([s.score for s in vector]), Standard.of([s.score for s in text], 0.0))
 
 
 @dataclass(frozen=True)

@@ -229,8 +229,12 @@ def cross_terms(query: str, folder: Path | None = None, most: int = MOST) -> lis
     dictionary words first, none holding a function character), Chinese words for its English
     ones (not function words, not the names it gives); at most ``most``, in the query's order."""
     to_english, to_chinese, _, things = _DICTIONARY.maps(folder)
-    glosses = {**to_english, **things}  # a character's: the things it names, not its actions
-    found: list[str] = [gloss for piece in _dictionary_words(query, to_english, things) for gloss in glosses[piece]]
+    found: list[str] = [
+        # a character's glosses are the things it names, not its actions
+        gloss
+        for piece in _dictionary_words(query, to_english, things)
+        for gloss in (things[piece] if len(piece) == 1 else to_english[piece])
+    ]
     for lowered in _english_words(query):
         found.extend(to_chinese.get(lowered, ()))
     return list(dict.fromkeys(found))[:most]

@@ -26,6 +26,7 @@ off-topic question shares a third of its characters with some message of any lar
 
 from __future__ import annotations
 
+import bisect
 import functools
 import re
 import unicodedata
@@ -268,12 +269,13 @@ def excerpt(text: str, wanted: Collection[str], chars: int) -> str:
     if len(lowered) != len(flat):  # NFKC changed the length (ligatures): positions would not line up
         lowered = flat.casefold()
     places = sorted((m.start(), term) for term in wanted if term for m in re.finditer(re.escape(term), lowered))
+    starts = [at for at, _ in places]
 
     def held(start: int, end: int) -> tuple[int, int]:
         """How many terms the stretch holds, and how far into it the last of their first places lies."""
         first: dict[str, int] = {}
-        for at, term in places:
-            if start <= at and at + len(term) <= end:
+        for at, term in places[bisect.bisect_left(starts, start) : bisect.bisect_left(starts, end)]:
+            if at + len(term) <= end:
                 first.setdefault(term, at)
         return len(first), max(first.values(), default=start) - start
 

@@ -32,6 +32,7 @@ async def test_the_status_shows_the_catch_ups_pace_and_the_app_answers_while_it_
             await wait_until(pilot, embedder.waiting.is_set)
             status = app.chat_screen
             await wait_until(pilot, lambda: "embedding 8 of 40 turns · " in status.catch_up_status)
+            assert status.busy and status.query_one(StatusLine).has_class("-busy")  # this app computes them
             assert "turns/s · about" in status.catch_up_status and "left" in status.catch_up_status
             # on a line of 120 columns the provider, the turn count and the progress all show
             line = str(status.query_one(StatusLine).render())
@@ -79,9 +80,14 @@ async def test_while_an_import_computes_the_vectors_the_chat_says_so_and_compute
                     pilot, lambda: "another huichat process is at work · 12 turns wait" in status.catch_up_status
                 )
                 assert embedder.embedded == 0
+                # it waits on the other process: this app is not shown busy (a second reader saw the
+                # busy look stay on for as long as the import ran, though the chat computed nothing)
+                line = status.query_one(StatusLine)
+                assert not status.busy and not line.has_class("-busy")
                 assert command.embed_pending() == 12  # the import's batch
                 await wait_until(pilot, lambda: status.catch_up_status == "")  # it looked again: none wait
                 assert embedder.embedded == 0
+                assert not status.busy and not line.has_class("-busy")
                 await pilot.press("ctrl+q")
     finally:
         command.close()

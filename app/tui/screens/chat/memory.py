@@ -84,6 +84,12 @@ class ChatMemory(ChatSessions):
             self._catch_up = (pace, done, known if total is None else total)
             self._show_memory()
 
+    def _computed(self, done: int) -> None:
+        """A part of this app's own batch is finished: it is at work (again, after waiting on another process)."""
+        self._elsewhere = False
+        self.busy = True
+        self._embedded(done)
+
     @work(group="embedding", exclusive=True, exit_on_error=False)
     async def embed_pending(self) -> None:
         """Give turns indexed without a vector their vectors, a batch at a time, off the UI thread."""
@@ -100,18 +106,20 @@ class ChatMemory(ChatSessions):
                 await self.update_memory_status()
 
                 def part(finished: int, _of: int, before: int = done) -> None:  # in the gateway's thread
-                    loop.call_soon_threadsafe(self._embedded, before + finished)
+                    loop.call_soon_threadsafe(self._computed, before + finished)
 
                 batch = await self.gateway.run(lambda k: k.embed_pending(progress=part))
                 if not batch and kernel.embedding_elsewhere:  # another process (an import) computes them
                     self._catch_up = None
                     self._elsewhere = True
+                    self.busy = False  # this app only looks now and then: the status line says who works
                     self._show_memory()
                     await asyncio.sleep(_ELSEWHERE_POLL)
                     await self.gateway.run(lambda k: k.recount_pending())
                     self._catch_up = (Pace(), done, done + kernel.pending_vectors)
                     continue
                 self._elsewhere = False
+                self.busy = True
                 if not batch:
                     break
                 done += batch

@@ -84,7 +84,7 @@ class Release:
     ungrouped: tuple[str, ...] = ()
 
     def to_record(self) -> dict[str, object]:
-        """The release as plain data (the log)."""
+        """The release as plain data (the log and ``--json``)."""
         return {
             "cluster": self.cluster_id,
             "representative": self.representative,

@@ -54,6 +54,7 @@ def run(args: argparse.Namespace, runtime: Runtime) -> int:
                 "run": report.run,
                 "dry_run": report.dry_run,
                 "clusters": [c.to_record() for c in report.clusters],
+                "releases": [r.to_record() for r in report.releases],
             }
             verb = "would group" if report.dry_run else "grouped"
             lines = [f"{verb} {plural(report.grouped, 'turn')} behind {plural(len(report.clusters), 'representative')}"]

@@ -72,6 +72,7 @@ def _payload(report: LifecycleReport, grouped: ConsolidationReport | None) -> di
         "scored": report.scored,
         "moves": [m.to_record() for m in report.moves],
         "clusters": [c.to_record() for c in grouped.clusters] if grouped else [],
+        "releases": [r.to_record() for r in grouped.releases] if grouped else [],
     }
 
 

@@ -107,6 +107,12 @@ def test_consolidate_reports_and_logs_the_members_of_an_earlier_group_it_release
     dry = _huichat(config, "consolidate", "--dry-run", "--now", NOW.isoformat())
     assert dry.returncode == 0, dry.stderr
     assert "2 members would be released: they no longer count as near-duplicates\n" in dry.stdout
+    # the JSON says so too (they were in `huichat lifecycle log --json` only), beside the keys it had
+    release = {"cluster": "cold", "representative": representative, "members": different, "ungrouped": []}
+    planned = json.loads(_huichat(config, "consolidate", "--dry-run", "--json", "--now", NOW.isoformat()).stdout)
+    assert planned == {"run": planned["run"], "dry_run": True, "clusters": [], "releases": [release]}
+    lifecycle = _huichat(config, "lifecycle", "run", "--dry-run", "--json", "--now", NOW.isoformat())
+    assert json.loads(lifecycle.stdout)["releases"] == [release]
     real = _huichat(config, "consolidate", "--now", NOW.isoformat())
     assert real.stdout.splitlines() == [
         "grouped 0 turns behind 0 representatives",
@@ -116,6 +122,7 @@ def test_consolidate_reports_and_logs_the_members_of_an_earlier_group_it_release
     log = _huichat(config, "lifecycle", "log").stdout
     assert f"  cold  {representative} no longer stands for {', '.join(different)}\n" in log
     assert "released" not in _huichat(config, "consolidate", "--now", NOW.isoformat()).stdout
+    assert json.loads(_huichat(config, "consolidate", "--json", "--now", NOW.isoformat()).stdout)["releases"] == []
 
 
 def test_stats_shows_brackets_in_what_was_said_as_written(tmp_path: Path) -> None:

@@ -10,6 +10,7 @@ import pytest
 from textual.widgets import Input
 
 from benchmarks.fakellm import FakeLLM, Reply
+from huichat.app.prompt_history import FILE_NAME, PromptHistory
 from huichat.app.prompts import CUT_SHORT
 from huichat.app.tui.screens.ask_path import AskPathScreen
 from huichat.app.tui.screens.picker import PickerScreen
@@ -144,6 +145,30 @@ async def test_prompt_history_comes_back_with_up_and_ctrl_r_across_sessions(tmp_
         await pilot.press("enter")
         await wait_until(pilot, lambda: app.screen is app.chat_screen)
         assert prompt.text == "第一句" and app.focused is prompt
+
+
+async def test_ctrl_r_lists_the_matching_prompts_newest_first_as_a_shell_does(
+    tmp_path: Path, fake_llm: FakeLLM
+) -> None:
+    # the sessions picker's ranking (a whole match first, a match past the shown row last) also
+    # reordered the history: "deploy" typed brought back the oldest prompt, said exactly so
+    long = "Here is the log of last night, line by line. " * 5 + "Why did the deploy fail?"
+    history = PromptHistory(tmp_path / FILE_NAME)
+    for text in ("deploy", long, "deploy the staging server", "unrelated"):  # oldest first
+        history.add(text)
+    app = build_app(tmp_path, loaded_config(fake_providers(fake_llm), storage={"data_dir": str(tmp_path)}))
+    async with app.run_test(size=(120, 36)) as pilot:
+        await ready(pilot)
+        await pilot.press("ctrl+r")
+        await wait_until(pilot, lambda: isinstance(app.screen, PickerScreen))
+        await pilot.press(*"deploy")
+        await pilot.pause()
+        picker = app.screen
+        assert isinstance(picker, PickerScreen)
+        assert [c.value for c in picker.shown] == ["deploy the staging server", long, "deploy"]
+        await pilot.press("enter")
+        await wait_until(pilot, lambda: app.screen is app.chat_screen)
+        assert app.chat_screen.prompt.text == "deploy the staging server"
 
 
 async def test_a_reopened_session_shows_its_tool_calls_as_they_looked_live(tmp_path: Path, fake_llm: FakeLLM) -> None:

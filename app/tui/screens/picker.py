@@ -45,8 +45,8 @@ class Choice:
 
 
 class PickerScreen(ModalScreen[str | None]):
-    """Type to filter (every word must appear, any case; the best matches first), ↑ ↓ to move, Enter to
-    choose, Esc to close."""
+    """Type to filter (every word must appear, any case; the best matches first, or with ``ranked``
+    false the matches in the order given), ↑ ↓ to move, Enter to choose, Esc to close."""
 
     BINDINGS = [
         Binding("escape", "dismiss(None)", "Close"),
@@ -54,12 +54,17 @@ class PickerScreen(ModalScreen[str | None]):
         Binding("up", "move(-1)", "Previous", show=False, priority=True),
     ]
 
-    def __init__(self, title: str, choices: list[Choice], *, empty: str, current: str | None = None) -> None:
+    def __init__(
+        self, title: str, choices: list[Choice], *, empty: str, current: str | None = None, ranked: bool = True
+    ) -> None:
         super().__init__(classes="picker")
         self.title_text = title
         self.choices = choices
         self.empty = empty
         self.current = current
+        self.ranked = ranked
+        """Whether the best matches go first (``Choice.rank``); False keeps the order given among the
+        matches (the prompt history: the newest matching prompt first, as in a shell)."""
         self.shown: list[Choice] = choices
 
     def compose(self) -> ComposeResult:
@@ -90,8 +95,10 @@ class PickerScreen(ModalScreen[str | None]):
 
     @on(Input.Changed, "#filter")
     def _filter(self, event: Input.Changed) -> None:
-        ranked = [(rank, c) for c in self.choices if (rank := c.rank(event.value)) is not None]
-        self.show([c for _, c in sorted(ranked, key=lambda pair: pair[0])])  # stable: recent first within a rank
+        matches = [(rank, c) for c in self.choices if (rank := c.rank(event.value)) is not None]
+        if self.ranked:
+            matches.sort(key=lambda pair: pair[0])  # stable: recent first within a rank
+        self.show([c for _, c in matches])
 
     def action_move(self, step: int) -> None:
         """↑ ↓ move through the list while typing stays in the filter."""

@@ -219,7 +219,8 @@ class ChatScreen(ChatBranches):
 
         entries = list(reversed(self.history.entries if self.history is not None else []))
         choices = [Choice(text, " ⏎ ".join(text.splitlines())[:200], text) for text in entries]
-        chosen = await self.app.push_screen_wait(PickerScreen("Prompt history", choices, empty="No prompt matches."))
+        picker = PickerScreen("Prompt history", choices, empty="No prompt matches.", ranked=False)
+        chosen = await self.app.push_screen_wait(picker)
         if chosen is not None:
             self.prompt.text = chosen
             self.prompt.move_cursor(self.prompt.document.end)

@@ -34,7 +34,15 @@ from datetime import datetime, tzinfo
 from typing import Any
 
 from huichat.memory.imports.grouping import group_turns
-from huichat.memory.imports.model import ImportedConversation, ImportedMessage, Part, PartKind, Role, SourceTime
+from huichat.memory.imports.model import (
+    ImportedConversation,
+    ImportedMessage,
+    Part,
+    PartKind,
+    Role,
+    SourceFormat,
+    SourceTime,
+)
 from huichat.memory.turns import STATUS_OK, TEXT, Message, Turn, TurnDraft, derive_topic
 
 HUICHAT = "huichat"
@@ -102,8 +110,9 @@ def _speaker(conversation: ImportedConversation, message: ImportedMessage, part:
         return message.speaker
     if part.kind in (PartKind.TOOL_CALL, PartKind.TOOL_RESULT):
         return part.name or message.speaker
-    if message.role is Role.ASSISTANT:
-        return message.model or message.speaker or conversation.model or conversation.service
+    if message.role is Role.ASSISTANT:  # a chat JSONL file names no service: "jsonl" is its format
+        service = "" if conversation.source is SourceFormat.JSONL else conversation.service
+        return message.model or message.speaker or conversation.model or service
     return message.speaker
 
 

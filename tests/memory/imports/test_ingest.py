@@ -65,6 +65,18 @@ def test_every_format_is_stored_as_sessions_that_read_back_as_the_same_conversat
     kernel.close()
 
 
+def test_a_chat_jsonl_files_assistant_is_named_by_its_role_not_the_files_format(tmp_path: Path) -> None:
+    # tried as a user: every imported answer read "jsonl: …" in recall and "**jsonl** (assistant)" in the
+    # session file — a chat JSONL line names no service and no model, and "jsonl" is the file's format
+    kernel = open_kernel(tmp_path)
+    _import(kernel, FIXTURES / "chat.jsonl")
+    said = [m for session in kernel.sessions() for t in kernel.session_turns(session.session_id) for m in t.messages]
+    assert {m.speaker for m in said if m.role == "assistant" and m.kind == "text"} == {""}
+    assert "alice" in {m.speaker for m in said if m.role == "user"}  # a name the line gives is kept
+    assert "lookup" in {m.speaker for m in said if m.role == "tool"}
+    kernel.close()
+
+
 def test_chatgpt_turns_keep_speakers_typed_parts_times_and_the_conversation_title(tmp_path: Path) -> None:
     kernel = open_kernel(tmp_path)
     _import(kernel, FIXTURES / "chatgpt" / "conversations.json")

@@ -104,15 +104,19 @@ class Standard:
     floor: float
 
     @classmethod
-    def of(cls, scores: Sequence[float], baseline: float | None = None) -> Standard | None:
+    def of(cls, scores: Sequence[float], baseline: float | None = None, size: int = 0) -> Standard | None:
         """The standardisation of ``scores`` (None for an empty list).
 
-        ``baseline`` is the score of a non-match (0 for BM25): counted once, it keeps a
-        list of one or two strong matches from standardising to nothing.
+        ``baseline`` is the score of a non-match (0 for BM25), counted once: a list of two strong
+        matches does not standardise to nothing. A list of one match has no spread of its own (with
+        the non-match counted once it stands one standard deviation up, whatever its score): there
+        the non-match counts for each of the ``size`` candidates the list lacks, and a rare word's
+        only match (an order number said once) stands as far above the pool as it is.
         """
         if not scores:
             return None
-        values = [*scores, baseline] if baseline is not None else list(scores)
+        missing = (max(1, size - 1) if len(scores) == 1 else 1) if baseline is not None else 0
+        values = [*scores, *[baseline] * missing] if baseline is not None else list(scores)
         mean = sum(values) / len(values)
         spread = math.sqrt(sum((x - mean) ** 2 for x in values) / len(values)) or 1e-6
         return cls(mean, spread, (min(values) - mean) / spread)
@@ -131,8 +135,9 @@ class Scale:
 
     @classmethod
     def of(cls, vector: Sequence[Scored], text: Sequence[Scored]) -> Scale:
-        """The scale of these two candidate lists (BM25's non-match scores 0)."""
-        return cls(Standard.of([s.score for s in vector]), Standard.of([s.score for s in text], 0.0))
+        """The scale of these two candidate lists: BM25's non-match scores 0 (for a list of one match, each
+        turn of the vector list's pool it leaves out: BENCHMARKS.md, "An order number said once")."""
+        return cls(Standard.of([s.score for s in vector]), Standard.of([s.score for s in text], 0.0, len(vector)))
 
 
 @dataclass(frozen=True)

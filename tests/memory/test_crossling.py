@@ -14,6 +14,7 @@ import pytest
 from huichat.memory import crossling
 from huichat.memory.results import SearchRequest
 from huichat.memory.turns import Message, TurnDraft
+from huichat.memory.words import Alone, words_share
 from tests.conftest import NOW, open_kernel
 
 
@@ -43,13 +44,29 @@ def test_each_query_term_with_its_words_in_the_other_script() -> None:
     found = crossling.translations("Who took my tent, and the chili?")
     assert "帐篷" in found["tent"] and "辣椒" in found["chili"]
     assert not {"who", "my", "and", "the"} & set(found)  # no function word
-    assert not any(len(word) == 1 for words in found.values() for word in words)  # 点, 水: too much of any text
+    # 点, 水: too much of any text; a character that names a thing only where it stands alone (below)
+    assert not any(len(word) == 1 and not isinstance(word, Alone) for words in found.values() for word in words)
     assert "chili" in crossling.translations("表姐不吃辣椒")["辣椒"]
     assert crossling.translations("What did Lina do?") == {}  # a name and function words: nothing
     assert "冰淇淋" in crossling.translations("ice cream")["ice"]  # a gloss of two words, for both
     # a character that names a thing gives its gloss to the query's terms that hold it (猫叫 of 猫叫什么)
     assert crossling.translations("我的猫叫什么名字？")["猫叫"] == {"cat"}
     assert crossling.translations("我的猫呢")["猫"] == {"cat"}
+
+
+def test_an_english_word_is_held_by_the_character_that_names_its_thing_where_it_stands_alone() -> None:
+    # a new user told "我的猫叫年糕" and asked "what's my cat called": cat's only Chinese word was 喵星人
+    found = crossling.translations("What's my cat called?")
+    assert "猫" in found["cat"]
+    assert words_share(frozenset({"cat"}), "我的猫叫年糕，是一只橘猫。", found) == 1.0
+    assert words_share(frozenset({"cat"}), "熊猫在吃竹子", found) == 0.0  # a panda: a word holds the character
+    assert words_share(frozenset({"tooth"}), "昨天拔了一颗牙", crossling.translations("my tooth")) == 1.0
+    assert words_share(frozenset({"tooth"}), "我买了牙膏", crossling.translations("my tooth")) == 0.0
+    # by its first sense only (钟: a handleless cup first, so not "goblet"), and not a character in too
+    # many words to tell it alone (人, 车, 月: 亲人 is no word the dictionary glosses short)
+    assert not any(isinstance(word, Alone) for word in crossling.translations("goblet").get("goblet", ()))
+    for word in ("people", "car", "moon"):
+        assert not any(isinstance(w, Alone) for w in crossling.translations(f"my {word}").get(word, ()))
 
 
 def test_a_turn_that_says_it_in_the_other_language_is_lifted(tmp_path: Path) -> None:

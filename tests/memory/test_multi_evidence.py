@@ -416,6 +416,16 @@ def test_a_new_users_question_about_one_of_two_namesakes_finds_that_one_alone(e5
     assert [h.turn.id for h in _hits(e5_kernel, "What gift did HR Jason give me?")] == [other.id]
 
 
+def test_a_question_in_english_finds_the_pet_named_in_chinese(e5_kernel: MemoryKernel) -> None:
+    """Tried as a new user: told 我的猫叫年糕 in Chinese, "What's my cat called?" found nothing (0.244),
+    though "cat name" found it; cat's Chinese words were 喵星人 alone, so the turn held no word of it."""
+    cat = _told(e5_kernel, 9, "我的猫叫年糕，是一只橘猫。")
+    _told(e5_kernel, 8, "Remind me: my VPN at work uses WireGuard on port 51820.")
+    _told(e5_kernel, 7, "What should I cook tonight? Maybe pasta with pesto.")
+    _told(e5_kernel, 6, "熊猫基地周末人太多了，改天再去")
+    assert [h.turn.id for h in _hits(e5_kernel, "What's my cat called?")] == [cat.id]
+
+
 def test_a_question_about_two_people_finds_a_turn_of_each_before_more_of_one(tmp_path: Path) -> None:
     """Five turns about 同事张伟 share the question's words; the one about 弟弟陈杰 shares fewer. Taken
     in turns by whom they name, 陈杰's turn is second, not sixth; a question about one of them

@@ -198,6 +198,7 @@ def translations(query: str, folder: Path | None = None) -> dict[str, frozenset[
     """Each of the query's content terms (``content_terms``) with its words in the other script: the
     English glosses of the Chinese dictionary words it is part of (辣椒 → chili) or of a character that
     names a thing and is part of no longer dictionary word (猫叫 of 我的猫叫什么 → cat), every Chinese word of
+    two characters or more that an English word, or two words in a row, is one of the first two senses
     of (tent → 帐篷; ice cream → 冰淇淋, for both terms), and the characters that name the thing an English
     word names (cat → 猫), held by a text where no dictionary word holds them (``words.Alone``: not 熊猫).
     What a text holding one of them says is what it would say holding the term (``words_share``)."""

@@ -168,12 +168,14 @@ def first_char(head: bytes) -> str:
     return chr(text[0]) if text else ""
 
 
-def json_error(source: Source, exc: Exception, expected: str) -> ImportFormatError:
-    """One clear line for a JSON file that is cut short or broken."""
+def json_error(source: Source, exc: Exception, expected: str, record: int | None = None) -> ImportFormatError:
+    """One clear line for a JSON file that is cut short or broken; ``record``: which of its values
+    (a line of JSON Lines, an item of the top array) the parser was in, when the file has several."""
     reason = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
     if "premature EOF" in reason or "Incomplete JSON" in reason:
         reason = "the file ends in the middle of the JSON (truncated?)"
-    return ImportFormatError(f"{source.label}: malformed JSON: {reason}; expected {expected}")
+    where = f" in record {record}" if record is not None else ""
+    return ImportFormatError(f"{source.label}: malformed JSON{where}: {reason}; expected {expected}")
 
 
 @contextmanager
@@ -206,11 +208,14 @@ def json_values(source: Source, expected: str) -> Iterator[tuple[int, Any]]:
     if opening not in ("[", "{"):
         raise ImportFormatError(f"{source.label}: not JSON; expected {expected}")
     prefix, multiple = ("item", False) if opening == "[" else ("", True)
+    read = 0  # values read whole: a parse error is in the next one
     try:
         with json_events(source, multiple=multiple) as events:
-            yield from enumerate(ijson.items(events, prefix))
+            for index, item in enumerate(ijson.items(events, prefix)):
+                read = index + 1
+                yield index, item
     except ijson.JSONError as exc:
-        raise json_error(source, exc, expected) from exc
+        raise json_error(source, exc, expected, read + 1) from exc
     except (OSError, zipfile.BadZipFile, zstandard.ZstdError, EOFError) as exc:
         raise ImportFormatError(f"{source.label}: cannot read: {exc}") from exc
 

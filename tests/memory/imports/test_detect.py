@@ -78,7 +78,9 @@ def test_an_unknown_shape_is_one_clear_line_naming_the_file(tmp_path: Path, cont
 def test_a_truncated_export_is_one_clear_line(tmp_path: Path) -> None:
     path = tmp_path / "conversations.json"
     path.write_bytes(CHATGPT.read_bytes()[:-200])
-    with pytest.raises(ImportFormatError, match=r"conversations\.json: malformed JSON: the file ends in the middle"):
+    with pytest.raises(
+        ImportFormatError, match=r"conversations\.json: malformed JSON in record \d+: the file ends in the middle"
+    ):
         read_all(path)
 
 

@@ -73,8 +73,19 @@ def test_a_json_array_of_chats_reads_the_same(tmp_path: Path) -> None:
     assert [m.text for m in conversation.messages] == ["a", "b"]
 
 
-def test_a_broken_line_names_the_file(tmp_path: Path) -> None:
+def test_a_broken_line_names_the_file_and_the_record(tmp_path: Path) -> None:
     path = tmp_path / "broken.jsonl"
     path.write_text('{"messages": [{"role": "user", "content": "a"}]}\n{"messages": [{"role": \n')
-    with pytest.raises(ImportFormatError, match=r"broken\.jsonl: malformed JSON.*expected OpenAI-style chat JSONL"):
+    with pytest.raises(
+        ImportFormatError, match=r"broken\.jsonl: malformed JSON in record 2: .*expected OpenAI-style chat JSONL"
+    ):
+        read_all(path)
+    # tried as a user: an object left open on line 3 of 5 said only "malformed JSON: parse error: …"
+    line = '{"messages": [{"role": "user", "content": "%s"}]}'
+    lines = [line % "one", line % "two", (line % "three")[:-1], line % "four", line % "five"]
+    path.write_text("\n".join(lines) + "\n")
+    with pytest.raises(ImportFormatError, match=r"malformed JSON in record 3: "):
+        read_all(path)
+    path.write_text("[" + ",".join([line % "one", (line % "two")[:-2]]) + "]")  # an array's items likewise
+    with pytest.raises(ImportFormatError, match=r"malformed JSON in record 2: "):
         read_all(path)

@@ -212,7 +212,7 @@ def translations(query: str, folder: Path | None = None) -> dict[str, frozenset[
                 found.setdefault(term, set()).update(things[piece])
             continue
         for term in content_terms(piece):
-            found.setdefault(term, set()).update(to_english[piece])
+            found.setdefault(term, set()).update(_heads(to_english[piece]))
     for lowered in _english_words(query):
         for term in content_terms(lowered):  # the word as written, else as the term cuts it (peanuts: peanut)
             written = renderings.get(lowered) or renderings.get(term, ())
@@ -226,6 +226,16 @@ def translations(query: str, folder: Path | None = None) -> dict[str, frozenset[
         for term in content_terms(phrase) if phrase in renderings else ():
             found.setdefault(term, set()).update(renderings[phrase])
     return {term: frozenset(words) for term, words in found.items()}
+
+
+_BY_AGE = frozenset({"older", "younger", "elder", "eldest", "youngest", "little", "big"})
+"""The first word of a gloss that says which one of its kind it is (妹妹: younger sister; 哥哥: older brother):
+a text that names the kind alone says it ("my sister Anna")."""
+
+
+def _heads(glosses: tuple[str, ...]) -> list[str]:
+    """``glosses`` and, for one that says which one of a kind it is (younger sister), the kind (sister)."""
+    return [*glosses, *(said.split()[1] for said in glosses if said.count(" ") == 1 and said.split()[0] in _BY_AGE)]
 
 
 def _dictionary_words(query: str, to_english: dict[str, tuple[str, ...]], things: Container[str] = ()) -> list[str]:

@@ -69,6 +69,15 @@ def test_an_english_word_is_held_by_the_character_that_names_its_thing_where_it_
         assert not any(isinstance(w, Alone) for w in crossling.translations(f"my {word}").get(word, ()))
 
 
+def test_a_relative_said_with_their_age_is_held_by_the_kind_alone() -> None:
+    # tried as a user: 我妹妹叫什么 found nothing of "My sister Anna's birthday is on March 14": 妹妹 is a
+    # "younger sister", and the text never says younger
+    found = crossling.translations("我妹妹叫什么")
+    assert "sister" in found["妹妹"] and "brother" in crossling.translations("哥哥在哪上班")["哥哥"]
+    assert words_share(frozenset({"妹妹"}), "My sister Anna's birthday is on March 14.", found) == 1.0
+    assert "cream" not in crossling.translations("冰淇淋").get("冰淇", ())  # ice cream is no kind of cream
+
+
 def test_a_turn_that_says_it_in_the_other_language_is_lifted(tmp_path: Path) -> None:
     kernel = open_kernel(tmp_path)
     session = kernel.new_session(NOW - timedelta(days=3))

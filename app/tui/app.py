@@ -295,7 +295,7 @@ class HuichatApp(App[int]):
         self.memory_modes.override(name, None if mode == "auto" else mode)
         choice = self.memory_modes.choose(name, providers[name])
         self.chat_screen.refresh_provider_status()
-        self.notify(f"{name} now answers with memory {choice.label()}.")
+        self.notify(f"{name}: memory mode {choice.label()}.")
 
     def on_worker_state_changed(self, event: Worker.StateChanged) -> None:
         """The safety net: a worker that fails says so in one line instead of ending the app."""
@@ -519,11 +519,13 @@ class HuichatApp(App[int]):
             from huichat.memory.lifecycle import run_scheduled
 
             scored, grouped = run_scheduled(kernel, now, config.consolidation, JobLog(kernel.data_dir), force=force)
+            # a scheduled run says what it changed, if anything; a run asked for says what it found
             done = []
-            if scored is not None:
+            if scored is not None and (scored.moves or force):
                 done.append(scored.skipped or f"{len(scored.moves)} turns moved between tiers")
             if grouped is not None and not grouped.skipped:
-                done.append(f"{grouped.grouped} near-duplicates grouped")
+                if grouped.grouped or force:
+                    done.append(f"{grouped.grouped} near-duplicates grouped")
                 if grouped.released:
                     done.append(f"{grouped.released} members released (no longer near-duplicates)")
             return " · ".join(done)

@@ -579,3 +579,31 @@ async def test_a_turn_found_in_search_opens_in_its_conversation_on_that_turn(tmp
         await pilot.press(*"one more", "enter")
         await wait_until(pilot, lambda: [m.text for m in said(app)][-2:] == ["one more", "hi again"])
         assert [m.text for m in said(app)][-3] == f"answer {count - 1}" and not screen.query(LaterTurns)
+
+
+async def test_the_scheduled_jobs_on_a_new_memory_say_nothing_and_a_memory_mode_is_named_once(
+    tmp_path: Path, fake_llm: FakeLLM
+) -> None:
+    # tried as a new user: ten seconds into a first run "Memory jobs: 0 turns moved between tiers · 0
+    # near-duplicates grouped" covered the prompt; choosing a mode said "… now answers with memory memory-first"
+    jobs = {"lifecycle": {"enabled": True}, "consolidation": {"enabled": True}}
+    app = build_app(tmp_path, loaded_config(fake_providers(fake_llm), **jobs))
+    async with app.run_test(size=(120, 36)) as pilot:
+        await ready(pilot)
+
+        def ended() -> int:  # the lifecycle's and the consolidation's runs
+            return sum(
+                log.read_text(encoding="utf-8").count('"event": "end"') for log in tmp_path.rglob("lifecycle.jsonl")
+            )
+
+        await wait_until(pilot, lambda: not app._jobs_running and ended() >= 2)
+        await pilot.pause()
+        assert not [n for n in app._notifications if n.title == "Memory jobs"]
+        await app.run_jobs(force=True).wait()  # asked for: says what it found, nothing included
+        await pilot.pause()
+        (asked,) = [str(n.message) for n in app._notifications if n.title == "Memory jobs"]
+        assert "0 turns moved between tiers" in asked and "0 near-duplicates grouped" in asked
+        app.set_memory_mode("memory-first")
+        await pilot.pause()
+        assert any(str(n.message).endswith(": memory mode memory-first (chosen).") for n in app._notifications)
+        assert not any("memory memory-first" in str(n.message) for n in app._notifications)

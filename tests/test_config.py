@@ -116,6 +116,15 @@ def test_xdg_config_file_is_picked_up(tmp_path: Path) -> None:
         ("- just\n- a list\n", r"top level must be a mapping"),
         ("colour: blue\n", r"unknown key 'colour'"),
         ("providers:\n  default: nope\n", r"default provider 'nope' is not defined"),
+        # tried as a user: a second 'providers:' silently replaced the first ("default provider 'x' is not
+        # defined (known: none configured)"), and "theme dark" under 'ui:' named a class of the code
+        (
+            "providers:\n  default: a\nui:\n  theme: nord\nproviders:\n  named: {}\n",
+            r"not valid YAML at line 5, column 1: 'providers' is given twice \(first at line 1\)",
+        ),
+        ("ui:\n  theme: nord\n  theme: dark\n", r"at line 3, column 3: 'theme' is given twice \(first at line 2\)"),
+        ("ui:\n  theme dark\n", r"'ui': should be a section of 'key: value' lines, not the text 'theme dark'$"),
+        ("retriever: 3\n", r"'retriever': should be a section of 'key: value' lines, not the number 3$"),
         (
             "providers:\n  named:\n    a: {model: openai/x, fallbacks: [b]}\n",
             r"provider 'a' falls back to unknown provider 'b'",

@@ -396,6 +396,16 @@ class MemoryKernel:
         self._retitle_after_forget(rel, cleaned)
         return cleaned, True
 
+    def recalled_by(self, turn_id: str) -> list[str]:
+        """The turns whose reply was written with ``turn_id`` recalled (their ``recalled_ids``), oldest
+        first: they may quote it, and forgetting it leaves them as they are (a forgotten one is not
+        listed). ``BadTurnId`` for what is not a turn id; ``IndexUnavailable`` while memory is."""
+        cleaned = parse_turn_id(turn_id)
+        if cleaned is None:
+            raise BadTurnId(not_a_turn_id(turn_id))
+        with self._reading() as store:
+            return store.recalling(cleaned)
+
     def _retitle_after_forget(self, session_file: str, turn_id: str) -> None:
         """A session whose title (every turn's topic) came from the turn just forgotten — cut
         from its first message, or written by the model while it was in view — is titled again

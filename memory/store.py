@@ -37,6 +37,7 @@ os.environ.setdefault("LANCEDB_LOG", "error")
 import numpy as np
 import numpy.typing as npt
 import pyarrow as pa
+import pyarrow.compute as pc
 
 from huichat.memory.errors import IndexUnavailable, KernelError
 from huichat.memory.filters import Filter
@@ -157,6 +158,8 @@ the index was in 33 parts and a search by it cost twice what it costs in one par
 again takes ~17 CPU-seconds at 100k, once per ~8 maintenances; it also sizes the partitions to
 the rows there are now (BENCHMARKS.md, "Search latency", fifth pass)."""
 T = TypeVar("T")
+_TRACE_COLUMNS = ["id", "timestamp", "turn_index", "recalled_ids"]
+"""What ``recalling`` reads of each row."""
 
 
 @dataclass(frozen=True, eq=False)
@@ -660,6 +663,23 @@ class TurnStore:
                 return {}
             query = self._table.search().where(f"id IN {ids_sql}").select(LIGHT_COLUMNS).limit(None)
             return {t.id: t for t in self._turns_from(query.to_arrow())}
+
+    def recalling(self, turn_id: str) -> list[str]:
+        """The turns whose tool trace (``recalled_ids``) holds ``turn_id``, in time order: read from the
+        rows held in memory while they are current, else the few columns of every row — the id is
+        matched here, never put into a query."""
+        with self._reading():
+            held = self._current(read=False)
+            table = (
+                held.rows.table
+                if held is not None and held.rows is not None
+                else self._table.search().select(_TRACE_COLUMNS).limit(None).to_arrow()
+            )
+        # the JSON list holds the id between quotes; a row named so is then read in full
+        named = pc.fill_null(pc.match_substring(table.column("recalled_ids"), f'"{turn_id}"'), False)
+        rows = table.filter(named).select(_TRACE_COLUMNS).to_pylist()
+        found = [r for r in rows if turn_id in json.loads(r["recalled_ids"] or "[]")]
+        return [r["id"] for r in sorted(found, key=lambda r: (r["timestamp"], r["turn_index"]))]
 
     def vectors(self, ids: Iterable[str]) -> dict[str, npt.NDArray[np.float32]]:
         """The stored vectors of turns (only those already embedded)."""

@@ -5,6 +5,9 @@ from __future__ import annotations
 import argparse
 from typing import TYPE_CHECKING
 
+from huichat.app.wording import recalled_later
+from huichat.memory.errors import KernelError
+
 if TYPE_CHECKING:
     from huichat.app.runtime import Runtime
     from huichat.memory.kernel import MemoryKernel
@@ -32,17 +35,30 @@ def run(args: argparse.Namespace, runtime: Runtime) -> int:
         if args.purge:
             return _purge(args.turn_id, runtime, kernel)
         turn_id, changed = kernel.forget(args.turn_id, runtime.clock(), restore=args.undo)
-    finally:
-        kernel.close()
-    if args.undo:
-        print(f"restored turn {turn_id}" if changed else f"turn {turn_id} was not forgotten")
-    else:
+        if args.undo:
+            print(f"restored turn {turn_id}" if changed else f"turn {turn_id} was not forgotten")
+            return 0
         print(
             f"forgot turn {turn_id} (huichat forget --undo {turn_id} brings it back)"
             if changed
             else f"turn {turn_id} was already forgotten"
         )
+        _say_recallers(kernel, turn_id)
+    finally:
+        kernel.close()
     return 0
+
+
+def _say_recallers(kernel: MemoryKernel, turn_id: str) -> None:
+    """The later turns that recalled the forgotten one, in one line, with the commands that forget them."""
+    try:
+        ids = kernel.recalled_by(turn_id)
+    except KernelError as exc:
+        print(f"which later turns recalled it cannot be told now: {exc}")
+        return
+    line = recalled_later(ids, lambda shown: "; ".join(f"huichat forget {i}" for i in shown))
+    if line:
+        print(line)
 
 
 def _purge(turn_id: str, runtime: Runtime, kernel: MemoryKernel) -> int:

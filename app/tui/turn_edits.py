@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING
 
 from huichat.app.tui.screens.turn_detail import TurnDetailScreen
 from huichat.app.tui.widgets.memory_panel import MemoryPanel
+from huichat.app.wording import recalled_later
 from huichat.memory.errors import KernelError
 
 if TYPE_CHECKING:
@@ -40,6 +41,13 @@ async def forget(app: HuichatApp, turn_id: str, *, undo: bool = False) -> None:
     said = "Forgot" if changed else "Already forgot"
     app.notify(f"{said} turn {cleaned}: it is no longer searched or recalled. Palette: “Undo forget” brings it back.")
     _follow(app, cleaned, None)
+    try:
+        recallers = await app.gateway.run(lambda kernel: kernel.recalled_by(cleaned))
+    except KernelError as exc:
+        app.notify(f"Which later turns recalled it cannot be told now: {exc}", title="Forget", severity="warning")
+        return
+    if line := recalled_later(recallers, lambda _: "palette “Forget a turn…”"):
+        app.notify(line, title="Forget", severity="warning", timeout=12)
 
 
 async def correct(app: HuichatApp, turn_id: str) -> None:

@@ -2,9 +2,14 @@
 
 from __future__ import annotations
 
+from datetime import timedelta
 from pathlib import Path
 
+from huichat.app.config import load_config
+from huichat.app.wiring import runtime
+from huichat.memory.turns import Message, TurnDraft
 from tests.app.test_cli import _huichat, store
+from tests.conftest import NOW
 
 __all__ = ["store"]  # the fixture, shared with the other command tests
 
@@ -33,6 +38,39 @@ def test_forget_hides_a_turn_from_recall_show_and_export_and_undo_brings_it_back
     undone = _huichat(config, "forget", "--undo", ids[1])
     assert undone.stdout.strip() == f"restored turn {ids[1]}"
     assert ids[1] in _huichat(config, "recall", "WireGuard keepalive").stdout
+
+
+def test_forget_names_the_later_turns_that_recalled_the_turn_and_the_commands_that_forget_them(
+    store: tuple[Path, list[str]],
+) -> None:
+    config, ids = store
+    kernel = runtime(load_config(config)).open_kernel()
+    session = kernel.new_session(NOW - timedelta(days=1))
+    answer = (Message("user", "VPN drops again?"), Message("assistant", "As before: WireGuard keepalive 25"))
+    later = [
+        kernel.append_turn(session, TurnDraft(answer, NOW - timedelta(days=1, minutes=-i), recalled_ids=(ids[1],))).id
+        for i in range(7)
+    ]
+    kernel.close()
+
+    forgot = _huichat(config, "forget", ids[1])
+    assert forgot.returncode == 0, forgot.stderr
+    assert forgot.stdout.splitlines() == [
+        f"forgot turn {ids[1]} (huichat forget --undo {ids[1]} brings it back)",
+        f"7 later turns recalled it and may quote it: {', '.join(later[:5])} and 2 more. To forget them too: "
+        + "; ".join(f"huichat forget {i}" for i in later[:5])
+        + " (forgetting this turn again lists the rest)",
+    ]
+    assert _huichat(config, "forget", later[0]).stdout.splitlines() == [
+        f"forgot turn {later[0]} (huichat forget --undo {later[0]} brings it back)"
+    ]
+    assert _huichat(config, "forget", ids[1]).stdout.splitlines() == [
+        f"turn {ids[1]} was already forgotten",
+        f"6 later turns recalled it and may quote it: {', '.join(later[1:6])} and 1 more. To forget them too: "
+        + "; ".join(f"huichat forget {i}" for i in later[1:6])
+        + " (forgetting this turn again lists the rest)",
+    ]
+    assert "WireGuard" in _huichat(config, "recall", "WireGuard keepalive").stdout  # nothing else was forgotten
 
 
 def test_forget_says_in_one_line_what_is_wrong_with_an_id(store: tuple[Path, list[str]]) -> None:

@@ -131,3 +131,34 @@ def test_a_turn_kept_beside_the_current_branch_can_be_forgotten_and_stays_so_whe
     kernel.switch_branch(handle.session_file, turns[2].id)
     assert kernel.recall_by_id(turns[2].id).turn is None
     assert [t.id for t in kernel.session_turns(handle.session_id)] == [turns[0].id, turns[1].id]
+
+
+def test_recalled_by_lists_the_later_turns_that_recalled_a_turn_and_forgetting_it_leaves_them(
+    kernel: MemoryKernel,
+) -> None:
+    handle, turns = _session(kernel, [("我们家的 WiFi 密码是 tangyuan2024", "记住了。"), *SAID])
+    secret = turns[0]
+    later = kernel.resume_session(handle.session_id)
+
+    def recalling(when: timedelta, ids: tuple[str, ...], answer: str) -> Turn:
+        said = (Message("user", "What's the wifi password?"), Message("assistant", answer))
+        return kernel.append_turn(later, TurnDraft(said, NOW - when, recalled_ids=ids))
+
+    quoted = recalling(timedelta(hours=5), (turns[1].id, secret.id), "It is tangyuan2024.")
+    recalling(timedelta(hours=4), (turns[1].id,), "I only know about your cat.")
+    again = recalling(timedelta(hours=3), (secret.id,), "Still tangyuan2024.")
+
+    # before any search (nothing held in memory: read from the index), then from the rows a search holds
+    assert kernel.recalled_by(secret.id) == [quoted.id, again.id]
+    assert secret.id in _found(kernel, "tangyuan2024") & _found(kernel, "wifi")  # the first builds the indexes
+    assert kernel.recalled_by(f"id:{secret.id.upper()}") == [quoted.id, again.id]
+    assert kernel.recalled_by(turns[2].id) == []
+
+    kernel.forget(secret.id, NOW)
+    # nothing cascades: the turns that quote it are still found by its words, and still say so
+    assert kernel.recalled_by(secret.id) == [quoted.id, again.id]
+    assert {quoted.id, again.id} <= _found(kernel, "tangyuan2024")
+    kernel.forget(again.id, NOW)
+    assert kernel.recalled_by(secret.id) == [quoted.id]  # a forgotten one is no longer listed
+    with pytest.raises(BadTurnId, match="is not a turn id"):
+        kernel.recalled_by("' OR 1=1 --")

@@ -14,6 +14,7 @@ from huichat.app.prompt_history import FILE_NAME, PromptHistory
 from huichat.app.prompts import CUT_SHORT
 from huichat.app.tui.screens.ask_path import AskPathScreen
 from huichat.app.tui.screens.picker import PickerScreen
+from huichat.app.tui.screens.sessions import SessionsScreen
 from huichat.memory.kernel import MemoryKernel
 from huichat.memory.turns import Turn
 from tests.app.tui_helpers import (
@@ -442,6 +443,28 @@ async def test_a_message_letter_that_cannot_act_while_streaming_is_said_not_type
         await pilot.pause()
         assert screen.prompt.text == "draft" and screen.editing is None
         assert any(n.message == "Wait for the current reply to finish." for n in app._notifications)
+        await pilot.press("escape")
+        await wait_until(pilot, lambda: not screen.replying)
+
+
+async def test_ctrl_o_while_a_reply_streams_says_to_wait_at_once_and_opens_no_session_list(
+    tmp_path: Path, fake_llm: FakeLLM
+) -> None:
+    # the list opened, and only the session picked in it was refused
+    fake_llm.push(Reply(text=LONG, chunk_chars=2, chunk_delay=0.05))
+    app = build_app(tmp_path, loaded_config(fake_providers(fake_llm)))
+    async with app.run_test(size=(120, 36)) as pilot:
+        await ready(pilot)
+        screen = app.chat_screen
+        await pilot.press(*"讲个长故事", "enter")
+        await wait_until(pilot, lambda: len(said(app)) == 2 and len(said(app)[-1].text) >= 4)
+        await pilot.press("ctrl+o")
+        waiting = "Wait for the current reply to finish."
+        await wait_until(
+            pilot,
+            lambda: isinstance(app.screen, SessionsScreen) or any(n.message == waiting for n in app._notifications),
+        )
+        assert app.screen is screen and screen.replying
         await pilot.press("escape")
         await wait_until(pilot, lambda: not screen.replying)
 

@@ -67,9 +67,12 @@ class ChatSessions(ChatProvider):
 
     @work(group="sessions", exit_on_error=False)
     async def action_open_session(self) -> None:
-        """Choose a past session and continue it."""
+        """Choose a past session and continue it (not while a reply streams: it could not be opened)."""
         from huichat.app.tui.screens.sessions import SessionsScreen
 
+        if self.replying:
+            self.notify("Wait for the current reply to finish.", timeout=3)
+            return
         try:
             infos = await self.gateway.sessions()
         except KernelError as exc:

@@ -160,6 +160,8 @@ class HuichatApp(App[int]):
         self._gateway: Gateway | None = None
         self._watcher: TranscriptWatcher | None = None
         self._jobs_running = False
+        self._synced_count: int | None = None
+        """The number of turns the last sync found (another process's import changes it)."""
         self._llm_started = False
         self.memory_modes = ModeBook.shared(runtime.loaded.paths.data_dir)
         """How each provider gets at memory (the palette sets a mode for this run)."""
@@ -487,20 +489,22 @@ class HuichatApp(App[int]):
         """Reconcile transcripts changed by hand or by another huichat, then tell the chat screen."""
         from huichat.app.tui.screens.chat import MemorySynced
 
-        def reconcile(kernel: MemoryKernel) -> tuple[ReconcileReport, bool]:
+        def reconcile(kernel: MemoryKernel) -> tuple[ReconcileReport, bool, int]:
             report = kernel.reconcile(embed=False)
             # `huichat import` indexes what it writes (its files are no change to reconcile): the count
             # of turns waiting for vectors is read again, and the chat embeds them now, not at its next start
             before = kernel.pending_vectors
-            return report, kernel.recount_pending() != before
+            return report, kernel.recount_pending() != before, kernel.count()
 
         try:
-            report, waiting_changed = await self.gateway.run(reconcile)
+            report, waiting_changed, count = await self.gateway.run(reconcile)
         except KernelError as exc:
             self.notify(str(exc), title="Memory sync", severity="warning")
             return
         self.tell_reconciled(report)
-        if report.changed_ids or waiting_changed:
+        # turns another process stored with their vectors change neither: the count of turns shown does
+        counted, self._synced_count = self._synced_count, count
+        if report.changed_ids or waiting_changed or counted != count:
             self.chat_screen.post_message(MemorySynced(frozenset(report.changed_ids)))
 
     @work(group="memory-jobs", exit_on_error=False)

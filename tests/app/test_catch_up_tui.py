@@ -63,6 +63,28 @@ def _chat_and_command(root: Path) -> tuple[GatedEmbedder, MemoryKernel, MemoryKe
     return embedder, kernel, command
 
 
+async def test_turns_another_process_imports_with_their_vectors_are_counted_by_the_open_chat(
+    tmp_path: Path, fake_llm: FakeLLM
+) -> None:
+    # tried as a user: after `huichat import` (vectors computed by the import) the open chat kept saying
+    # "memory: 21 turns" until the next message — nothing to reconcile, nothing waiting: no sync was told
+    embedder, kernel, command = _chat_and_command(tmp_path)
+    app = build_app(tmp_path, loaded_config(fake_providers(fake_llm)), kernel=kernel)
+    try:
+        async with app.run_test(size=(120, 36)) as pilot:
+            await ready(pilot)
+            status = app.chat_screen
+            await wait_until(pilot, lambda: "memory: 0 turns" in status.memory_status)
+            waiting_turns(command, 4, 1)
+            assert command.embed_pending() == 4  # the import computes its vectors itself
+            app.sync_memory()  # what the transcripts' watcher does a moment after the files change
+            await wait_until(pilot, lambda: "memory: 4 turns" in status.memory_status)
+            assert embedder.embedded == 0  # the chat computed none of them
+            await pilot.press("ctrl+q")
+    finally:
+        command.close()
+
+
 async def test_while_an_import_computes_the_vectors_the_chat_says_so_and_computes_none_of_them(
     tmp_path: Path, fake_llm: FakeLLM
 ) -> None:

@@ -218,6 +218,9 @@ async def test_a_focused_message_and_its_code_blocks_are_copied_with_a_confirmat
         assert app.focused is said(app)[0]
         await pilot.press("c")
         assert app.clipboard == "how to print"
+        await pilot.pause()
+        # tried as a user: "Copied the message (26 characters)." did not say which message
+        assert any(str(n.message) == "Copied the message (12 characters): “how to print”" for n in app._notifications)
         await pilot.press("escape")
         assert app.focused is app.chat_screen.prompt
         app.chat_screen.action_copy_last_code()

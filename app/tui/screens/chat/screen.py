@@ -163,7 +163,7 @@ class ChatScreen(ChatBranches):
     def copy_text(self, text: str, what: str) -> None:
         """Put ``text`` on the clipboard (OSC 52: it works over ssh too) and say so."""
         self.app.copy_to_clipboard(text)
-        self.notify(f"Copied {what} ({plural(len(text), 'character')}).", timeout=3)
+        self.notify(f"Copied {what} ({plural(len(text), 'character')}): {_preview(text)}", timeout=3)
 
     def action_copy_last_reply(self) -> None:
         """Palette: the last answer, as written."""
@@ -225,3 +225,13 @@ class ChatScreen(ChatBranches):
             self.prompt.text = chosen
             self.prompt.move_cursor(self.prompt.document.end)
             self.prompt.focus()
+
+
+_PREVIEW = 48
+"""Characters of a copied text the notice shows: which message or block it was."""
+
+
+def _preview(text: str) -> str:
+    """The start of ``text`` on one line, quoted, cut with "…" past ``_PREVIEW`` characters."""
+    flat = " ".join(text.split())
+    return f"“{flat if len(flat) <= _PREVIEW else flat[: _PREVIEW - 1] + '…'}”"

@@ -71,8 +71,16 @@ def _first_line(exc: BaseException) -> str:
     return line[:200]
 
 
-def translate(exc: BaseException, name: str, provider: ProviderConfig, secrets: Collection[str] = ()) -> ProviderError:
-    """A litellm/httpx exception as a ``ProviderError`` with one actionable line.
+def translate(
+    exc: BaseException,
+    name: str,
+    provider: ProviderConfig,
+    secrets: Collection[str] = (),
+    *,
+    answering: bool = False,
+) -> ProviderError:
+    """A litellm/httpx exception as a ``ProviderError`` with one actionable line; ``answering``: the
+    provider had begun its answer (a lost connection then cut it off: it was no failure to connect).
 
     What the provider said is redacted (``secrets`` and anything shaped like a key): error
     bodies echo keys, and this line is shown, logged and kept with a failed turn.
@@ -98,6 +106,8 @@ def translate(exc: BaseException, name: str, provider: ProviderConfig, secrets: 
         return ProviderError(f"{name}: the provider rejected the request: {detail}", provider=name)
     lowered = detail.lower()
     if "connection error" in lowered or ("connect" in lowered and "refused" in lowered):
+        if answering:  # the server went away mid-reply (killed, restarted, the network dropped)
+            return ProviderError(f"{name}: the connection to {where} was lost mid-reply", transient=True, provider=name)
         return ProviderError(f"{name}: cannot connect to {where}", transient=True, provider=name)
     if "stream ended" in lowered or "finish_reason" in lowered or "incomplete" in lowered:
         return ProviderError(f"{name}: the reply stream was cut off", transient=True, provider=name)
@@ -190,9 +200,10 @@ class LLMClient:
         reading = ReplyReader(tool_names, config.model)
         unstreamed = refused = offered and name in self._unstreamed
         if not unstreamed:
-            shown = False
+            shown = answering = False
             try:
                 response = await self._router.acompletion(model=name, messages=messages, stream=True, **kwargs)
+                answering = True  # the server took the request and began its answer
                 try:
                     async for chunk in response:
                         for piece in reading.chunk(chunk):
@@ -203,7 +214,7 @@ class LLMClient:
             except Exception as exc:  # vendor boundary: every litellm/httpx failure becomes one line
                 # not chained: the vendor's exception may quote the key, and a traceback would show it
                 if not (offered and not shown and _may_refuse_streaming(exc)):
-                    raise translate(exc, name, config, self._secrets) from None
+                    raise translate(exc, name, config, self._secrets, answering=answering) from None
                 unstreamed = refused = True
             else:
                 unstreamed, refused = offered and not shown and reading.empty, False

@@ -117,6 +117,45 @@ async def test_a_stream_cut_off_midway_is_an_error_after_the_text_so_far(fake_ll
     assert caught.value.transient
 
 
+_SLOW_SERVER = """
+import sys, time
+from benchmarks.fakellm import FakeLLM, Reply
+server = FakeLLM()
+server.responder = lambda body: Reply(text="slow answer " * 40, chunk_chars=4, chunk_delay=0.2)
+server.__enter__()
+print(server.base_url, flush=True)
+time.sleep(120)
+"""
+
+
+async def test_a_server_killed_mid_reply_is_a_lost_connection_not_one_never_made() -> None:
+    # tried as a user: killing the model's server while it streamed said "cannot connect to …"
+    root = Path(__file__).resolve().parents[2]
+    server = subprocess.Popen(
+        [sys.executable, "-c", _SLOW_SERVER], stdout=subprocess.PIPE, text=True, cwd=root, env={**os.environ}
+    )
+    try:
+        assert server.stdout is not None
+        config = ProvidersConfig(
+            default="main",
+            named={"main": ProviderConfig(model="openai/fake", api_base=server.stdout.readline().strip())},
+            max_retries=0,
+        )
+        seen: list[str] = []
+        with pytest.raises(ProviderError) as caught:
+            async for event in LLMClient(config, env={}).stream(MESSAGES):
+                if isinstance(event, TextDelta):
+                    seen.append(event.text)
+                    if len(seen) == 2:
+                        server.kill()
+        assert "".join(seen) == "slow ans"
+        assert "was lost mid-reply" in str(caught.value) and "cannot connect" not in str(caught.value)
+        assert caught.value.transient
+    finally:
+        server.kill()
+        server.wait()
+
+
 async def test_fallback_to_a_second_provider_when_the_first_is_down(fake_llm: FakeLLM) -> None:
     with FakeLLM() as dead:
         dead.push(Reply(status=503, error_message="overloaded"))

@@ -5,6 +5,8 @@ from __future__ import annotations
 from datetime import timedelta
 from pathlib import Path
 
+import pytest
+
 from benchmarks.fakellm import FakeLLM
 from huichat.app.tui.screens.stats import StatsScreen
 from huichat.app.tui.widgets.status_line import StatusLine
@@ -63,28 +65,6 @@ def _chat_and_command(root: Path) -> tuple[GatedEmbedder, MemoryKernel, MemoryKe
     return embedder, kernel, command
 
 
-async def test_turns_another_process_imports_with_their_vectors_are_counted_by_the_open_chat(
-    tmp_path: Path, fake_llm: FakeLLM
-) -> None:
-    # tried as a user: after `huichat import` (vectors computed by the import) the open chat kept saying
-    # "memory: 21 turns" until the next message — nothing to reconcile, nothing waiting: no sync was told
-    embedder, kernel, command = _chat_and_command(tmp_path)
-    app = build_app(tmp_path, loaded_config(fake_providers(fake_llm)), kernel=kernel)
-    try:
-        async with app.run_test(size=(120, 36)) as pilot:
-            await ready(pilot)
-            status = app.chat_screen
-            await wait_until(pilot, lambda: "memory: 0 turns" in status.memory_status)
-            waiting_turns(command, 4, 1)
-            assert command.embed_pending() == 4  # the import computes its vectors itself
-            app.sync_memory()  # what the transcripts' watcher does a moment after the files change
-            await wait_until(pilot, lambda: "memory: 4 turns" in status.memory_status)
-            assert embedder.embedded == 0  # the chat computed none of them
-            await pilot.press("ctrl+q")
-    finally:
-        command.close()
-
-
 async def test_while_an_import_computes_the_vectors_the_chat_says_so_and_computes_none_of_them(
     tmp_path: Path, fake_llm: FakeLLM
 ) -> None:
@@ -115,11 +95,13 @@ async def test_while_an_import_computes_the_vectors_the_chat_says_so_and_compute
         command.close()
 
 
-async def test_turns_another_process_imports_without_vectors_are_embedded_by_the_open_chat(
-    tmp_path: Path, fake_llm: FakeLLM
+@pytest.mark.parametrize("with_vectors", [False, True], ids=["import --no-embed", "import"])
+async def test_turns_another_process_imports_are_counted_and_embedded_by_the_open_chat(
+    tmp_path: Path, fake_llm: FakeLLM, with_vectors: bool
 ) -> None:
     # a trial: after `huichat import --no-embed` the open chat kept its turn count and computed no vector
-    # until it was started again (the import's files are indexed already: no change to reconcile)
+    # until it was started again (the import's files are indexed already: no change to reconcile); after
+    # `huichat import` (the import computes the vectors) it kept "memory: 21 turns" until the next message
     embedder, kernel, command = _chat_and_command(tmp_path)
     app = build_app(tmp_path, loaded_config(fake_providers(fake_llm)), kernel=kernel)
     try:
@@ -128,8 +110,11 @@ async def test_turns_another_process_imports_without_vectors_are_embedded_by_the
             status = app.chat_screen
             await wait_until(pilot, lambda: "memory: 0 turns" in status.memory_status)
             waiting_turns(command, 6, 10)  # `huichat import --no-embed` in another terminal
+            if with_vectors:
+                assert command.embed_pending() == 6  # or `huichat import`: it computes them itself
             app.sync_memory()  # what the transcripts' watcher does a moment after the files change
-            await wait_until(pilot, lambda: "memory: 6 turns" in status.memory_status and embedder.embedded == 6)
+            computed = 0 if with_vectors else 6
+            await wait_until(pilot, lambda: "memory: 6 turns" in status.memory_status and embedder.embedded == computed)
             await wait_until(pilot, lambda: status.catch_up_status == "")
             assert command.recount_pending() == 0
             await pilot.press("ctrl+q")

@@ -35,13 +35,19 @@ async def test_x_in_the_memory_panel_forgets_the_turn_and_the_model_no_longer_se
         await ready(pilot)
         await pilot.press(*"上周三我们用什么部署的？", "enter")
         await wait_until(pilot, lambda: not app.chat_screen.replying and len(said(app)) == 2)
+        [asked] = kernel.session_turns(app.chat_screen.session_id or "")
         panel = app.chat_screen.query_one(MemoryPanel)
-        assert panel.hits[0].turn.id == ids[1]
+        assert panel.hits[0].turn.id == ids[1] and ids[1] in asked.recalled_ids
         await pilot.press("f2")
         assert panel.options.has_focus and "x" in app.screen.active_bindings
         await pilot.press("x")
         await wait_until(pilot, lambda: ids[1] not in panel.shown_ids)
         assert app.chat_screen.prompt.text == ""  # the key forgot the turn; it was not typed into the prompt
+        # the reply that recalled it may quote it: it is named, and how to forget it too (it is said, not done)
+        warning = f"1 later turn recalled it and may quote it: {asked.id}. To forget it too: palette “Forget a turn…”"
+        await wait_until(pilot, lambda: any(n.message == warning for n in app._notifications))
+        assert [n.message for n in app._notifications][-2].startswith(f"Forgot turn {ids[1]}: ")
+        assert kernel.recall_by_id(asked.id).turn is not None
         assert app.last_forgotten == ids[1]
         assert kernel.recall_by_id(ids[1]).turn is None
         # the model's tool results no longer hold it: the next search finds its neighbours, not it
@@ -56,26 +62,6 @@ async def test_x_in_the_memory_panel_forgets_the_turn_and_the_model_no_longer_se
         await pilot.press("enter")
         await wait_until(pilot, lambda: app.last_forgotten is None)
         assert kernel.recall_by_id(ids[1]).turn is not None
-
-
-async def test_forgetting_a_turn_a_later_reply_recalled_names_that_reply_and_how_to_forget_it(
-    tmp_path: Path, fake_llm: FakeLLM
-) -> None:
-    kernel = deterministic_kernel(tmp_path)
-    ids = seed_memory(kernel)
-    fake_llm.responder = memory_model
-    app = build_app(tmp_path, loaded_config(fake_providers(fake_llm)), kernel=kernel)
-    async with app.run_test(size=(140, 40)) as pilot:
-        await ready(pilot)
-        await pilot.press(*"上周三我们用什么部署的？", "enter")
-        await wait_until(pilot, lambda: not app.chat_screen.replying and len(said(app)) == 2)
-        [asked] = kernel.session_turns(app.chat_screen.session_id or "")
-        assert app.chat_screen.query_one(MemoryPanel).hits[0].turn.id == ids[1] and ids[1] in asked.recalled_ids
-        await pilot.press("f2", "x")
-        warning = f"1 later turn recalled it and may quote it: {asked.id}. To forget it too: palette “Forget a turn…”"
-        await wait_until(pilot, lambda: any(n.message == warning for n in app._notifications))
-        assert [n.message for n in app._notifications][-2].startswith(f"Forgot turn {ids[1]}: ")
-        assert kernel.recall_by_id(asked.id).turn is not None  # it is said, not done
 
 
 async def test_del_in_search_results_and_x_in_the_turn_view_forget_and_e_corrects(tmp_path: Path) -> None:

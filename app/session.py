@@ -48,6 +48,7 @@ from huichat.memory.turns import (
     STOPPED,
     TITLE_LOCAL,
     TITLE_MODEL,
+    TITLE_USER,
     Message,
     SessionTitle,
     Turn,
@@ -532,6 +533,8 @@ class ChatSession:
         handle = self.handle
         if handle is None or not title_due(handle.next_index, self._titled_at, self.config.retitle_every):
             return None
+        if self.named_by_user:
+            return None  # the model is not asked
         count = handle.next_index
         self._titled_at = count  # one attempt per due point, even while this one runs
         turns = list(self.turns)
@@ -550,6 +553,8 @@ class ChatSession:
             title = SessionTitle(local_title(turns) or self.topic, TITLE_LOCAL, count)
         if current is not None and (title.text, title.source) == (current.text, current.source):
             return None
+        if self.named_by_user:
+            return None  # renamed while the model was asked
         if self.handle is handle:
             self.topic, self.title = title.text, title
         try:
@@ -557,6 +562,21 @@ class ChatSession:
         except KernelError as exc:
             _log.warning("the title was not saved: %s", exc)
             return None
+        return title
+
+    @property
+    def named_by_user(self) -> bool:
+        """True when the session's title is one the user gave: automatic titling leaves it."""
+        return self.title is not None and self.title.source == TITLE_USER
+
+    async def rename(self, text: str) -> SessionTitle:
+        """Give the session the title the user chose (``MemoryKernel.rename_session``): every turn's
+        topic from now on, never replaced by the model's. ``KernelError`` when it is empty, or the
+        session has no turn yet."""
+        if self.handle is None:
+            raise KernelError("nothing to rename yet: this session has no turn")
+        title = await asyncio.to_thread(self.kernel.rename_session, self.handle.session_id, text)
+        self.topic, self.title = title.text, title
         return title
 
     # ------------------------------------------------------------------ store

@@ -45,7 +45,7 @@ class Entry:
     first_text: str
     ids: list[str] = field(default_factory=list)
     title_source: str = ""
-    """Who wrote the title (``model``, ``local``), '' for a session never titled."""
+    """Who wrote the title (``model``, ``local``, ``imported``, ``user``), '' for a session never titled."""
     hidden: list[str] = field(default_factory=list)
     """Turns forgotten by a tombstone (``memory.tombstones``): in the file, not in ``ids``."""
     beside: list[str] = field(default_factory=list)

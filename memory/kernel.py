@@ -60,6 +60,7 @@ from huichat.memory.transcript_parse import ParsedSession, decode_transcript
 from huichat.memory.turns import (
     TITLE_LOCAL,
     TITLE_MODEL,
+    TITLE_USER,
     SessionTitle,
     Turn,
     TurnDraft,
@@ -68,6 +69,7 @@ from huichat.memory.turns import (
     new_session_id,
     new_turn_id,
     not_a_turn_id,
+    one_line,
     parse_turn_id,
     session_relpath,
 )
@@ -369,10 +371,30 @@ class MemoryKernel:
 
         The transcript comes first (the source of truth); a crash before the index is updated
         is repaired by the next reconcile, which moves the topic in place without re-embedding.
+        A title the user gave is replaced only by another of theirs: an automatic one that comes
+        after it (a title request that was under way, another window, another process) is dropped.
         """
         with self._lock:
+            if title.source != TITLE_USER:
+                held = SessionTitle.from_meta(self.session_meta(session_file))
+                if held is not None and held.source == TITLE_USER:
+                    return ReconcileReport()
             self.transcripts.update_session(session_file, title.to_meta())
             return self.reconcile(only={session_file})
+
+    def rename_session(self, session_id: str, text: str) -> SessionTitle:
+        """Give a session the title the user chose (on one line), kept over any automatic title.
+
+        ``KernelError`` for an empty title or a session no transcript holds."""
+        cleaned = one_line(text).strip()
+        if not cleaned:
+            raise KernelError("a session's title cannot be empty")
+        info = next((s for s in self.catalogue.sessions() if s.session_id == session_id), None)
+        if info is None:
+            raise KernelError(f"no session {session_id[:60]!r}")
+        title = SessionTitle(cleaned, TITLE_USER, info.turns)
+        self.set_title(info.session_file, title)
+        return title
 
     # ------------------------------------------------------- forget / correct
 

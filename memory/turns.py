@@ -313,6 +313,9 @@ TITLE_MODEL = "model"
 TITLE_LOCAL = "local"
 TITLE_IMPORTED = "imported"
 """A title recorded without saying who wrote it: an imported conversation's own."""
+TITLE_USER = "user"
+"""A title the user gave (the palette's "Rename session…", ``huichat retitle ID --title``): no
+automatic titling replaces it — not the model's, not a local one cut again after a forget."""
 
 
 @dataclass(frozen=True)
@@ -321,7 +324,8 @@ class SessionTitle:
 
     text: str
     source: str = TITLE_LOCAL
-    """``model`` (written by the LLM), ``local`` (cut from the first message, no request) or ``imported``."""
+    """``model`` (written by the LLM), ``local`` (cut from the first message, no request), ``imported``
+    or ``user`` (given by the user: it stays until the user gives another)."""
     turns: int = 0
     """How many turns the session had when it was titled (when to look again)."""
 

@@ -1,6 +1,7 @@
 """``huichat retitle``: give existing sessions titles that describe them.
 
-Sessions keep the titles they have until this runs. It is bounded (``--limit``, most
+Sessions keep the titles they have until this runs; a title the user gave (``huichat retitle
+ID --title TEXT``, the chat's "Rename session…") is never replaced, even with ``--force``. It is bounded (``--limit``, most
 recent sessions first), resumable (a session the model titled already is skipped unless
 ``--force``), and works without a provider (each session's first message's leading
 clause). Each title is written to the session's transcript first, then to the index; an
@@ -24,7 +25,7 @@ from huichat.app.errors import CommandError
 from huichat.app.titles import model_title
 from huichat.app.wording import plural
 from huichat.memory.errors import KernelError
-from huichat.memory.turns import TITLE_IMPORTED, TITLE_LOCAL, TITLE_MODEL, SessionTitle, local_title
+from huichat.memory.turns import TITLE_IMPORTED, TITLE_LOCAL, TITLE_MODEL, TITLE_USER, SessionTitle, local_title
 from huichat.providers.errors import ProviderError
 
 if TYPE_CHECKING:
@@ -45,6 +46,10 @@ HELP = "give existing sessions titles that describe them"
 
 def add_parser(parser: argparse.ArgumentParser) -> None:
     """The command's options."""
+    parser.add_argument("session", nargs="?", metavar="SESSION_ID", help="the session to rename (with --title)")
+    parser.add_argument(
+        "--title", metavar="TEXT", help="the session's new title, yours: no automatic title replaces it"
+    )
     parser.add_argument("--limit", type=int, default=100, metavar="N", help="title at most N sessions (default 100)")
     parser.add_argument("--force", action="store_true", help="title again sessions the model titled already")
     parser.add_argument("--local", action="store_true", help="use no provider: each session's first message")
@@ -86,7 +91,9 @@ def _titler(args: argparse.Namespace, runtime: Runtime) -> tuple[Titler | None, 
 
 
 def _pending(infos: list[SessionInfo], asking_model: bool, force: bool) -> list[SessionInfo]:
-    """Sessions still to title: the model skips its own titles and imported ones, the fallback any recorded title."""
+    """Sessions still to title: never one the user named; the model skips its own titles and imported
+    ones, the fallback any recorded title."""
+    infos = [s for s in infos if s.title_source != TITLE_USER]
     if force:
         return infos
     if asking_model:
@@ -126,7 +133,10 @@ async def _title_one(kernel: MemoryKernel, titler: Titler | None, info: SessionI
 
 
 def run(args: argparse.Namespace, runtime: Runtime) -> int:
-    """Title up to ``--limit`` sessions, most recent first, with a progress bar."""
+    """Title up to ``--limit`` sessions, most recent first, with a progress bar; with a session
+    and ``--title``, give that one the user's title."""
+    if args.session is not None or args.title is not None:
+        return _rename(args, runtime)
     if args.limit < 1:
         raise CommandError("--limit must be at least 1")
     from rich.progress import Progress
@@ -164,6 +174,20 @@ def run(args: argparse.Namespace, runtime: Runtime) -> int:
         kernel.close()
     _report(tally, titler is not None, done, len(todo) - done + left, interrupted)
     return EXIT_INTERRUPTED if interrupted else 0
+
+
+def _rename(args: argparse.Namespace, runtime: Runtime) -> int:
+    if args.session is None:
+        raise CommandError("--title renames one session: huichat retitle SESSION_ID --title TEXT")
+    if args.title is None:
+        raise CommandError(f"give the new title: huichat retitle {args.session} --title TEXT")
+    kernel = runtime.open_kernel()
+    try:
+        title = kernel.rename_session(args.session, args.title)
+    finally:
+        kernel.close()
+    print(f"session {args.session} is now titled: {title.text}")
+    return 0
 
 
 def _report(tally: Tally, asked_model: bool, done: int, left: int, interrupted: bool) -> None:

@@ -76,6 +76,7 @@ class HuichatCommands(Provider):
             yield ("Role: none", partial(screen.choose_role, ""), "huichat's own system prompt")
         yield ("New session", screen.action_new_session, "start an empty conversation (ctrl+n)")
         yield ("Open session…", screen.action_open_session, "reopen a past session (ctrl+o)")
+        yield ("Rename session…", screen.action_rename_session, "give this session your own title")
         yield ("Search memory", screen.action_search, "search every stored turn (ctrl+f)")
         yield ("Search prompt history", screen.action_prompt_history, "the prompts you sent (ctrl+r)")
         yield ("Regenerate the last reply", screen.action_regenerate, "a new branch; the earlier reply is kept (F4)")

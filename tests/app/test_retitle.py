@@ -148,3 +148,30 @@ def test_ctrl_c_leaves_every_session_titled_or_as_it_was(tmp_path: Path) -> None
         assert [source for _, source in _titles(config)] == ["model", "", ""]
         again = _huichat(config, "retitle")
         assert "titling 2 sessions" in again.stdout and [s for _, s in _titles(config)] == ["model"] * 3
+
+
+def test_retitle_with_a_title_renames_one_session_and_the_model_leaves_it(tmp_path: Path) -> None:
+    with FakeLLM(responder=_title_for) as server:
+        config = _store(tmp_path, _provider(server))
+        listed = json.loads(_huichat(config, "sessions", "--json").stdout)
+        dinner = listed[1]["session_id"]  # most recent first: the dinner session is the second
+
+        done = _huichat(config, "retitle", dinner, "--title", "  Friday dinner ")
+        assert done.returncode == 0, done.stderr
+        assert done.stdout.strip() == f"session {dinner} is now titled: Friday dinner"
+        assert _titles(config)[1] == ("Friday dinner", "user") and not server.requests
+
+        forced = _huichat(config, "retitle", "--force")
+        assert "titling 2 sessions" in forced.stdout, forced.stdout
+        assert _titles(config) == [("本地模型部署工具", "model"), ("Friday dinner", "user"), ("VPN 断线", "model")]
+        found = _huichat(config, "recall", "lasagne salad", "--top-k", "1")
+        assert "| 话题: Friday dinner |" in found.stdout
+
+        empty = _huichat(config, "retitle", dinner, "--title", "  ")
+        assert empty.returncode != 0 and "a session's title cannot be empty" in empty.stderr
+        assert "Traceback" not in empty.stderr
+        unknown = _huichat(config, "retitle", "nope", "--title", "x")
+        assert unknown.returncode != 0 and "no session 'nope'" in unknown.stderr
+        alone = _huichat(config, "retitle", dinner)
+        assert alone.returncode != 0 and "--title" in alone.stderr
+        assert _titles(config)[1] == ("Friday dinner", "user")

@@ -6,8 +6,10 @@ from pathlib import Path
 from typing import Any
 
 from rich.text import Text
+from textual.widgets import Input
 
 from benchmarks.fakellm import FakeLLM, Reply, ToolCall
+from huichat.app.tui.screens.ask_path import AskPathScreen
 from huichat.app.tui.screens.sessions import SessionsScreen
 from tests.app.test_titles import is_title_request
 from tests.app.tui_helpers import build_app, fake_providers, loaded_config, ready, said, wait_until
@@ -51,3 +53,43 @@ async def test_the_title_shows_in_the_status_line_the_sessions_list_and_the_memo
         assert isinstance(row, Text) and "VPN 夜间断线" in row.plain
     titles = [r for r in fake_llm.requests if is_title_request(r)]
     assert len(titles) >= 1 and all("tools" not in r for r in titles)
+
+
+async def test_the_palette_renames_the_session_and_the_model_leaves_the_new_title(
+    tmp_path: Path, fake_llm: FakeLLM
+) -> None:
+    fake_llm.responder = _model
+    app = build_app(tmp_path, loaded_config(fake_providers(fake_llm), chat={"titles": "model", "retitle_every": 1}))
+    async with app.run_test(size=(120, 36)) as pilot:
+        await ready(pilot)
+        chat = app.chat_screen
+        await pilot.press(*"我的 VPN 晚上总断", "enter")
+        await wait_until(pilot, lambda: chat.session_status.startswith("VPN 夜间断线 · session "))
+
+        await pilot.press("ctrl+p")
+        await pilot.pause(0.3)
+        await pilot.press(*"rename session")
+        await pilot.pause(0.5)
+        await pilot.press("enter")
+        await wait_until(pilot, lambda: isinstance(app.screen, AskPathScreen))
+        field = app.screen.query_one(Input)
+        assert field.value == "VPN 夜间断线"  # the current title, to edit
+        await pilot.press("ctrl+u", "enter")
+        await wait_until(
+            pilot, lambda: any(n.message == "A session's title cannot be empty." for n in app._notifications)
+        )
+        assert isinstance(app.screen, AskPathScreen)  # still asking
+        await pilot.press(*"家里的 WireGuard", "enter")
+        await wait_until(pilot, lambda: chat.session_status.startswith("家里的 WireGuard · session "))
+        assert [n.message for n in app._notifications][-1] == "Session renamed: 家里的 WireGuard"
+
+        await pilot.press(*"keepalive 设多少", "enter")
+        await wait_until(pilot, lambda: not chat.replying and len(said(app)) == 4)
+        await pilot.pause(0.5)
+        assert chat.session_status.startswith("家里的 WireGuard · session ")
+        await pilot.press("ctrl+o")
+        await wait_until(pilot, lambda: isinstance(app.screen, SessionsScreen))
+        rows = [str(o.prompt) for o in app.screen.query_one("OptionList")._options]
+        assert len(rows) == 1 and "家里的 WireGuard" in rows[0]
+    sessions = app.runtime.open_catalogue().sessions()
+    assert [(s.title, s.title_source) for s in sessions] == [("家里的 WireGuard", "user")]

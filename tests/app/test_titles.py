@@ -195,3 +195,25 @@ async def test_a_continued_session_keeps_its_title(kernel: MemoryKernel, fake_ll
     asked = len(fake_llm.requests)
     await _reply(again, "还是断")
     assert await again.refresh_title() is None and len(fake_llm.requests) == asked + 1
+
+
+async def test_a_title_the_user_gave_is_never_replaced_by_the_models(kernel: MemoryKernel, fake_llm: FakeLLM) -> None:
+    fake_llm.responder = lambda body: Reply(text="VPN 断线" if is_title_request(body) else "好的。")
+    first = _session(kernel, fake_llm, retitle_every=1)
+    await _reply(first, "VPN 晚上总断")
+    assert await first.refresh_title() == SessionTitle("VPN 断线", "model", 1)
+
+    assert await first.rename("家里的 WireGuard") == SessionTitle("家里的 WireGuard", "user", 1)
+    assert first.topic == "家里的 WireGuard"
+    await _reply(first, "还是断")
+    asked = len(fake_llm.requests)
+    assert await first.refresh_title() is None and len(fake_llm.requests) == asked  # not even asked
+    # nor in the session continued later
+    again = _session(kernel, fake_llm, retitle_every=1)
+    await again.resume(first.handle.session_id if first.handle else "")
+    await _reply(again, "keepalive 设多少")
+    assert await again.refresh_title() is None
+    assert [(s.title, s.title_source) for s in kernel.sessions()] == [("家里的 WireGuard", "user")]
+    assert {t.topic for t in kernel.session_turns(again.handle.session_id if again.handle else "")} == {
+        "家里的 WireGuard"
+    }

@@ -6,7 +6,9 @@ from datetime import timedelta
 from pathlib import Path
 
 import numpy as np
+import pytest
 
+from huichat.memory.errors import KernelError
 from huichat.memory.filters import Compare
 from huichat.memory.kernel import MemoryKernel, SessionHandle
 from huichat.memory.results import SearchRequest
@@ -100,4 +102,26 @@ def test_an_imported_conversations_title_is_kept_as_imported(tmp_path: Path) -> 
     turn = kernel.append_turns(handle, [draft], session_meta={"title": "Dinner plans", "source": {"service": "x"}})[0]
     assert [(s.title, s.title_source) for s in kernel.sessions()] == [("Dinner plans", "imported")]
     assert SessionTitle.from_meta(kernel.session_meta(turn.session_file)) == SessionTitle("Dinner plans", "imported")
+    kernel.close()
+
+
+def test_a_title_the_user_gives_is_theirs_and_forgetting_the_turn_it_matches_leaves_it(tmp_path: Path) -> None:
+    kernel = open_kernel(tmp_path)
+    handle, turns = _session(kernel, VPN)
+    kernel.set_title(handle.session_file, SessionTitle("VPN 夜间断线排查", "model", 2))
+
+    # the user names it as its first clause reads: forgetting that turn must not cut a title from the next
+    title = kernel.rename_session(handle.session_id, "  我上周三下午在杭州部署了 Qwen\n ")
+
+    assert title == SessionTitle("我上周三下午在杭州部署了 Qwen", "user", 2)
+    parsed = TurnChunker.parse((tmp_path / "sessions" / handle.session_file).read_text(encoding="utf-8"), "x")
+    assert {k: parsed.meta[k] for k in ("title", "title_source", "title_turns")} == title.to_meta()
+    assert [(s.title, s.title_source) for s in kernel.sessions()] == [("我上周三下午在杭州部署了 Qwen", "user")]
+    kernel.forget(turns[0].id, NOW)
+    assert [(s.title, s.title_source) for s in kernel.sessions()] == [("我上周三下午在杭州部署了 Qwen", "user")]
+    assert {t.topic for t in kernel.session_turns(handle.session_id)} == {"我上周三下午在杭州部署了 Qwen"}
+    with pytest.raises(KernelError, match="a session's title cannot be empty"):
+        kernel.rename_session(handle.session_id, " \n ")
+    with pytest.raises(KernelError, match="no session 'nope'"):
+        kernel.rename_session("nope", "x")
     kernel.close()

@@ -1,4 +1,5 @@
-"""Asking for a path (where to export): an editable field, Enter accepts, Esc cancels."""
+"""Asking for one line (a path to export to, a turn id, a session's title): an editable field,
+Enter accepts, Esc cancels."""
 
 from __future__ import annotations
 
@@ -15,10 +16,12 @@ class AskPathScreen(ModalScreen[str | None]):
 
     BINDINGS = [Binding("escape", "dismiss(None)", "Cancel")]
 
-    def __init__(self, question: str, default: str) -> None:
+    def __init__(self, question: str, default: str, *, empty: str = "") -> None:
         super().__init__()
         self.question = question
         self.default = default
+        self.empty = empty
+        """The line said when Enter is pressed on an empty field ('': Enter does nothing then)."""
 
     def compose(self) -> ComposeResult:
         with Vertical(id="ask-path"):
@@ -30,3 +33,5 @@ class AskPathScreen(ModalScreen[str | None]):
     def _accept(self, event: Input.Submitted) -> None:
         if event.value.strip():
             self.dismiss(event.value.strip())
+        elif self.empty:
+            self.notify(self.empty, severity="warning", timeout=4)

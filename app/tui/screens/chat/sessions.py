@@ -1,4 +1,4 @@
-"""Sessions in the chat: open one, continue the last, start a new one, title and export it."""
+"""Sessions in the chat: open one, continue the last, start a new one, title, rename and export it."""
 
 from __future__ import annotations
 
@@ -46,6 +46,31 @@ class ChatSessions(ChatProvider):
         await self.session.reread_title()
         self.session_title = self.session.topic
         self.refresh_session_label()
+
+    @work(group="title", exit_on_error=False)
+    async def action_rename_session(self) -> None:
+        """Palette: ask for the session's title (the current one to edit) and keep it as the user's own."""
+        from huichat.app.tui.screens.ask_path import AskPathScreen
+
+        session = self.session
+        if session is None or session.handle is None:
+            self.notify("Nothing to rename yet: this session has no turn.", timeout=4)
+            return
+        asked = AskPathScreen(
+            "New title for this session:", self.session_title, empty="A session's title cannot be empty."
+        )
+        text = await self.app.push_screen_wait(asked)
+        if text is None:
+            return
+        try:
+            title = await session.rename(text)
+        except KernelError as exc:
+            self.notify(str(exc), title="Rename", severity="error")
+            return
+        if session.handle is not None and session.handle.session_id == self.session_id:
+            self.session_title = title.text
+            self.refresh_session_label()
+        self.notify(f"Session renamed: {title.text}")
 
     async def action_new_session(self) -> None:
         """Start a new session: an empty transcript; memory keeps everything."""

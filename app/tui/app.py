@@ -152,7 +152,7 @@ class HuichatApp(App[int]):
         self.start_role = start_role
         """The role (``--role``) the first session is held in."""
         self.set_reactive(HuichatApp.provider_name, start_provider or runtime.loaded.config.providers.default_name())
-        from huichat.app.tui.small_state import LastSession
+        from huichat.app.tui.small_state import LastSession, PromptDraft
         from huichat.app.tui.theme_choice import ThemeChoice
 
         self.theme_choice = ThemeChoice(runtime.loaded.paths.data_dir / "theme.json", runtime.loaded.config.ui.theme)
@@ -168,6 +168,8 @@ class HuichatApp(App[int]):
         """How each provider gets at memory (the palette sets a mode for this run)."""
         self.last_session = LastSession(runtime.loaded.paths.data_dir / "last-session.json")
         """The session shown, kept for the next start."""
+        self.prompt_draft = PromptDraft(runtime.loaded.paths.data_dir / "draft.json")
+        """The prompt's unsent text, kept as the app quits for the next start in the same session."""
         self.last_forgotten: str | None = None
         """The turn forgotten last in this run (the palette offers to undo it)."""
 
@@ -444,7 +446,9 @@ class HuichatApp(App[int]):
     async def action_quit(self) -> None:
         MILESTONES.info("quit")
         with contextlib.suppress(LookupError):
-            self.last_session.save(self.chat_screen.session_id, closing=True)
+            screen = self.chat_screen
+            self.last_session.save(screen.session_id, closing=True)
+            self.prompt_draft.save(screen.session_id, screen.unsent())
         self.exit(0)
 
     # ------------------------------------------------- memory over time (issue 13)

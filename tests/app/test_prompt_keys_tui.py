@@ -1,4 +1,4 @@
-"""The prompt's new-line keys, as a terminal sends them: in bursts, and as escape sequences."""
+"""The prompt's new-line keys, as a terminal sends them (in bursts, as escape sequences), and its unsent draft across a quit."""
 
 from __future__ import annotations
 
@@ -11,11 +11,22 @@ from textual.widgets import Static
 from textual.widgets._markdown import MarkdownParagraph
 
 from benchmarks.fakellm import FakeLLM, Reply
+from huichat.app.config import LoadedConfig
+from huichat.app.tui.app import HuichatApp
 from huichat.app.tui.screens.search import SearchScreen
 from huichat.app.tui.screens.turn_detail import TurnDetailScreen
 from huichat.app.tui.widgets.chat_message import ChatMessage
 from huichat.app.tui.widgets.prompt_input import ALT_ENTER
-from tests.app.tui_helpers import build_app, fake_providers, loaded_config, ready, said, wait_until
+from tests.app.tui_helpers import (
+    build_app,
+    deterministic_kernel,
+    fake_providers,
+    loaded_config,
+    ready,
+    said,
+    seed_memory,
+    wait_until,
+)
 
 
 def _burst(app: object, keys: Iterable[tuple[str, str | None]]) -> None:
@@ -119,3 +130,50 @@ async def test_pasted_code_and_markdown_signs_in_a_message_show_as_written(tmp_p
         mine = said(app)[0]
         # Markdown dropped the indentation, made a heading and a bullet
         assert str(mine.query_one(".body", Static).render()) == written
+
+
+async def test_an_unsent_draft_comes_back_in_its_session_and_a_sent_or_cleared_one_does_not(
+    tmp_path: Path, fake_llm: FakeLLM
+) -> None:
+    fake_llm.responder = lambda _body: Reply(text="好的。")
+    kernel = deterministic_kernel(tmp_path)
+    seed_memory(kernel)
+    ui = {"theme": "textual-dark", "cursor_blink": False}
+    continuing = loaded_config(fake_providers(fake_llm), ui=ui)  # ui.on_start: continue (the default)
+    draft = tmp_path / "draft.json"
+
+    def reopen(config: LoadedConfig = continuing) -> HuichatApp:
+        return build_app(tmp_path, config, kernel=kernel)  # the same data folder each time
+
+    app = reopen()
+    async with app.run_test(size=(120, 36)) as pilot:
+        await wait_until(pilot, lambda: app.chat_screen.session_id is not None)
+        shown = app.chat_screen.session_id
+        await pilot.press(*"还有一件事 明天", "ctrl+j", *"第二行")
+        await pilot.press("ctrl+q")
+    assert draft.stat().st_mode & 0o777 == 0o600
+
+    # a new session is not where it was typed: not shown there, and kept for its own session
+    app = reopen(loaded_config(fake_providers(fake_llm), ui={**ui, "on_start": "new"}))
+    async with app.run_test(size=(120, 36)) as pilot:
+        await ready(pilot)
+        assert app.chat_screen.prompt.text == ""
+        await pilot.press("ctrl+q")
+    assert draft.exists()
+
+    app = reopen()
+    async with app.run_test(size=(120, 36)) as pilot:
+        await wait_until(pilot, lambda: app.chat_screen.prompt.text == "还有一件事 明天\n第二行")
+        assert app.chat_screen.session_id == shown
+        await pilot.press("enter")
+        await wait_until(pilot, lambda: not app.chat_screen.replying and len(said(app)) >= 2)
+        await pilot.press("ctrl+q")
+    assert not draft.exists()
+
+    app = reopen()
+    async with app.run_test(size=(120, 36)) as pilot:
+        await wait_until(pilot, lambda: app.chat_screen.session_id is not None)
+        await pilot.pause(0.3)
+        assert app.chat_screen.prompt.text == ""
+        await pilot.press(*"typed, then cleared", "ctrl+l", "ctrl+q")
+    assert not draft.exists()

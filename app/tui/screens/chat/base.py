@@ -114,6 +114,11 @@ class ChatBase(Screen[None]):
             self.prompt.move_cursor(self.prompt.document.end)
         return bool(draft)
 
+    def unsent(self) -> str:
+        """The user's text not sent: the prompt's, or during an edit the draft it set aside (the edit
+        itself is left, as Esc leaves it)."""
+        return self.draft if self.editing is not None else self.prompt.text
+
     def restore_prompt(self, text: str) -> None:
         """Give the user's text back (nothing typed is ever lost)."""
         prompt = self.prompt

@@ -32,7 +32,8 @@ class ChatMemory(ChatSessions):
 
     @work(group="memory-status", exit_on_error=False)
     async def track_memory(self) -> None:
-        """Follow the background loading of memory in the status line, then reopen where the user left off."""
+        """Follow the background loading of memory in the status line, then reopen where the user left off
+        (with the draft left unsent there)."""
         self.busy = True
         self.memory_status = "memory: loading…"
         try:
@@ -50,6 +51,10 @@ class ChatMemory(ChatSessions):
             await self.open_session(app.start_session)
         elif app.runtime.loaded.config.ui.on_start == "continue" and self.session_id is None:
             await self.continue_last_session()
+        if not self.prompt.text.strip():  # what was typed since the window opened is not replaced
+            draft = app.prompt_draft.take(self.session_id)
+            if draft:
+                self.restore_prompt(draft)
 
     async def update_memory_status(self) -> None:
         """Turn count and embedding model, or what the kernel's health says is wrong with the index."""

@@ -12,7 +12,16 @@ from benchmarks.fakellm import FakeLLM, Reply, ToolCall
 from huichat.app.tui.screens.ask_path import AskPathScreen
 from huichat.app.tui.screens.sessions import SessionsScreen
 from tests.app.test_titles import is_title_request
-from tests.app.tui_helpers import build_app, fake_providers, loaded_config, ready, said, wait_until
+from tests.app.tui_helpers import (
+    build_app,
+    deterministic_kernel,
+    fake_providers,
+    loaded_config,
+    ready,
+    said,
+    seed_memory,
+    wait_until,
+)
 
 
 def _model(body: dict[str, Any]) -> Reply:
@@ -93,3 +102,28 @@ async def test_the_palette_renames_the_session_and_the_model_leaves_the_new_titl
         assert len(rows) == 1 and "家里的 WireGuard" in rows[0]
     sessions = app.runtime.open_catalogue().sessions()
     assert [(s.title, s.title_source) for s in sessions] == [("家里的 WireGuard", "user")]
+
+
+async def test_a_session_continued_at_start_is_renamed_before_anything_is_said_in_it(
+    tmp_path: Path, fake_llm: FakeLLM
+) -> None:
+    # tried as a user: the session the app continued showed its turns, yet "Rename session…" said
+    # "Nothing to rename yet: this session has no turn" (nothing had been sent in this window)
+    kernel = deterministic_kernel(tmp_path)
+    [stored] = seed_memory(kernel)[:1]
+    session_id = kernel.recall_by_id(stored).turn.session_id  # type: ignore[union-attr]
+    app = build_app(tmp_path, loaded_config(fake_providers(fake_llm)), kernel=kernel, start_session=session_id)
+    async with app.run_test(size=(120, 36)) as pilot:
+        await ready(pilot)
+        chat = app.chat_screen
+        await wait_until(pilot, lambda: chat.session_id == session_id and len(said(app)) >= 2)
+        await pilot.press("ctrl+p")
+        await pilot.pause(0.3)
+        await pilot.press(*"rename session")
+        await pilot.pause(0.5)
+        await pilot.press("enter")
+        await wait_until(pilot, lambda: isinstance(app.screen, AskPathScreen))
+        await pilot.press("ctrl+u", *"部署 llama.cpp", "enter")
+        await wait_until(pilot, lambda: chat.session_status.startswith("部署 llama.cpp · session "))
+        assert [n.message for n in app._notifications][-1] == "Session renamed: 部署 llama.cpp"
+    assert kernel.session_meta(kernel.resume_session(session_id).session_file)["title"] == "部署 llama.cpp"

@@ -52,8 +52,8 @@ class ChatSessions(ChatProvider):
         """Palette: ask for the session's title (the current one to edit) and keep it as the user's own."""
         from huichat.app.tui.screens.ask_path import AskPathScreen
 
-        session = self.session
-        if session is None or session.handle is None:
+        session, session_id = self.session, self.session_id
+        if session_id is None:
             self.notify("Nothing to rename yet: this session has no turn.", timeout=4)
             return
         asked = AskPathScreen(
@@ -63,11 +63,14 @@ class ChatSessions(ChatProvider):
         if text is None:
             return
         try:
-            title = await session.rename(text)
+            if session is not None and session.handle is not None and session.handle.session_id == session_id:
+                title = await session.rename(text)
+            else:  # shown, nothing said in it in this window yet: its conversation loop starts with the reply
+                title = await self.gateway.run(lambda kernel: kernel.rename_session(session_id, text))
         except KernelError as exc:
             self.notify(str(exc), title="Rename", severity="error")
             return
-        if session.handle is not None and session.handle.session_id == self.session_id:
+        if session_id == self.session_id:
             self.session_title = title.text
             self.refresh_session_label()
         self.notify(f"Session renamed: {title.text}")

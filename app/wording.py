@@ -14,9 +14,12 @@ def plural(count: int, noun: str) -> str:
     return f"{count:,} {noun}{'' if count == 1 else 'es' if noun.endswith(('s', 'sh', 'ch', 'x')) else 's'}"
 
 
-def recalled_later(ids: Sequence[str], how: Callable[[Sequence[str]], str]) -> str:
-    """After a turn is forgotten: how many later turns recalled it (``MemoryKernel.recalled_by``) and
-    may quote it, the first few by id, and ``how`` the face forgets those too; "" when none did.
+def recalled_later(
+    ids: Sequence[str], how: Callable[[Sequence[str]], str], verb: tuple[str, str] = ("forget", "forgetting")
+) -> str:
+    """After a turn is forgotten (or purged: ``verb``): how many later turns recalled it
+    (``MemoryKernel.recalled_by``) and may quote it, the first few by id, and ``how`` the face
+    forgets those too; "" when none did.
 
     Forgetting does not reach them: their replies keep what they quoted until they are forgotten too.
     """
@@ -27,6 +30,6 @@ def recalled_later(ids: Sequence[str], how: Callable[[Sequence[str]], str]) -> s
     named = ", ".join(shown) + (f" and {rest} more" if rest else "")
     return (
         f"{plural(len(ids), 'later turn')} recalled it and may quote it: {named}. "
-        f"To forget {'it' if len(ids) == 1 else 'them'} too: {how(shown)}"
-        + (" (forgetting this turn again lists the rest)" if rest else "")
+        f"To {verb[0]} {'it' if len(ids) == 1 else 'them'} too: {how(shown)}"
+        + (f" ({verb[1]} this turn again lists the rest)" if rest else "")
     )

@@ -49,14 +49,17 @@ def run(args: argparse.Namespace, runtime: Runtime) -> int:
     return 0
 
 
-def _say_recallers(kernel: MemoryKernel, turn_id: str) -> None:
-    """The later turns that recalled the forgotten one, in one line, with the commands that forget them."""
+def _say_recallers(kernel: MemoryKernel, turn_id: str, *, purge: bool = False) -> None:
+    """The later turns that recalled the forgotten (``purge``: purged) one, in one line, with the
+    commands that do the same to them."""
     try:
         ids = kernel.recalled_by(turn_id)
     except KernelError as exc:
         print(f"which later turns recalled it cannot be told now: {exc}")
         return
-    line = recalled_later(ids, lambda shown: "; ".join(f"huichat forget {i}" for i in shown))
+    command = "huichat forget --purge" if purge else "huichat forget"
+    verb = ("purge", "purging") if purge else ("forget", "forgetting")
+    line = recalled_later(ids, lambda shown: "; ".join(f"{command} {i}" for i in shown), verb)
     if line:
         print(line)
 
@@ -69,6 +72,7 @@ def _purge(turn_id: str, runtime: Runtime, kernel: MemoryKernel) -> int:
     cleaned, texts = purge_turn(kernel, turn_id)
     if not texts:
         print(f"turn {cleaned} was purged already")
+        _say_recallers(kernel, cleaned, purge=True)
         return 0
     paths = runtime.loaded.paths
     history = paths.data_dir / FILE_NAME
@@ -86,4 +90,5 @@ def _purge(turn_id: str, runtime: Runtime, kernel: MemoryKernel) -> int:
         f"purged turn {cleaned}: its text is gone from its transcript and the index"
         + (f", and from {' and '.join(more)}" if more else "")
     )
+    _say_recallers(kernel, cleaned, purge=True)  # a later reply may quote what was purged
     return 0

@@ -71,6 +71,15 @@ def test_forget_names_the_later_turns_that_recalled_the_turn_and_the_commands_th
         + " (forgetting this turn again lists the rest)",
     ]
     assert "WireGuard" in _huichat(config, "recall", "WireGuard keepalive").stdout  # nothing else was forgotten
+    # purged for good, the text may still be quoted later: said too, with the commands that purge those
+    purged = _huichat(config, "forget", "--purge", ids[1])
+    assert purged.returncode == 0, purged.stderr
+    assert purged.stdout.splitlines()[1] == (
+        f"6 later turns recalled it and may quote it: {', '.join(later[1:6])} and 1 more. To purge them too: "
+        + "; ".join(f"huichat forget --purge {i}" for i in later[1:6])
+        + " (purging this turn again lists the rest)"
+    )
+    assert _huichat(config, "forget", "--purge", ids[1]).stdout.splitlines()[1].startswith("6 later turns")
 
 
 def test_forget_says_in_one_line_what_is_wrong_with_an_id(store: tuple[Path, list[str]]) -> None:

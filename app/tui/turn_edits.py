@@ -54,7 +54,9 @@ async def correct(app: HuichatApp, turn_id: str) -> None:
     """Ask for the correction's text, attach it to ``turn_id`` and show the turn again with it."""
     from huichat.app.tui.screens.ask_path import AskPathScreen
 
-    text = await app.push_screen_wait(AskPathScreen(f"Correction for turn {turn_id} (what was said stays):", ""))
+    text = await app.push_screen_wait(
+        AskPathScreen(f"Correction for turn {turn_id} (what was said stays):", "", enter="attaches it")
+    )
     if text is None:
         return
     now = app.runtime.clock()
@@ -72,7 +74,9 @@ async def ask_turn_id(app: HuichatApp, what: str) -> str | None:
     """The palette's way in: ask which turn (``a3f2c7`` or ``id:a3f2c7``)."""
     from huichat.app.tui.screens.ask_path import AskPathScreen
 
-    return await app.push_screen_wait(AskPathScreen(f"{what} which turn? (its id, e.g. a3f2c7)", ""))
+    return await app.push_screen_wait(
+        AskPathScreen(f"{what} which turn? (its id, e.g. a3f2c7)", "", enter="chooses it")
+    )
 
 
 def _follow(app: HuichatApp, turn_id: str, fresh: Turn | None) -> None:

@@ -6,7 +6,7 @@ from pathlib import Path
 from typing import Any
 
 from rich.text import Text
-from textual.widgets import Input
+from textual.widgets import Input, Label
 
 from benchmarks.fakellm import FakeLLM, Reply, ToolCall
 from huichat.app.tui.screens.ask_path import AskPathScreen
@@ -83,6 +83,8 @@ async def test_the_palette_renames_the_session_and_the_model_leaves_the_new_titl
         await wait_until(pilot, lambda: isinstance(app.screen, AskPathScreen))
         field = app.screen.query_one(Input)
         assert field.value == "VPN 夜间断线"  # the current title, to edit
+        # the hint says what Enter does here (it said "Enter writes", as for an export's folder)
+        assert str(app.screen.query_one(".hint", Label).render()) == "Enter renames · Esc cancels"
         await pilot.press("ctrl+u", "enter")
         await wait_until(
             pilot, lambda: any(n.message == "A session's title cannot be empty." for n in app._notifications)

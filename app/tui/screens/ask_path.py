@@ -16,18 +16,20 @@ class AskPathScreen(ModalScreen[str | None]):
 
     BINDINGS = [Binding("escape", "dismiss(None)", "Cancel")]
 
-    def __init__(self, question: str, default: str, *, empty: str = "") -> None:
+    def __init__(self, question: str, default: str, *, empty: str = "", enter: str = "writes") -> None:
         super().__init__()
         self.question = question
         self.default = default
         self.empty = empty
         """The line said when Enter is pressed on an empty field ('': Enter does nothing then)."""
+        self.enter = enter
+        """What Enter does, as the hint under the field says it ("writes" a file, "renames" a session)."""
 
     def compose(self) -> ComposeResult:
         with Vertical(id="ask-path"):
             yield Label(self.question, classes="title")
             yield Input(self.default, id="path")
-            yield Label("Enter writes · Esc cancels", classes="hint")
+            yield Label(f"Enter {self.enter} · Esc cancels", classes="hint")
 
     @on(Input.Submitted, "#path")
     def _accept(self, event: Input.Submitted) -> None:

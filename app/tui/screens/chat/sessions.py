@@ -57,7 +57,10 @@ class ChatSessions(ChatProvider):
             self.notify("Nothing to rename yet: this session has no turn.", timeout=4)
             return
         asked = AskPathScreen(
-            "New title for this session:", self.session_title, empty="A session's title cannot be empty."
+            "New title for this session:",
+            self.session_title,
+            empty="A session's title cannot be empty.",
+            enter="renames",
         )
         text = await self.app.push_screen_wait(asked)
         if text is None:

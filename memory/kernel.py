@@ -422,9 +422,7 @@ class MemoryKernel:
         """The turns whose reply was written with ``turn_id`` recalled (their ``recalled_ids``), oldest
         first: they may quote it, and forgetting it leaves them as they are (a forgotten one is not
         listed). ``BadTurnId`` for what is not a turn id; ``IndexUnavailable`` while memory is."""
-        cleaned = parse_turn_id(turn_id)
-        if cleaned is None:
-            raise BadTurnId(not_a_turn_id(turn_id))
+        cleaned = _checked_id(turn_id)
         with self._reading() as store:
             return store.recalling(cleaned)
 
@@ -487,9 +485,7 @@ class MemoryKernel:
     def locate(self, turn_id: str) -> tuple[str, str, bool]:
         """A turn's id, the transcript that holds it and whether it is forgotten there
         (``BadTurnId``, ``UnknownTurn``; ``KernelError`` for a turn in an archived month)."""
-        cleaned = parse_turn_id(turn_id)
-        if cleaned is None:
-            raise BadTurnId(not_a_turn_id(turn_id))
+        cleaned = _checked_id(turn_id)
         found = self.catalogue.locate(cleaned)
         if found is None:
             raise UnknownTurn(f"no turn with id {cleaned}")
@@ -932,3 +928,11 @@ class MemoryKernel:
         report.salvaged = len(salvaged)
         report.changed_ids |= {t.id for t in salvaged}
         return found.newest and rows is not None
+
+
+def _checked_id(turn_id: str) -> str:
+    """``turn_id`` as a turn id (``a3f2c7`` or ``id:a3f2c7``); ``BadTurnId`` for anything else."""
+    cleaned = parse_turn_id(turn_id)
+    if cleaned is None:
+        raise BadTurnId(not_a_turn_id(turn_id))
+    return cleaned
